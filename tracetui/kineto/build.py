@@ -1,0 +1,437 @@
+"""Build a :class:`KinetoTrace` from decoded columns: lanes, host nesting, GPU links,
+forward/backward links.  Everything is columnar; the only per-event Python loop is the
+nesting stack walk over host events."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import LoadWarning
+from .decode import DecodedTrace
+from .kinds import (CATEGORY_KIND, FWDBWD_FLOW_CATEGORIES, GPU_KINDS, GPU_WORK_KINDS, HOST_KINDS,
+                    LAUNCH_FLOW_CATEGORIES, LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name)
+from .lanes import Lane, gpu_lane_label, host_lane_label, lane_sort_key
+from .trace import FlowTable, GpuLinkStats, KinetoTrace
+
+Progress = Callable[[str, float], None]
+
+_FLOW_PH = {"s", "f", "t"}
+#: tie-break for events with the same start and duration: outer kinds first
+_KIND_RANK = np.zeros(32, dtype=np.int8)
+for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Kind.CPU_OP, 3),
+               (Kind.OTHER, 4), (Kind.OVERHEAD, 4), (Kind.RUNTIME, 5), (Kind.DRIVER, 6), (Kind.SYNC, 7)):
+    _KIND_RANK[int(_k)] = _r
+
+
+def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    return codes.astype(np.int32), list(uniques)
+
+
+def csr_children(parent: np.ndarray, ts: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR child lists from a parent array; children ordered by (ts, node id)."""
+    n = parent.shape[0]
+    has = parent >= 0
+    kids = nodes[has]
+    order = np.lexsort((kids, ts[kids], parent[kids]))
+    child_index = kids[order].astype(np.int32)
+    counts = np.bincount(parent[has], minlength=n)
+    child_start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=child_start[1:])
+    return child_start, child_index
+
+
+def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarning]):
+    ev = dec.events
+    import msgspec
+
+    process_names: dict = {}
+    thread_names: dict = {}
+    process_sort: dict = {}
+    thread_sort: dict = {}
+    process_labels: dict = {}
+    for i in idx.tolist():
+        a, b = int(ev.args_offsets[i]), int(ev.args_offsets[i + 1])
+        try:
+            args = msgspec.json.decode(ev.args_blob[a:b]) if b > a else {}
+        except msgspec.DecodeError:
+            args = {}
+        if not isinstance(args, dict):
+            continue
+        nm = ev.name[i]
+        pid, tid = ev.pid[i], ev.tid[i]
+        if nm == "process_name":
+            process_names[pid] = str(args.get("name", ""))
+        elif nm == "thread_name":
+            thread_names[(pid, tid)] = str(args.get("name", ""))
+        elif nm == "process_sort_index":
+            process_sort[pid] = args.get("sort_index", 0)
+        elif nm == "thread_sort_index":
+            thread_sort[(pid, tid)] = args.get("sort_index", 0)
+        elif nm == "process_labels":
+            process_labels[pid] = str(args.get("labels", ""))
+    return process_names, thread_names, process_sort, thread_sort, process_labels
+
+
+def _merge_begin_end(ph: np.ndarray, pid: list, tid: list, ts: np.ndarray, dur: np.ndarray,
+                     idx: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Turn Chrome 'B'/'E' pairs into complete events (dur set on B).  Returns
+    (E indices consumed, pairs merged, unmatched B)."""
+    stacks: dict = {}
+    consumed = []
+    merged = unmatched = 0
+    order = idx[np.argsort(ts[idx], kind="stable")]
+    for i in order.tolist():
+        key = (pid[i], tid[i])
+        if ph[i] == ord("B"):
+            stacks.setdefault(key, []).append(i)
+        else:
+            st = stacks.get(key)
+            if st:
+                b = st.pop()
+                dur[b] = ts[i] - ts[b]
+                merged += 1
+            consumed.append(i)
+    for st in stacks.values():
+        unmatched += len(st)
+        for b in st:
+            dur[b] = 0.0
+    return np.asarray(consumed, dtype=np.int64), merged, unmatched
+
+
+def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
+                extra_warnings: list[LoadWarning] | None = None, bytes_lost: int = 0) -> KinetoTrace:
+    from .timestamps import relative_times
+
+    report = progress or (lambda msg, frac: None)
+    ev = dec.events
+    warnings = list(dec.warnings) + list(extra_warnings or [])
+    n_all = len(ev.name)
+    ph_all = np.fromiter((ord(p[0]) if p else 0 for p in ev.ph), dtype=np.uint8, count=n_all)
+    ts_all, origin = relative_times(ev.ts_int, ev.ts_frac)
+    dur_all = ev.dur.copy()
+    is_meta = ph_all == ord("M")
+    is_flow = np.isin(ph_all, [ord(c) for c in _FLOW_PH])
+    rejected = Counter(ev.rejected)
+    be = np.flatnonzero((ph_all == ord("B")) | (ph_all == ord("E")))
+    drop_e = np.zeros(n_all, dtype=bool)
+    if be.size:
+        consumed, merged, unmatched = _merge_begin_end(ph_all, ev.pid, ev.tid, ts_all, dur_all, be)
+        drop_e[consumed] = True
+        ph_all[be] = ord("X")
+        if merged:
+            warnings.append(LoadWarning("begin_end", f"{merged} B/E event pairs merged into complete events", merged))
+        if unmatched:
+            warnings.append(LoadWarning("begin_end", f"{unmatched} B events without an E kept with zero duration",
+                                        unmatched))
+    keep = ~is_meta & ~is_flow & ~drop_e
+    ev_idx = np.flatnonzero(keep)
+    report("metadata", 0.55)
+    pnames, tnames, psort, tsort, plabels = _metadata_events(dec, np.flatnonzero(is_meta), warnings)
+
+    # ---- flows
+    fidx = np.flatnonzero(is_flow)
+    flows = FlowTable(
+        ph=ph_all[fidx], cat=[ev.cat[i] for i in fidx.tolist()], flow_id=[ev.flow_id[i] for i in fidx.tolist()],
+        pid=[ev.pid[i] for i in fidx.tolist()], tid=[ev.tid[i] for i in fidx.tolist()], ts=ts_all[fidx])
+
+    # ---- event columns
+    n = ev_idx.size
+    take = ev_idx.tolist()
+    names_list = [ev.name[i] for i in take]
+    cats_list = [ev.cat[i] for i in take]
+    name_id, names = _factorize(names_list)
+    cat_id, cats = _factorize(cats_list)
+    del names_list
+    ph = ph_all[ev_idx]
+    cat_kind = np.array([int(CATEGORY_KIND.get(c, Kind.OTHER)) for c in cats] or [0], dtype=np.uint8)
+    kind = cat_kind[cat_id] if n else np.zeros(0, np.uint8)
+    kind = np.where(np.isin(ph, [ord("i"), ord("I"), ord("n")]), np.uint8(Kind.INSTANT), kind).astype(np.uint8)
+    ts = ts_all[ev_idx]
+    dur = dur_all[ev_idx]
+    bad_dur = ~np.isfinite(dur)
+    if bad_dur.any():
+        rejected["duration not a finite number (kept, set to 0)"] += int(bad_dur.sum())
+        dur = np.where(bad_dur, 0.0, dur)
+    neg = dur < 0
+    if neg.any():
+        warnings.append(LoadWarning("negative_duration", f"{int(neg.sum())} events with a negative duration "
+                                    "(kept, treated as zero length)", int(neg.sum())))
+        dur = np.where(neg, 0.0, dur)
+    pids = [ev.pid[i] for i in take]
+    tids = [ev.tid[i] for i in take]
+    ka = {k: v[ev_idx] for k, v in ev.key_args.items()}
+    ext = np.where(ka["external_id"] >= 0, ka["external_id"], ka["external_id_old"])
+    lens = ev.args_offsets[1:] - ev.args_offsets[:-1]
+    sel_lens = lens[ev_idx]
+    args_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sel_lens, out=args_offsets[1:])
+    if n == n_all:
+        args_blob = ev.args_blob
+    else:
+        blob = ev.args_blob
+        offs = ev.args_offsets
+        args_blob = b"".join([blob[offs[i]:offs[i + 1]] for i in take])
+    report("lanes", 0.6)
+
+    # ---- lanes
+    no_ts = np.isnan(ts)
+    if no_ts.any():
+        rejected["no timestamp (kept, outside the tree)"] += int(no_ts.sum())
+    is_gpu = np.isin(kind, [int(k) for k in GPU_KINDS])
+    is_host = np.isin(kind, [int(k) for k in HOST_KINDS]) & (ph == ord("X"))
+    is_inst = kind == int(Kind.INSTANT)
+    pid_code, pid_vals = _factorize(pids)
+    tid_code, tid_vals = _factorize(tids)
+    pair = pid_code.astype(np.int64) * (len(tid_vals) + 1) + tid_code
+    lane_of = np.full(n, -1, dtype=np.int32)
+    lane_keys: dict[tuple[bool, int], int] = {}
+    lanes_tmp: list[tuple[bool, Any, Any, int]] = []
+    for flag, mask in ((False, is_host & ~no_ts), (True, is_gpu & ~no_ts)):
+        sel = np.flatnonzero(mask)
+        if not sel.size:
+            continue
+        uniq, inv = np.unique(pair[sel], return_inverse=True)
+        ids = []
+        for u, first in zip(uniq.tolist(), [sel[np.argmax(pair[sel] == u)] for u in uniq]):
+            lane_keys[(flag, u)] = len(lanes_tmp)
+            ids.append(len(lanes_tmp))
+            lanes_tmp.append((flag, pids[first], tids[first], u))
+        lane_of[sel] = np.asarray(ids, dtype=np.int32)[inv]
+    # instants sit on a host lane when their thread has one
+    inst = np.flatnonzero(is_inst)
+    for i in inst.tolist():
+        li = lane_keys.get((False, int(pair[i])))
+        if li is not None:
+            lane_of[i] = li
+    order_l = sorted(range(len(lanes_tmp)), key=lambda k: lane_sort_key(
+        lanes_tmp[k][0], lanes_tmp[k][1], lanes_tmp[k][2], psort, tsort))
+    remap = np.empty(max(len(lanes_tmp), 1), dtype=np.int32)
+    lanes: list[Lane] = []
+    for new, old in enumerate(order_l):
+        flag, p, t, _ = lanes_tmp[old]
+        remap[old] = new
+        label = gpu_lane_label(p, t) if flag else host_lane_label(p, t, pnames, tnames)
+        lanes.append(Lane(new, n + new, flag, p, t, label, lane_sort_key(flag, p, t, psort, tsort)))
+    lane_of = np.where(lane_of >= 0, remap[np.maximum(lane_of, 0)], -1).astype(np.int32)
+    n_nodes = n + len(lanes)
+    report("nesting", 0.65)
+
+    # ---- host nesting (stack walk per lane, sorted by ts, longer first, outer kinds first)
+    parent = np.full(n_nodes, -1, dtype=np.int32)
+    nopy_parent = np.full(n_nodes, -1, dtype=np.int32)
+    depth = np.zeros(n_nodes, dtype=np.int16)
+    host = np.flatnonzero(is_host & ~no_ts)
+    end = ts + dur
+    if host.size:
+        hl = lane_of[host]
+        order = np.lexsort((host, _KIND_RANK[kind[host]], -dur[host], ts[host], hl))
+        host_sorted = host[order]
+        _nest(host_sorted, lane_of, ts, end, kind, n, parent, nopy_parent, depth)
+    report("gpu links", 0.8)
+
+    # ---- GPU links
+    launch_of = np.full(n, -1, dtype=np.int32)
+    stats = GpuLinkStats()
+    gpu_work = np.flatnonzero(np.isin(kind, [int(k) for k in GPU_WORK_KINDS]) & ~no_ts)
+    stats.gpu_events = int(gpu_work.size)
+    corr = ka["correlation"]
+    launches = np.flatnonzero(np.isin(kind, [int(k) for k in LAUNCH_KINDS]) & (corr >= 0) & ~no_ts
+                              & (parent[:n] >= 0))
+    dup_corr = 0
+    if launches.size and gpu_work.size:
+        lc = corr[launches]
+        o = np.argsort(lc, kind="stable")
+        lc_sorted, l_sorted = lc[o], launches[o]
+        dup_corr = int((np.diff(lc_sorted) == 0).sum())
+        gc = corr[gpu_work]
+        pos = np.searchsorted(lc_sorted, gc)
+        pos_c = np.minimum(pos, lc_sorted.size - 1)
+        hit = (gc >= 0) & (lc_sorted[pos_c] == gc)
+        launch_of[gpu_work[hit]] = l_sorted[pos_c[hit]]
+    stats.no_correlation = int((corr[gpu_work] < 0).sum()) if gpu_work.size else 0
+    # flows: confirmation, and the link for GPU events that carry no correlation
+    launch_flow_ids = set()
+    fcat = flows.cat
+    f_end_by_pos: dict = {}
+    f_start_ids: dict = {}
+    for j in range(len(fcat)):
+        if fcat[j] in LAUNCH_FLOW_CATEGORIES:
+            if flows.ph[j] == ord("s"):
+                f_start_ids[flows.flow_id[j]] = j
+            elif flows.ph[j] == ord("f"):
+                launch_flow_ids.add(flows.flow_id[j])
+                f_end_by_pos[(flows.pid[j], flows.tid[j], float(flows.ts[j]))] = flows.flow_id[j]
+    if gpu_work.size:
+        linked_mask = launch_of[gpu_work] >= 0
+        if launch_flow_ids:
+            cids = corr[gpu_work]
+            conf = np.fromiter((int(c) in launch_flow_ids for c in cids.tolist()), dtype=bool, count=cids.size)
+            stats.confirmed_by_flow = int((conf & linked_mask).sum())
+        missing = gpu_work[(corr[gpu_work] < 0)]
+        if missing.size and f_end_by_pos:
+            corr_to_launch = {int(corr[l]): int(l) for l in launches.tolist()}
+            for g in missing.tolist():
+                fid = f_end_by_pos.get((pids[g], tids[g], float(ts[g])))
+                if fid is not None and isinstance(fid, int) and fid in corr_to_launch:
+                    launch_of[g] = corr_to_launch[fid]
+                    stats.linked_by_flow_only += 1
+            stats.no_correlation -= stats.linked_by_flow_only
+        stats.linked = int((launch_of[gpu_work] >= 0).sum())
+        stats.launch_missing = stats.gpu_events - stats.linked - stats.no_correlation
+    if dup_corr:
+        warnings.append(LoadWarning("duplicate_correlation", f"{dup_corr} launch events reuse a correlation id; "
+                                    "their GPU work is attached to the first", dup_corr))
+    # graph launches
+    if launches.size:
+        graph_names = {i for i, nm in enumerate(names) if launch_class_of_name(nm) == LaunchClass.GRAPH_LAUNCH}
+        if graph_names:
+            is_graph = np.isin(name_id[launches], list(graph_names))
+            stats.graph_launches = int(is_graph.sum())
+            if gpu_work.size:
+                lo = launch_of[gpu_work]
+                owned = lo >= 0
+                stats.graph_kernels = int(np.isin(lo[owned], launches[is_graph]).sum())
+    # attach GPU work under its launch; the rest (and GPU annotations) under its stream lane
+    gpu_all = np.flatnonzero(is_gpu & ~no_ts)
+    lo_all = launch_of[gpu_all]
+    parent[gpu_all] = np.where(lo_all >= 0, lo_all, n + lane_of[gpu_all])
+    nopy_parent[gpu_all] = parent[gpu_all]
+    depth[gpu_all] = np.where(lo_all >= 0, depth[np.maximum(lo_all, 0)] + 1, 1)
+    if stats.unlinked:
+        warnings.append(LoadWarning(
+            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} GPU events have no launch event in the "
+            "trace; they are listed under their GPU stream", stats.unlinked))
+    report("tree", 0.9)
+
+    # ---- CSR children, innermost cpu_op per node
+    node_ts = np.zeros(n_nodes, dtype=np.float64)
+    node_ts[:n] = np.where(no_ts, 0.0, ts)
+    nodes = np.arange(n_nodes)
+    child_start, child_index = csr_children(parent, node_ts, nodes)
+    cpu_op_of = np.full(n_nodes, -1, dtype=np.int32)
+    is_op = np.zeros(n_nodes, dtype=bool)
+    is_op[:n] = kind == int(Kind.CPU_OP)
+    cpu_op_of[is_op] = nodes[is_op]
+    by_depth = np.argsort(depth, kind="stable")
+    d_sorted = depth[by_depth]
+    bounds = np.flatnonzero(np.diff(d_sorted)) + 1
+    for grp in np.split(by_depth, bounds):
+        grp = grp[(parent[grp] >= 0) & ~is_op[grp]]
+        if grp.size:
+            cpu_op_of[grp] = cpu_op_of[parent[grp]]
+
+    # ---- forward/backward
+    fwd_of = _link_fwd_bwd(kind, ka["seq"], ka["fwd_tid"], pids, tids, ts, flows, n)
+    report("done", 1.0)
+    if rejected:
+        total = sum(rejected.values())
+        reasons = "; ".join(f"{c} {r}" for r, c in rejected.most_common())
+        warnings.append(LoadWarning("rejected", f"{total} events could not be used fully: {reasons}", total))
+    return KinetoTrace(
+        path=path, origin_us=origin, metadata=dec.metadata, ts=np.where(no_ts, 0.0, ts), dur=dur, kind=kind,
+        ph=ph, name_id=name_id, names=[str(x) for x in names], cat_id=cat_id.astype(np.int16),
+        cats=[str(x) for x in cats], pids=pids, tids=tids, correlation=corr, external_id=ext,
+        rf_id=ka["rf_id"], seq=ka["seq"], fwd_tid=ka["fwd_tid"], device=ka["device"], stream=ka["stream"],
+        args_blob=args_blob, args_offsets=args_offsets, lane_of=lane_of, parent=parent,
+        child_start=child_start, child_index=child_index, depth=depth, lanes=lanes, launch_of=launch_of,
+        cpu_op_of=cpu_op_of, fwd_of=fwd_of, gpu_stats=stats, flows=flows, process_names=pnames,
+        thread_names=tnames, process_labels=plabels, warnings=warnings, rejected=dict(rejected),
+        bytes_lost=bytes_lost, nopy_parent=nopy_parent)
+
+
+def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.ndarray, kind: np.ndarray,
+          n: int, parent: np.ndarray, nopy_parent: np.ndarray, depth: np.ndarray) -> None:
+    """Stack walk: each host event's parent is the nearest earlier event still open at its start.
+
+    A child that ends a little after its parent stays the parent's child (TraceLens drops
+    those); events that start exactly when the open event ends are siblings.
+    """
+    idx = host_sorted.tolist()
+    lanes_l = lane_of[host_sorted].tolist()
+    ts_l = ts[host_sorted].tolist()
+    end_l = end[host_sorted].tolist()
+    py = (kind[host_sorted] == int(Kind.PYTHON)).tolist()
+    par = [0] * len(idx)
+    npar = [0] * len(idx)
+    dep = [0] * len(idx)
+    stack_i: list[int] = []
+    stack_end: list[float] = []
+    stack_np: list[int] = []  # nearest non-python node at/above each stack entry
+    stack_dep: list[int] = []
+    cur_lane = -1
+    root = -1
+    for k in range(len(idx)):
+        ln = lanes_l[k]
+        if ln != cur_lane:
+            cur_lane = ln
+            root = n + ln
+            stack_i.clear(); stack_end.clear(); stack_np.clear(); stack_dep.clear()
+        t = ts_l[k]
+        while stack_end and t >= stack_end[-1]:
+            stack_end.pop(); stack_i.pop(); stack_np.pop(); stack_dep.pop()
+        if stack_i:
+            p, pnp, d = stack_i[-1], stack_np[-1], stack_dep[-1] + 1
+        else:
+            p, pnp, d = root, root, 1
+        i = idx[k]
+        par[k] = p
+        npar[k] = pnp
+        dep[k] = d
+        e = end_l[k]
+        if e < t:
+            e = t
+        stack_i.append(i)
+        stack_end.append(e)
+        stack_np.append(pnp if py[k] else i)
+        stack_dep.append(d)
+    parent[host_sorted] = par
+    nopy_parent[host_sorted] = npar
+    depth[host_sorted] = np.minimum(np.asarray(dep), 32767)
+
+
+def _link_fwd_bwd(kind: np.ndarray, seq: np.ndarray, fwd_tid: np.ndarray, pids: list, tids: list,
+                  ts: np.ndarray, flows: FlowTable, n: int) -> np.ndarray:
+    """Backward op -> forward op: fwdbwd flows first, then the Sequence number."""
+    fwd_of = np.full(n, -1, dtype=np.int32)
+    ops = np.flatnonzero((kind == int(Kind.CPU_OP)) & (seq >= 0))
+    if not ops.size:
+        return fwd_of
+    bwd = ops[fwd_tid[ops] > 0]
+    fwd = ops[fwd_tid[ops] <= 0]
+    if not bwd.size or not fwd.size:
+        return fwd_of
+    # flows: s at the forward op, f at the backward op (same pid/tid/ts)
+    pos_to_op: dict = {}
+    for i in ops.tolist():
+        pos_to_op.setdefault((pids[i], tids[i], float(ts[i])), i)
+    starts: dict = {}
+    ends: dict = {}
+    for j in range(len(flows.cat)):
+        if flows.cat[j] in FWDBWD_FLOW_CATEGORIES:
+            key = (flows.pid[j], flows.tid[j], float(flows.ts[j]))
+            op = pos_to_op.get(key)
+            if op is None:
+                continue
+            (starts if flows.ph[j] == ord("s") else ends)[flows.flow_id[j]] = op
+    for fid, b in ends.items():
+        f = starts.get(fid)
+        if f is not None:
+            fwd_of[b] = f
+    # Sequence number: the earliest (outermost) forward op with the same number
+    fo = fwd[np.lexsort((ts[fwd], seq[fwd]))]
+    fs = seq[fo]
+    first = np.concatenate(([True], fs[1:] != fs[:-1]))
+    fs_u, fo_u = fs[first], fo[first]
+    todo = bwd[fwd_of[bwd] < 0]
+    if todo.size:
+        p = np.searchsorted(fs_u, seq[todo])
+        pc = np.minimum(p, fs_u.size - 1)
+        hit = fs_u[pc] == seq[todo]
+        fwd_of[todo[hit]] = fo_u[pc[hit]]
+    return fwd_of

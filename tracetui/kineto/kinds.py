@@ -1,0 +1,116 @@
+"""Event kinds: what an event *is*, derived from its Kineto category (and phase).
+
+Kineto categories changed over the years (``Kernel``/``Runtime`` in the oldest traces,
+``kernel``/``cuda_runtime`` now; AMD traces keep ``cuda_runtime`` with ``hip*`` names),
+so everything downstream works on :class:`Kind` instead of raw category strings.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import IntEnum
+
+
+class Kind(IntEnum):
+    """What an event is.  Values are stored in a uint8 column."""
+
+    OTHER = 0
+    PYTHON = 1  #: python_function
+    ANNOTATION = 2  #: user_annotation (record_function, ProfilerStep#N)
+    CPU_OP = 3  #: cpu_op (aten::..., autograd nodes)
+    RUNTIME = 4  #: cuda_runtime / Runtime (cudaLaunchKernel, hipLaunchKernel, cudaMemcpyAsync ...)
+    DRIVER = 5  #: cuda_driver (cuLaunchKernel, cuLaunchKernelEx)
+    SYNC = 6  #: cuda_sync (event/stream waits recorded by CUPTI)
+    KERNEL = 7  #: kernel / Kernel
+    MEMCPY = 8  #: gpu_memcpy / Memcpy
+    MEMSET = 9  #: gpu_memset / Memset
+    GPU_ANNOTATION = 10  #: gpu_user_annotation (ProfilerStep on the GPU timeline)
+    INSTANT = 11  #: ph "i" events ([memory], cpu_instant_event, markers)
+    TRACE_SPAN = 12  #: cat "Trace": the profiler's own span
+    OVERHEAD = 13  #: profiler overhead spans
+
+
+#: Kinds that run on a GPU stream (pid = device, tid = stream).
+GPU_WORK_KINDS = frozenset({Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET})
+GPU_KINDS = GPU_WORK_KINDS | {Kind.GPU_ANNOTATION}
+#: Kinds whose ``correlation`` can launch GPU work.
+LAUNCH_KINDS = frozenset({Kind.RUNTIME, Kind.DRIVER})
+#: Host-side kinds that form the op tree (nesting by ts/dur on one pid/tid).
+HOST_KINDS = frozenset(
+    {Kind.PYTHON, Kind.ANNOTATION, Kind.CPU_OP, Kind.RUNTIME, Kind.DRIVER, Kind.SYNC,
+     Kind.TRACE_SPAN, Kind.OVERHEAD, Kind.OTHER}
+)
+
+CATEGORY_KIND: dict[str, Kind] = {
+    "python_function": Kind.PYTHON,
+    "user_annotation": Kind.ANNOTATION,
+    "cpu_op": Kind.CPU_OP,
+    "operator": Kind.CPU_OP,
+    "Operator": Kind.CPU_OP,
+    "cuda_runtime": Kind.RUNTIME,
+    "Runtime": Kind.RUNTIME,
+    "runtime": Kind.RUNTIME,
+    "cuda_driver": Kind.DRIVER,
+    "cuda_sync": Kind.SYNC,
+    "kernel": Kind.KERNEL,
+    "Kernel": Kind.KERNEL,
+    "gpu_memcpy": Kind.MEMCPY,
+    "Memcpy": Kind.MEMCPY,
+    "gpu_memset": Kind.MEMSET,
+    "Memset": Kind.MEMSET,
+    "gpu_user_annotation": Kind.GPU_ANNOTATION,
+    "cpu_instant_event": Kind.INSTANT,
+    "Trace": Kind.TRACE_SPAN,
+    "overhead": Kind.OVERHEAD,
+}
+
+#: Flow categories: launch -> GPU work, and forward -> backward.
+LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu", "async_gpu"})
+FWDBWD_FLOW_CATEGORIES = frozenset({"fwdbwd"})
+
+
+def kind_of_category(cat: str, ph: str) -> Kind:
+    """Kind of an event from its category and phase (instants are INSTANT whatever their cat)."""
+    if ph == "i" or ph == "I" or ph == "n":
+        return Kind.INSTANT
+    return CATEGORY_KIND.get(cat, Kind.OTHER)
+
+
+class LaunchClass(IntEnum):
+    """What a runtime/driver call does, from its name (CUDA and HIP)."""
+
+    OTHER = 0
+    KERNEL_LAUNCH = 1
+    GRAPH_LAUNCH = 2
+    MEMCPY = 3
+    MEMSET = 4
+    SYNC = 5
+    MALLOC = 6
+    FREE = 7
+
+
+_LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
+    (LaunchClass.GRAPH_LAUNCH, re.compile(r"^(cuda|hip)GraphLaunch")),
+    (LaunchClass.KERNEL_LAUNCH, re.compile(
+        r"^(cudaLaunch|cuLaunch|hipLaunch|hipExtLaunch|hipModuleLaunch|hipExtModuleLaunch|cudaLaunchCooperative|"
+        r"hipLaunchCooperative|cuGraphLaunch)")),
+    (LaunchClass.MEMCPY, re.compile(r"^(cuda|hip|cu)Memcpy")),
+    (LaunchClass.MEMSET, re.compile(r"^(cuda|hip|cu)Memset")),
+    (LaunchClass.SYNC, re.compile(
+        r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize|StreamWaitEvent|EventQuery|StreamQuery)|"
+        r"^cu(Ctx|Stream|Event)Synchronize")),
+    (LaunchClass.MALLOC, re.compile(r"^(cuda|hip)(Malloc|HostAlloc|MallocAsync|MallocHost|ExtMallocWithFlags)|^cuMemAlloc")),
+    (LaunchClass.FREE, re.compile(r"^(cuda|hip)(Free|FreeHost|FreeAsync)|^cuMemFree")),
+]
+
+
+def launch_class_of_name(name: str) -> LaunchClass:
+    """Classify a runtime/driver API name (``cudaLaunchKernel`` -> KERNEL_LAUNCH ...)."""
+    for cls, pat in _LAUNCH_PATTERNS:
+        if pat.search(name):
+            return cls
+    return LaunchClass.OTHER
+
+
+#: Synchronisation calls counted by the launch analysis (cuda/hip Device/Stream/Event synchronize).
+SYNC_NAME_RE = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize|StreamWaitEvent)")

@@ -1,0 +1,285 @@
+"""KinetoTrace: one loaded Kineto trace as columns, its op tree and its links.
+
+Node ids: ``0 .. n_events-1`` are events (file order, metadata and flow events
+excluded); ``n_events + k`` is the synthetic root node of lane ``k`` (a thread or a
+GPU stream).  All times are float64 **microseconds relative to** ``origin_us``.
+
+Links kept here:
+- host nesting: ``parent`` / ``children(node)`` (python_function > user_annotation >
+  cpu_op > runtime/driver, by ts/dur on one pid/tid);
+- launch -> GPU work: a runtime/driver event's children are the kernels, memcpys and
+  memsets with its ``correlation``; ``launch_of[gpu_event]`` is the launch (-1: none);
+- ``cpu_op_of[node]``: the innermost cpu_op at or above a node (for a GPU event: above
+  its launch), -1 when none;
+- forward/backward: ``fwd_of[bwd_op]`` is the forward cpu_op (-1: none).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ..errors import LoadWarning
+from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
+from .lanes import Lane
+
+
+@dataclass
+class GpuLinkStats:
+    """How GPU events were attached to their launches (counts of events)."""
+
+    gpu_events: int = 0  #: kernels + memcpy + memset
+    linked: int = 0  #: attached to a launch by correlation (or by flow when correlation is missing)
+    linked_by_flow_only: int = 0
+    confirmed_by_flow: int = 0  #: linked and an ac2g flow says the same
+    launch_missing: int = 0  #: the correlation's launch event is not in the trace
+    no_correlation: int = 0  #: no correlation and no flow
+    graph_launches: int = 0
+    graph_kernels: int = 0  #: GPU events owned by a cuda/hipGraphLaunch
+
+    @property
+    def unlinked(self) -> int:
+        return self.gpu_events - self.linked
+
+
+@dataclass
+class FlowTable:
+    """Flow events (ph s/f/t): launch (ac2g) and forward->backward (fwdbwd) arrows."""
+
+    ph: np.ndarray  #: uint8 code: ord('s'), ord('f'), ord('t')
+    cat: list[str]
+    flow_id: list[Any]
+    pid: list[Any]
+    tid: list[Any]
+    ts: np.ndarray  #: µs relative to origin
+
+
+@dataclass
+class KinetoTrace:
+    path: str
+    origin_us: int  #: absolute µs of relative time 0
+    metadata: dict[str, Any]  #: top-level keys except traceEvents
+    # --- event columns (length n) ---
+    ts: np.ndarray  #: float64 µs relative to origin
+    dur: np.ndarray  #: float64 µs
+    kind: np.ndarray  #: uint8 Kind
+    ph: np.ndarray  #: uint8 ord(ph)
+    name_id: np.ndarray  #: int32 into names
+    names: list[str]
+    cat_id: np.ndarray  #: int16 into cats
+    cats: list[str]
+    pids: list[Any]  #: per event pid (as in the file)
+    tids: list[Any]
+    correlation: np.ndarray  #: int64, -1 none
+    external_id: np.ndarray  #: int64, -1 none
+    rf_id: np.ndarray  #: int64 "Record function id", 0 none
+    seq: np.ndarray  #: int64 "Sequence number", -1 none
+    fwd_tid: np.ndarray  #: int64 "Fwd thread id", -1 none
+    device: np.ndarray  #: int64 (GPU events), -1 none
+    stream: np.ndarray  #: int64 (GPU events), -1 none
+    args_blob: bytes
+    args_offsets: np.ndarray
+    lane_of: np.ndarray  #: int32 lane index per event (-1: not on a lane)
+    # --- tree (length n + n_lanes) ---
+    parent: np.ndarray  #: int32, -1 for lane roots and events outside the tree
+    child_start: np.ndarray  #: int64 CSR offsets (len nodes+1)
+    child_index: np.ndarray  #: int32 children, each node's children in ts order
+    depth: np.ndarray  #: int16; lane roots are 0
+    lanes: list[Lane]
+    # --- links ---
+    launch_of: np.ndarray  #: int32 per event: launching runtime/driver event for GPU work, -1
+    cpu_op_of: np.ndarray  #: int32 per node: innermost cpu_op at/above (GPU: above its launch)
+    fwd_of: np.ndarray  #: int32 per event: forward op of a backward op, -1
+    gpu_stats: GpuLinkStats
+    flows: FlowTable
+    process_names: dict[Any, str] = field(default_factory=dict)
+    thread_names: dict[tuple[Any, Any], str] = field(default_factory=dict)
+    process_labels: dict[Any, str] = field(default_factory=dict)
+    warnings: list[LoadWarning] = field(default_factory=list)
+    rejected: dict[str, int] = field(default_factory=dict)  #: reason -> events not used
+    bytes_lost: int = 0  #: bytes after a truncation point
+    nopy_parent: np.ndarray | None = None  #: parent skipping python_function nodes
+    _nopy_csr: tuple[np.ndarray, np.ndarray] | None = None
+    _ext_index: dict | None = None
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def n_events(self) -> int:
+        return int(self.ts.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.parent.shape[0])
+
+    @property
+    def name_of_file(self) -> str:
+        return os.path.basename(self.path)
+
+    def is_lane_node(self, node: int) -> bool:
+        return node >= self.n_events
+
+    def lane_of_node(self, node: int) -> Lane | None:
+        if node >= self.n_events:
+            return self.lanes[node - self.n_events]
+        li = int(self.lane_of[node])
+        return self.lanes[li] if li >= 0 else None
+
+    def name(self, node: int) -> str:
+        if node >= self.n_events:
+            return self.lanes[node - self.n_events].label
+        return self.names[self.name_id[node]]
+
+    def category(self, event: int) -> str:
+        return self.cats[self.cat_id[event]]
+
+    def kind_of(self, node: int) -> Kind | None:
+        return None if node >= self.n_events else Kind(int(self.kind[node]))
+
+    def end(self, event: int) -> float:
+        return float(self.ts[event] + self.dur[event])
+
+    def node_span(self, node: int) -> tuple[float, float]:
+        """(start, end) in µs of an event, or of everything under a lane node."""
+        if node < self.n_events:
+            return float(self.ts[node]), float(self.ts[node] + self.dur[node])
+        kids = self.children(node)
+        if len(kids) == 0:
+            return 0.0, 0.0
+        kids = kids[kids < self.n_events]
+        ends = self.ts[kids] + self.dur[kids]
+        return float(np.nanmin(self.ts[kids])), float(np.nanmax(ends))
+
+    def abs_ts_us(self, event: int) -> float:
+        """Absolute timestamp (µs since the profiler's clock origin); may lose sub-µs digits."""
+        return self.origin_us + float(self.ts[event])
+
+    def args(self, event: int) -> dict[str, Any]:
+        """All args of an event, decoded on demand (big integers kept exact)."""
+        if event >= self.n_events:
+            return {}
+        a, b = int(self.args_offsets[event]), int(self.args_offsets[event + 1])
+        if a == b:
+            return {}
+        try:
+            obj = msgspec.json.decode(self.args_blob[a:b])
+        except msgspec.DecodeError:
+            return {"<undecodable args>": self.args_blob[a:b].decode("utf-8", "replace")}
+        return obj if isinstance(obj, dict) else {"<args>": obj}
+
+    # ------------------------------------------------------------------ tree
+    def children(self, node: int) -> np.ndarray:
+        return self.child_index[self.child_start[node]:self.child_start[node + 1]]
+
+    def roots(self) -> list[int]:
+        return [lane.node for lane in self.lanes]
+
+    def ancestors(self, node: int) -> list[int]:
+        """Parent chain from the node's parent up to its lane root (nearest first)."""
+        out = []
+        p = int(self.parent[node])
+        while p >= 0:
+            out.append(p)
+            p = int(self.parent[p])
+        return out
+
+    def subtree(self, node: int) -> np.ndarray:
+        """All nodes under ``node`` (inclusive), preorder, iteratively (no recursion)."""
+        out = []
+        stack = [node]
+        while stack:
+            x = stack.pop()
+            out.append(x)
+            kids = self.children(x)
+            if len(kids):
+                stack.extend(kids[::-1].tolist())
+        return np.asarray(out, dtype=np.int64)
+
+    def nopy_children(self, node: int) -> np.ndarray:
+        """Children in the view that hides python_function rows (their children move up)."""
+        if self._nopy_csr is None:
+            from .build import csr_children
+
+            keep = self.nopy_parent
+            nodes = np.arange(self.n_nodes)
+            self._nopy_csr = csr_children(keep, self._node_ts(), nodes)
+        start, index = self._nopy_csr
+        return index[start[node]:start[node + 1]]
+
+    def _node_ts(self) -> np.ndarray:
+        out = np.zeros(self.n_nodes, dtype=np.float64)
+        out[: self.n_events] = self.ts
+        return out
+
+    # ------------------------------------------------------------------ links
+    def gpu_events_of(self, node: int) -> np.ndarray:
+        """Every GPU event (kernel/memcpy/memset) under ``node``, in start-time order."""
+        sub = self.subtree(node)
+        sub = sub[sub < self.n_events]
+        k = self.kind[sub]
+        gpu = sub[np.isin(k, [int(x) for x in GPU_WORK_KINDS])]
+        return gpu[np.argsort(self.ts[gpu], kind="stable")]
+
+    def is_gpu_event(self, node: int) -> bool:
+        return node < self.n_events and Kind(int(self.kind[node])) in GPU_KINDS
+
+    def is_gpu_work(self, node: int) -> bool:
+        return node < self.n_events and Kind(int(self.kind[node])) in GPU_WORK_KINDS
+
+    def launching_op(self, gpu_event: int) -> int:
+        """The innermost cpu_op that launched a GPU event, or -1."""
+        return int(self.cpu_op_of[gpu_event])
+
+    def find_by_external_id(self, external_id: int, pid: Any = None, tid: Any = None,
+                            kinds: tuple[Kind, ...] = (Kind.CPU_OP, Kind.ANNOTATION)) -> list[int]:
+        """Events with this External id (optionally on one pid/tid), cpu_ops first."""
+        if self._ext_index is None:
+            idx: dict[int, list[int]] = {}
+            mask = np.isin(self.kind, [int(k) for k in (Kind.CPU_OP, Kind.ANNOTATION, Kind.PYTHON,
+                                                          Kind.RUNTIME, Kind.DRIVER)])
+            for i in np.flatnonzero(mask & (self.external_id >= 0)).tolist():
+                idx.setdefault(int(self.external_id[i]), []).append(i)
+            self._ext_index = idx
+        out = []
+        for i in self._ext_index.get(int(external_id), []):
+            if kinds and Kind(int(self.kind[i])) not in kinds:
+                continue
+            if pid is not None and self.pids[i] != pid:
+                continue
+            if tid is not None and self.tids[i] != tid:
+                continue
+            out.append(i)
+        return out
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def device_properties(self) -> list[dict[str, Any]]:
+        dp = self.metadata.get("deviceProperties")
+        return dp if isinstance(dp, list) else []
+
+    @property
+    def distributed_info(self) -> dict[str, Any]:
+        di = self.metadata.get("distributedInfo")
+        return di if isinstance(di, dict) else {}
+
+    @property
+    def base_time_ns(self) -> int | None:
+        v = self.metadata.get("baseTimeNanoseconds")
+        return v if isinstance(v, int) else None
+
+    def device_name(self, device: int) -> str | None:
+        for d in self.device_properties:
+            if isinstance(d, dict) and d.get("id") == device:
+                return d.get("name")
+        return None
+
+    def kind_counts(self) -> dict[str, int]:
+        vals, counts = np.unique(self.kind, return_counts=True)
+        return {Kind(int(v)).name.lower(): int(c) for v, c in zip(vals, counts)}
+
+    def category_counts(self) -> dict[str, int]:
+        vals, counts = np.unique(self.cat_id, return_counts=True)
+        return {self.cats[int(v)]: int(c) for v, c in zip(vals, counts)}
