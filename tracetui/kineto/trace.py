@@ -203,7 +203,8 @@ class KinetoTrace:
         if self._nopy_csr is None:
             from .build import csr_children
 
-            keep = self.nopy_parent
+            keep = self.nopy_parent.copy()
+            keep[: self.n_events][self.kind == int(Kind.PYTHON)] = -1
             nodes = np.arange(self.n_nodes)
             self._nopy_csr = csr_children(keep, self._node_ts(), nodes)
         start, index = self._nopy_csr

@@ -1,0 +1,160 @@
+"""Link ET nodes to Kineto events.
+
+Exact rule: ET attr ``rf_id`` == Kineto cpu_op/user_annotation arg ``Record function id``
+(0 means none; PyTorch 2.4+ writes it when the ET observer runs inside the profiler).
+
+Fallback, only when the Kineto trace carries no Record function ids at all (older
+pairs such as ``param_*``): align ET op names (id order, per ET thread) with Kineto op
+names (start order, per thread) and link equal names along the alignment.  Such links
+are flagged *heuristic* everywhere they are shown; they are never presented as exact.
+``External id`` is never used: equality with ``rf_id`` in some old files is a coincidence.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LoadWarning
+from ..kineto.kinds import Kind
+from ..kineto.trace import KinetoTrace
+
+#: ET node names that are structure, not ops
+_ROOT_MARK = "[pytorch|profiler|execution_"
+
+
+@dataclass
+class LinkStats:
+    """Counts of ET ops (process/thread root nodes excluded) and Kineto ops (cpu_op + user_annotation)."""
+
+    method: str = "none"  #: "rf_id", "order" (heuristic) or "none"
+    et_ops: int = 0
+    kineto_ops: int = 0
+    linked: int = 0  #: ET ops linked to a Kineto event (exact + heuristic)
+    heuristic: int = 0  #: of ``linked``, those found by name-and-order alignment
+    et_only: int = 0  #: ET ops with no Kineto event
+    kineto_only: int = 0  #: Kineto ops with no ET node
+    et_with_rf_id: int = 0  #: ET ops whose rf_id != 0
+    name_mismatches: int = 0  #: exact links whose names differ
+    suspect_mismatch: bool = False  #: the two files look like different runs
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ETLink:
+    """``et_to_kineto[et_pos]`` -> Kineto event (-1 none); ``kineto_to_et[event]`` -> ET node position."""
+
+    et_to_kineto: np.ndarray
+    kineto_to_et: np.ndarray
+    heuristic: np.ndarray  #: bool per ET node: the link came from order alignment
+    stats: LinkStats
+    warnings: list[LoadWarning] = field(default_factory=list)
+
+
+def _et_op_mask(et) -> np.ndarray:
+    n = len(et.ids)
+    mask = np.ones(n, dtype=bool)
+    root_names = np.array([nm.startswith(_ROOT_MARK) for nm in et.names], dtype=bool)
+    if root_names.size:
+        mask &= ~root_names[et.name_ids]
+    return mask
+
+
+def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
+    """Link an ETTrace to a KinetoTrace (see module docstring for the rules)."""
+    n_et = len(et.ids)
+    et_to_k = np.full(n_et, -1, dtype=np.int32)
+    k_to_et = np.full(kt.n_events, -1, dtype=np.int32)
+    heur = np.zeros(n_et, dtype=bool)
+    stats = LinkStats()
+    warnings: list[LoadWarning] = []
+    et_ops = _et_op_mask(et)
+    k_ops = np.flatnonzero(np.isin(kt.kind, [int(Kind.CPU_OP), int(Kind.ANNOTATION)]))
+    stats.et_ops = int(et_ops.sum())
+    stats.kineto_ops = int(k_ops.size)
+    stats.et_with_rf_id = int((et_ops & (et.rf_id != 0)).sum())
+    k_rf = kt.rf_id[k_ops]
+    if (k_rf != 0).any():
+        stats.method = "rf_id"
+        sel = k_ops[k_rf != 0]
+        rf = kt.rf_id[sel]
+        o = np.argsort(rf, kind="stable")
+        rf_sorted, ev_sorted = rf[o], sel[o]
+        cand = np.flatnonzero(et_ops & (et.rf_id != 0))
+        pos = np.searchsorted(rf_sorted, et.rf_id[cand])
+        pos_c = np.minimum(pos, max(rf_sorted.size - 1, 0))
+        hit = rf_sorted[pos_c] == et.rf_id[cand]
+        et_to_k[cand[hit]] = ev_sorted[pos_c[hit]]
+        k_to_et[ev_sorted[pos_c[hit]]] = cand[hit]
+        linked = cand[hit]
+        mism = sum(1 for p in linked.tolist() if et.name(p) != kt.name(int(et_to_k[p])))
+        stats.name_mismatches = mism
+        if stats.et_with_rf_id and (hit.sum() < 0.5 * stats.et_with_rf_id or mism > 0.1 * max(hit.sum(), 1)):
+            stats.suspect_mismatch = True
+    elif stats.et_ops and stats.kineto_ops:
+        stats.method = "order"
+        _align_by_order(et, kt, et_ops, k_ops, et_to_k, k_to_et, heur)
+    stats.linked = int((et_to_k >= 0).sum())
+    stats.heuristic = int(heur.sum())
+    stats.et_only = stats.et_ops - stats.linked
+    stats.kineto_only = stats.kineto_ops - int((k_to_et[k_ops] >= 0).sum())
+    if stats.method == "order":
+        warnings.append(LoadWarning(
+            "heuristic_link", f"the Kineto trace has no Record function ids: {stats.heuristic:,} ET ops were "
+            "linked by name-and-order alignment (heuristic, may be wrong)", stats.heuristic))
+    if stats.suspect_mismatch:
+        warnings.append(LoadWarning(
+            "mismatched_pair", f"the ET and Kineto traces look like different runs: {stats.linked:,} of "
+            f"{stats.et_with_rf_id:,} ET rf_ids found in Kineto, {stats.name_mismatches:,} linked names differ", 0))
+    elif stats.method == "none" and stats.et_ops:
+        warnings.append(LoadWarning("no_link", "no ET op could be linked: the Kineto trace has no cpu_op events",
+                                    stats.et_ops))
+    if stats.et_only and stats.method != "none":
+        warnings.append(LoadWarning("et_only", f"{stats.et_only:,} ET ops have no Kineto event (ET records every "
+                                    "thread; Kineto only the profiled ones)", stats.et_only))
+    return ETLink(et_to_k, k_to_et, heur, stats, warnings)
+
+
+def _align_by_order(et, kt: KinetoTrace, et_ops: np.ndarray, k_ops: np.ndarray, et_to_k: np.ndarray,
+                    k_to_et: np.ndarray, heur: np.ndarray) -> None:
+    """Per ET thread, align its op names with the best-matching Kineto thread's op names."""
+    et_pos = np.flatnonzero(et_ops)
+    by_tid: dict[int, np.ndarray] = {}
+    tids = et.tid[et_pos]
+    for t in np.unique(tids).tolist():
+        by_tid[t] = et_pos[tids == t]  # ids ascending = start order
+    k_lanes = kt.lane_of[k_ops]
+    lane_seqs: dict[int, np.ndarray] = {}
+    for ln in np.unique(k_lanes).tolist():
+        evs = k_ops[k_lanes == ln]
+        o = np.lexsort((evs, -kt.dur[evs], kt.ts[evs]))
+        lane_seqs[ln] = evs[o]
+    used_lanes: set[int] = set()
+    for t, nodes in sorted(by_tid.items(), key=lambda kv: -kv[1].size):
+        a = [et.names[i] for i in et.name_ids[nodes].tolist()]
+        best = None
+        for ln, evs in lane_seqs.items():
+            if ln in used_lanes:
+                continue
+            b = [kt.names[i] for i in kt.name_id[evs].tolist()]
+            sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+            blocks = sm.get_matching_blocks()
+            score = sum(bl.size for bl in blocks)
+            if best is None or score > best[0]:
+                best = (score, ln, blocks, evs)
+        if best is None or best[0] == 0:
+            continue
+        _, ln, blocks, evs = best
+        used_lanes.add(ln)
+        for bl in blocks:
+            if bl.size == 0:
+                continue
+            e_sel = nodes[bl.a:bl.a + bl.size]
+            k_sel = evs[bl.b:bl.b + bl.size]
+            et_to_k[e_sel] = k_sel
+            k_to_et[k_sel] = e_sel
+            heur[e_sel] = True
