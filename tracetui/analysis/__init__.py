@@ -1,0 +1,1 @@
+"""Analyses over a loaded trace (kernel categories, summaries); headless, no textual imports."""
