@@ -350,7 +350,9 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
     """Stack walk: each host event's parent is the nearest earlier event still open at its start.
 
     A child that ends a little after its parent stays the parent's child (TraceLens drops
-    those); events that start exactly when the open event ends are siblings.
+    those), but for nesting what follows its end is clamped to the parent's end, so an
+    event starting after the parent ended never lands inside the overrunning child.
+    Events that start exactly when the open event ends are siblings.
     """
     idx = host_sorted.tolist()
     lanes_l = lane_of[host_sorted].tolist()
@@ -386,6 +388,9 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
         e = end_l[k]
         if e < t:
             e = t
+        if stack_end and e > stack_end[-1]:
+            # an overrunning child stays a child, but cannot capture events after its parent's end
+            e = stack_end[-1]
         stack_i.append(i)
         stack_end.append(e)
         stack_np.append(pnp if py[k] else i)
