@@ -1,0 +1,357 @@
+"""VirtualTree over synthetic flat-array trees, driven through Textual's Pilot at 80x24."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from tracetui.ui.vtree import MIN_LABEL_CELLS, VirtualTree
+
+
+class ArraySource:
+    """A TreeSource over a parent array (children in id order), like the trace model's."""
+
+    def __init__(self, parent, names=None, weights=None, widths=(9, 9, 6)):
+        self.parent = np.asarray(parent, dtype=np.int64)
+        n = len(self.parent)
+        self.order = np.argsort(self.parent, kind="stable")
+        counts = np.bincount(self.parent + 1, minlength=n + 1)
+        self.offsets = np.concatenate(([0], np.cumsum(counts)))
+        self.names = names
+        self.weights = np.asarray(weights, dtype=float) if weights is not None else np.ones(n)
+        self.widths = list(widths)
+        self.label_calls = 0
+
+    def root_nodes(self):
+        return self.order[self.offsets[0] : self.offsets[1]]
+
+    def child_nodes(self, node):
+        return self.order[self.offsets[node + 1] : self.offsets[node + 2]]
+
+    def parent_of(self, node):
+        return int(self.parent[node])
+
+    def row_label(self, node):
+        self.label_calls += 1
+        return Text(self.names[node] if self.names is not None else f"node{node}", style="green")
+
+    def row_columns(self, node):
+        return [f"{self.weights[node]:.1f}", f"#{node}", "c"][: len(self.widths)]
+
+    def column_headers(self):
+        return ["Total", "Id", "Calls"][: len(self.widths)]
+
+    def column_widths(self):
+        return self.widths
+
+    def node_weight(self, node):
+        return float(self.weights[node])
+
+
+class TreeApp(App):
+    def __init__(self, source):
+        super().__init__()
+        self.source = source
+        self.highlighted: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        yield VirtualTree(self.source, id="tree")
+
+    def on_virtual_tree_node_highlighted(self, message: VirtualTree.NodeHighlighted) -> None:
+        self.highlighted.append(message.node)
+
+
+def screen_lines(app: App) -> list[str]:
+    """The whole screen as plain text lines (what the terminal would show)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+# 0 root; 1,2,3 children of 0; 4,5,6 children of 1; 7 child of 4; 8 second root.
+SMALL_PARENT = [-1, 0, 0, 0, 1, 1, 1, 4, -1]
+SMALL_NAMES = [
+    "root",
+    "aten::index_put_[bool mask]",
+    "[/tmp]",
+    "[bold]not bold[/bold]",
+    "a",
+    "b",
+    "c" * 100,
+    "deep",
+    "root2",
+]
+SMALL_WEIGHTS = [100, 10, 50, 5, 1, 7, 3, 1, 2]
+
+
+def small_source() -> ArraySource:
+    return ArraySource(SMALL_PARENT, SMALL_NAMES, SMALL_WEIGHTS)
+
+
+def wide_source(children: int) -> ArraySource:
+    """Node 0 is a root with ``children`` leaf children (a thread root)."""
+    return ArraySource(np.concatenate(([-1], np.zeros(children, dtype=np.int64))))
+
+
+async def test_renders_header_rows_and_markup_looking_labels_verbatim():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("l", "j", "l")
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert lines[0].startswith("Name")
+        assert lines[0].rstrip().endswith("Total        Id  Calls")
+        assert lines[1].startswith("▾ root")
+        assert lines[2].startswith("├─▾ aten::index_put_[bool mask]")
+        assert lines[3].startswith("│ ├─▸ a")
+        assert lines[4].startswith("│ ├── b")
+        assert lines[5].startswith("│ └── ccc") and "…" in lines[5]
+        assert lines[6].startswith("├── [/tmp]")
+        assert lines[7].startswith("└── [bold]not bold[/bold]")
+        assert lines[8].startswith("  root2")
+        assert lines[2].rstrip().endswith("10.0        #1      c")
+        assert all(len(line) == 80 for line in lines)
+
+
+async def test_control_characters_in_labels_do_not_break_rows():
+    names = ["line\nbreak\ttab\x1b[31mred", "x"]
+    app = TreeApp(ArraySource([-1, -1], names))
+    async with app.run_test(size=(80, 24)):
+        lines = screen_lines(app)
+        assert lines[1].startswith("  line break tab [31mred")
+        assert lines[2].startswith("  x")
+
+
+async def test_cursor_movement_keys_and_highlight_messages():
+    parent = np.full(100, -1)
+    app = TreeApp(ArraySource(parent))
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        assert tree.cursor_node == 0
+        await pilot.press("j", "j", "down")
+        assert tree.cursor_node == 3
+        await pilot.press("k", "up")
+        assert tree.cursor_node == 1
+        await pilot.press("G")
+        assert tree.cursor_node == 99
+        assert tree.scroll_offset.y == 100 - 23  # header + 23 rows at 80x24
+        await pilot.press("g")
+        assert tree.cursor_node == 0 and tree.scroll_offset.y == 0
+        await pilot.press("pagedown")
+        assert tree.cursor_node == 23
+        await pilot.press("ctrl+u")
+        assert tree.cursor_node == 12
+        await pilot.press("end", "home")
+        assert tree.cursor_node == 0
+        await pilot.press("k")  # stays at the top
+        assert tree.cursor_node == 0
+        await pilot.pause()
+        assert app.highlighted[:3] == [0, 1, 2]
+        assert app.highlighted[-1] == 0
+
+
+async def test_expand_collapse_and_navigation_keys():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        await pilot.press("enter")
+        assert list(tree.visible_nodes) == [0, 1, 2, 3, 8]
+        await pilot.press("l")  # already expanded: go to first child
+        assert tree.cursor_node == 1
+        await pilot.press("space")
+        assert list(tree.visible_nodes) == [0, 1, 4, 5, 6, 2, 3, 8]
+        assert list(tree.visible_depths) == [0, 1, 2, 2, 2, 1, 1, 0]
+        await pilot.press("J")  # next sibling skips 1's subtree
+        assert tree.cursor_node == 2
+        await pilot.press("K", "K")  # previous sibling; none before 1
+        assert tree.cursor_node == 1
+        await pilot.press("l", "J", "J")
+        assert tree.cursor_node == 6
+        await pilot.press("J")  # no next sibling
+        assert tree.cursor_node == 6
+        await pilot.press("p")
+        assert tree.cursor_node == 1
+        await pilot.press("j", "h")  # leaf: h goes to parent
+        assert tree.cursor_node == 1
+        await pilot.press("h")  # expanded: h collapses
+        assert list(tree.visible_nodes) == [0, 1, 2, 3, 8]
+        await pilot.press("left")  # collapsed: to parent
+        assert tree.cursor_node == 0
+        await pilot.press("left")  # collapses root
+        assert list(tree.visible_nodes) == [0, 8]
+        await pilot.press("left")  # collapsed root: nothing above
+        assert tree.cursor_node == 0
+
+
+async def test_collapsing_an_ancestor_moves_cursor_to_it_and_keeps_inner_expansion():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        assert tree.select_node(7)
+        assert tree.cursor_node == 7
+        assert list(tree.visible_nodes) == [0, 1, 4, 7, 5, 6, 2, 3, 8]
+        tree.collapse(1)
+        assert tree.cursor_node == 1
+        assert list(tree.visible_nodes) == [0, 1, 2, 3, 8]
+        tree.expand(1)  # 4 is still expanded inside
+        assert list(tree.visible_nodes) == [0, 1, 4, 7, 5, 6, 2, 3, 8]
+        await pilot.pause()
+        assert app.highlighted[-2:] == [7, 1]
+
+
+async def test_longest_child_key_expands_and_follows_the_heaviest_child():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        await pilot.press("L")
+        assert tree.cursor_node == 2  # weights of 1, 2, 3 are 10, 50, 5
+        await pilot.press("p", "j", "L")
+        assert tree.cursor_node == 5  # children of 1 weigh 1, 7, 3
+        await pilot.press("L")  # leaf: nothing happens
+        assert tree.cursor_node == 5
+
+
+async def test_expand_subtree_and_collapse_all_keys():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        await pilot.press("asterisk")
+        assert list(tree.visible_nodes) == [0, 1, 4, 7, 5, 6, 2, 3, 8]
+        await pilot.press("j", "j", "j")
+        assert tree.cursor_node == 7
+        await pilot.press("minus")
+        assert list(tree.visible_nodes) == [0, 8]
+        assert tree.cursor_node == 0
+        # A budget too small for the grandchildren expands only the first level.
+        assert tree.expand_subtree(0, max_nodes=4) == 1
+        assert list(tree.visible_nodes) == [0, 1, 2, 3, 8]
+
+
+async def test_select_node_expands_ancestors_and_centres_far_rows():
+    # Roots 0..99 with 10 children each (ids 100 + 10 * r + k).
+    parent = np.concatenate((np.full(100, -1), np.repeat(np.arange(100), 10)))
+    app = TreeApp(ArraySource(parent))
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        target = 100 + 10 * 80 + 3  # fourth child of root 80
+        assert tree.select_node(target)
+        assert tree.is_expanded(80) and tree.cursor_node == target
+        row = tree.row_of(target)
+        assert row == 80 + 1 + 3
+        await pilot.pause()
+        top = tree.scroll_offset.y
+        assert row - top == 23 // 2  # far away: centred in the 23 tree rows
+        lines = screen_lines(app)
+        assert lines[1 + row - top].startswith(f"├── node{target}")
+        # Less than a page below the view: minimal scroll, row lands on the last line.
+        near = 86  # a root: row 96, one below the last visible row (95)
+        assert tree.select_node(near, expand_ancestors=False)
+        assert tree.row_of(near) - tree.scroll_offset.y == 22
+        assert tree.select_node(100 + 10 * 81, expand_ancestors=False) is False  # hidden
+        assert tree.cursor_node == near
+        tree.action_cursor_top()
+        await pilot.press(*["j"] * 25)
+        assert tree.scroll_offset.y == 25 - 22
+
+
+async def test_hundred_thousand_children_toggle_without_widgets():
+    app = TreeApp(wide_source(100_000))
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        widgets_before = len(list(app.screen.walk_children()))
+        started = time.perf_counter()
+        await pilot.press("enter")
+        expand_s = time.perf_counter() - started
+        assert tree.row_count == 100_001
+        assert tree.virtual_size.height == 100_002
+        await pilot.press("G")
+        assert tree.cursor_node == 100_000
+        lines = screen_lines(app)
+        assert lines[-1].startswith("└── node100000")
+        started = time.perf_counter()
+        tree.collapse(0)
+        collapse_s = time.perf_counter() - started
+        assert tree.row_count == 1 and tree.cursor_node == 0
+        assert len(list(app.screen.walk_children())) == widgets_before
+        assert app.source.label_calls < 200  # only on-screen rows were ever rendered
+        assert expand_s < 1.0 and collapse_s < 0.1
+
+
+async def test_narrow_terminal_drops_columns_but_keeps_the_label():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(40, 10)) as pilot:
+        tree = app.query_one(VirtualTree)
+        await pilot.press("enter")
+        lines = screen_lines(app)
+        assert lines[0].rstrip() == "Name" + " " * (40 - 4 - 10) + "     Total"
+        assert lines[2] == "├─▸ aten::index_put_[bool mas…      10.0"
+        await pilot.resize_terminal(30, 10)
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert lines[0].rstrip() == "Name"
+        assert lines[2] == "├─▸ aten::index_put_[bool mas…"
+        assert tree.scrollable_content_region.width < MIN_LABEL_CELLS + 10
+
+
+async def test_deep_trees_compress_guides_so_the_label_stays_readable():
+    depth = 60
+    parent = np.arange(-1, depth, dtype=np.int64)  # a chain: node k's parent is k - 1
+    names = [f"level{k}" for k in range(depth + 1)]
+    app = TreeApp(ArraySource(parent, names))
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        assert tree.select_node(depth)
+        await pilot.pause()
+        line = next(line for line in screen_lines(app) if f"level{depth}" in line)
+        assert line.startswith(f"{depth}›")
+        assert line.index(f"level{depth}") < 80 - 27 - 10
+
+
+def test_bindings_have_ids_and_descriptions_and_avoid_app_keys():
+    reserved = {"slash", "n", "N", "greater_than_sign", "less_than_sign", "question_mark", "q",
+                "e", "t", "z", "Z", "left_square_bracket", "right_square_bracket", "f", "ctrl+p"}
+    ids = set()
+    for binding in VirtualTree.BINDINGS:
+        assert binding.id and binding.id.startswith("vtree.") and binding.description
+        ids.add(binding.id)
+        assert not set(binding.key.split(",")) & reserved
+    assert len(ids) == len(VirtualTree.BINDINGS)
+
+
+@pytest.mark.parametrize("ascii_guides", [False, True])
+async def test_ascii_guides_option(ascii_guides):
+    class AsciiApp(TreeApp):
+        def compose(self) -> ComposeResult:
+            yield VirtualTree(self.source, ascii_guides=ascii_guides)
+
+    app = AsciiApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        lines = screen_lines(app)
+        expected = "|-+ aten::index_put_" if ascii_guides else "├─▸ aten::index_put_"
+        assert lines[2].startswith(expected)
+
+
+async def test_refresh_rows_rereads_source_keeping_expansion_and_cursor():
+    source = small_source()
+    app = TreeApp(source)
+    async with app.run_test(size=(80, 24)):
+        tree = app.query_one(VirtualTree)
+        tree.select_node(5)
+        source.names = [name.upper() for name in SMALL_NAMES]
+        tree.refresh_rows()
+        assert tree.cursor_node == 5
+        assert list(tree.visible_nodes) == [0, 1, 4, 5, 6, 2, 3, 8]
+        lines = screen_lines(app)
+        assert lines[4].startswith("│ ├── B")
+
+
+async def test_empty_source():
+    app = TreeApp(ArraySource(np.empty(0, dtype=np.int64)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        await pilot.press("j", "enter", "L", "J", "p", "asterisk", "minus", "G")
+        assert tree.cursor_node is None and tree.row_count == 0
+        assert screen_lines(app)[0].startswith("Name")
