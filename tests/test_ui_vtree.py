@@ -355,3 +355,21 @@ async def test_empty_source():
         await pilot.press("j", "enter", "L", "J", "p", "asterisk", "minus", "G")
         assert tree.cursor_node is None and tree.row_count == 0
         assert screen_lines(app)[0].startswith("Name")
+
+
+async def test_cursor_row_is_styled_and_mouse_clicks_move_and_toggle():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = app.query_one(VirtualTree)
+        cursor_bg = tree.get_component_rich_style("vtree--cursor").bgcolor
+        assert cursor_bg is not None
+        assert {seg.style.bgcolor for seg in tree.render_line(1) if seg.text.strip()} == {cursor_bg}
+        assert cursor_bg not in {seg.style.bgcolor for seg in tree.render_line(2)}
+        await pilot.click(VirtualTree, offset=(10, 2))  # screen line 2 = row 1 (root2)
+        assert tree.cursor_node == 8
+        await pilot.click(VirtualTree, offset=(10, 1), times=2)  # double click toggles root
+        assert tree.cursor_node == 0 and tree.is_expanded(0)
+        await pilot.click(VirtualTree, offset=(10, 0))  # header: nothing
+        assert tree.cursor_node == 0
+        await pilot.press("ctrl+d")
+        assert tree.cursor_node == 8  # half of 23 rows, clamped to the last row (root2)

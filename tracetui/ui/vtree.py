@@ -28,7 +28,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -76,6 +76,14 @@ class TreeSource(Protocol):
     def node_weight(self, node: int) -> float:
         """Size used by "longest child" (e.g. inclusive duration in µs).  A source may
         also offer ``child_weights(node) -> np.ndarray`` as a vectorised shortcut."""
+
+
+class _RowStyles(NamedTuple):
+    base: Style
+    cursor: Style
+    header: Style
+    guides: Style
+    marker: Style
 
 
 class _Glyphs(NamedTuple):
@@ -214,6 +222,7 @@ class VirtualTree(ScrollView, can_focus=True):
         self._last_child_of: dict[int, int] = {}
         self._column_layout: tuple[int, int, list[tuple[int, int]]] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
+        self._frame: tuple[_RowStyles, int] | None = None
         if source is not None:
             self.set_source(source)
 
@@ -332,20 +341,22 @@ class VirtualTree(ScrollView, can_focus=True):
         stay within ``max_nodes``.  Returns the number of nodes newly expanded."""
         if self._source is None:
             return 0
+        child_nodes = self._source.child_nodes
         to_expand: list[int] = []
         frontier, total = [node], 0
         while frontier and total < max_nodes:
             next_frontier: list[int] = []
             for parent in frontier:
-                kids = self._children(parent)
-                if not kids.size:
+                kids = child_nodes(parent)
+                count = len(kids)
+                if not count:
                     continue
-                if total + kids.size > max_nodes:
+                if total + count > max_nodes:
                     frontier = []
                     break
-                total += kids.size
+                total += count
                 to_expand.append(parent)
-                next_frontier.extend(kids.tolist())
+                next_frontier.extend(kids.tolist() if isinstance(kids, np.ndarray) else map(int, kids))
             else:
                 frontier = next_frontier
         new = [n for n in to_expand if n not in self._expanded]
@@ -425,37 +436,47 @@ class VirtualTree(ScrollView, can_focus=True):
         self._expanded.add(node)
         self._expanded_sorted = None
 
-    def _expanded_positions(self, kids: np.ndarray) -> np.ndarray | list[int]:
+    def _expanded_positions(self, kids: np.ndarray) -> list[int]:
         """Positions in ``kids`` of nodes that are expanded."""
-        if kids.size <= 32:
-            expanded = self._expanded
+        expanded = self._expanded
+        if kids.size <= 64:
             return [i for i, kid in enumerate(kids.tolist()) if kid in expanded]
         if self._expanded_sorted is None:
-            self._expanded_sorted = np.fromiter(self._expanded, dtype=np.int64, count=len(self._expanded))
-        return np.flatnonzero(np.isin(kids, self._expanded_sorted))
+            self._expanded_sorted = np.fromiter(expanded, dtype=np.int64, count=len(expanded))
+        return np.flatnonzero(np.isin(kids, self._expanded_sorted)).tolist()
 
     def _build_block(self, kids: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
         """Visible rows for the sibling list ``kids`` at ``depth``, descending into
-        expanded nodes (depth-first, display order)."""
+        expanded nodes (depth-first, display order).
+
+        Works in runs of consecutive siblings: one slice per run, so the cost is
+        per *expanded* node, not per row.
+        """
         if not self._expanded or not kids.size:
             return kids.copy(), np.full(kids.size, depth, dtype=np.int32)
-        out_nodes: list[np.ndarray] = []
-        out_depths: list[np.ndarray] = []
-        stack = [(kids, depth, self._expanded_positions(kids), 0, 0)]
+        assert self._source is not None
+        child_nodes = self._source.child_nodes
+        positions_of = self._expanded_positions
+        pieces: list[np.ndarray] = []
+        piece_depths: list[int] = []
+        add, add_depth = pieces.append, piece_depths.append
+        stack = [(kids, depth, positions_of(kids), 0, 0)]
+        pop, push = stack.pop, stack.append
         while stack:
-            level, d, positions, index, pos = stack.pop()
+            level, d, positions, index, pos = pop()
             if index < len(positions):
-                p = int(positions[index])
-                out_nodes.append(level[pos : p + 1])
-                out_depths.append(np.full(p + 1 - pos, d, dtype=np.int32))
-                stack.append((level, d, positions, index + 1, p + 1))
-                sub = self._children(int(level[p]))
+                stop = positions[index] + 1
+                add(level[pos:stop])
+                add_depth(d)
+                push((level, d, positions, index + 1, stop))
+                sub = np.asarray(child_nodes(int(level[stop - 1])), dtype=np.int64)
                 if sub.size:
-                    stack.append((sub, d + 1, self._expanded_positions(sub), 0, 0))
-            else:
-                out_nodes.append(level[pos:])
-                out_depths.append(np.full(level.size - pos, d, dtype=np.int32))
-        return np.concatenate(out_nodes), np.concatenate(out_depths)
+                    push((sub, d + 1, positions_of(sub), 0, 0))
+            elif pos < level.size:
+                add(level[pos:])
+                add_depth(d)
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        return np.concatenate(pieces), np.repeat(np.asarray(piece_depths, dtype=np.int32), lengths)
 
     def _expand_at(self, row: int) -> None:
         node = int(self._row_nodes[row])
@@ -554,25 +575,42 @@ class VirtualTree(ScrollView, can_focus=True):
         self._column_layout = (width, label_width, columns)
         return label_width, columns
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Resolve styles and width once per repaint instead of once per line.
+        self._frame = (self._compute_styles(), self.scrollable_content_region.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def _compute_styles(self) -> _RowStyles:
+        base = self.rich_style
+        return _RowStyles(
+            base,
+            base + self.get_component_rich_style("vtree--cursor"),
+            base + self.get_component_rich_style("vtree--header"),
+            self.get_component_rich_style("vtree--guides", partial=True),
+            self.get_component_rich_style("vtree--marker", partial=True),
+        )
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        styles, width = self._frame or (self._compute_styles(), self.scrollable_content_region.width)
         if width <= 0:
             return Strip.blank(0)
         if y == 0:
-            return self._render_header(width)
+            return self._render_header(width, styles)
         row = self.scroll_offset.y + y - 1
         if self._source is None or not 0 <= row < len(self._row_nodes):
-            return Strip.blank(width, self.rich_style)
-        return self._render_row(row, width)
+            return Strip.blank(width, styles.base)
+        return self._render_row(row, width, styles)
 
     def _to_strip(self, text: Text, width: int) -> Strip:
         strip = Strip(list(text.render(self.app.console)), text.cell_len)
         return strip.crop_extend(0, width, text.style if isinstance(text.style, Style) else None)
 
-    def _render_header(self, width: int) -> Strip:
-        style = self.rich_style + self.get_component_rich_style("vtree--header")
+    def _render_header(self, width: int, styles: _RowStyles) -> Strip:
         label_width, columns = self._layout(width)
-        text = Text(style=style, no_wrap=True, end="")
+        text = Text(style=styles.header, no_wrap=True, end="")
         head = Text(self.label_header)
         head.truncate(label_width, overflow="ellipsis", pad=True)
         text.append_text(head)
@@ -582,26 +620,21 @@ class VirtualTree(ScrollView, can_focus=True):
             text.append(" " + _fit_right(str(title), col_width))
         return self._to_strip(text, width)
 
-    def _render_row(self, row: int, width: int) -> Strip:
+    def _render_row(self, row: int, width: int, styles: _RowStyles) -> Strip:
         source = self._source
         assert source is not None
         node = int(self._row_nodes[row])
         depth = int(self._row_depths[row])
         label_width, columns = self._layout(width)
-        style = self.rich_style
-        if row == self._cursor:
-            style = style + self.get_component_rich_style("vtree--cursor")
         glyphs = self._glyphs
-        text = Text(style=style, no_wrap=True, end="")
-        guides = self._guides(node, depth, label_width)
-        text.append(guides, self.get_component_rich_style("vtree--guides", partial=True))
+        text = Text(style=styles.cursor if row == self._cursor else styles.base, no_wrap=True, end="")
+        text.append(self._guides(node, depth, label_width), styles.guides)
         if node in self._expanded:
-            text.append(glyphs.expanded, self.get_component_rich_style("vtree--marker", partial=True))
+            text.append(glyphs.expanded, styles.marker)
         elif self.has_children(node):
-            text.append(glyphs.collapsed, self.get_component_rich_style("vtree--marker", partial=True))
+            text.append(glyphs.collapsed, styles.marker)
         else:
-            leaf = glyphs.leaf if depth else glyphs.root_leaf
-            text.append(leaf, self.get_component_rich_style("vtree--guides", partial=True))
+            text.append(glyphs.leaf if depth else glyphs.root_leaf, styles.guides)
         label = _clean_label(source.row_label(node))
         label.truncate(max(0, label_width - text.cell_len), overflow="ellipsis", pad=True)
         text.append_text(label)
