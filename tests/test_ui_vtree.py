@@ -373,3 +373,24 @@ async def test_cursor_row_is_styled_and_mouse_clicks_move_and_toggle():
         assert tree.cursor_node == 0
         await pilot.press("ctrl+d")
         assert tree.cursor_node == 8  # half of 23 rows, clamped to the last row (root2)
+
+
+async def test_expand_subtree_keeps_the_cursor_on_its_node():
+    app = TreeApp(small_source())
+    async with app.run_test(size=(80, 24)):
+        tree = app.query_one(VirtualTree)
+        tree.select_node(2)
+        assert list(tree.visible_nodes) == [0, 1, 2, 3, 8]
+        assert tree.expand_subtree(0) == 2  # 1 and 4 (0 was already expanded)
+        assert list(tree.visible_nodes) == [0, 1, 4, 7, 5, 6, 2, 3, 8]
+        assert tree.cursor_node == 2
+        assert tree.expand_subtree(0) == 0
+
+
+async def test_expand_subtree_always_expands_the_node_itself():
+    app = TreeApp(wide_source(1000))
+    async with app.run_test(size=(80, 24)):
+        tree = app.query_one(VirtualTree)
+        assert tree.expand_subtree(0, max_nodes=10) == 1
+        assert tree.row_count == 1001
+        assert tree.expand_subtree(5) == 0  # a leaf

@@ -337,13 +337,17 @@ class VirtualTree(ScrollView, can_focus=True):
         return self.collapse(node) if node in self._expanded else self.expand(node)
 
     def expand_subtree(self, node: int, max_nodes: int = 100_000) -> int:
-        """Expand ``node`` and its descendants breadth-first while the rows this adds
-        stay within ``max_nodes``.  Returns the number of nodes newly expanded."""
+        """Expand ``node`` itself, then its descendants breadth-first while the rows
+        this adds stay within ``max_nodes``.  Returns the number of nodes newly expanded."""
         if self._source is None:
             return 0
         child_nodes = self._source.child_nodes
-        to_expand: list[int] = []
-        frontier, total = [node], 0
+        first = child_nodes(node)
+        if not len(first):
+            return 0
+        to_expand: list[int] = [node]
+        total = len(first)
+        frontier = first.tolist() if isinstance(first, np.ndarray) else list(map(int, first))
         while frontier and total < max_nodes:
             next_frontier: list[int] = []
             for parent in frontier:
@@ -363,13 +367,19 @@ class VirtualTree(ScrollView, can_focus=True):
         if not new:
             return 0
         row = self._find_row(node)
+        previous = self.cursor_node
         if row >= 0 and node in self._expanded:
-            self._collapse_at(row)
+            self._collapse_at(row, scroll=False)
         self._expanded.update(new)
         self._expanded_sorted = None
         if row >= 0:
             self._expanded.discard(node)
-            self._expand_at(row)
+            self._expand_at(row, scroll=False)
+            if previous is not None and previous != self.cursor_node:
+                end = _scan_down(self._row_depths, row + 1, int(self._row_depths[row]))
+                self._cursor = max(row, self._find_row(previous, row, end))
+                self._notify_if_moved(node)
+            self._scroll_to_row(self._cursor)
         return len(new)
 
     def collapse_all(self) -> None:
@@ -411,7 +421,7 @@ class VirtualTree(ScrollView, can_focus=True):
                 if row < 0:
                     return False
                 if ancestor not in self._expanded:
-                    self._expand_at(row)
+                    self._expand_at(row, scroll=False)
                 lo = row + 1
                 hi = _scan_down(self._row_depths, row + 1, int(self._row_depths[row]))
         row = self._find_row(node, lo, hi)
@@ -478,19 +488,21 @@ class VirtualTree(ScrollView, can_focus=True):
         lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
         return np.concatenate(pieces), np.repeat(np.asarray(piece_depths, dtype=np.int32), lengths)
 
-    def _expand_at(self, row: int) -> None:
+    def _expand_at(self, row: int, *, scroll: bool = True) -> None:
         node = int(self._row_nodes[row])
         self._mark_expanded(node)
         nodes, depths = self._build_block(self._children(node), int(self._row_depths[row]) + 1)
-        self._splice(row + 1, row + 1, nodes, depths)
+        self._splice(row + 1, row + 1, nodes, depths, scroll=scroll)
 
-    def _collapse_at(self, row: int) -> None:
+    def _collapse_at(self, row: int, *, scroll: bool = True) -> None:
         self._expanded.discard(int(self._row_nodes[row]))
         self._expanded_sorted = None
         end = _scan_down(self._row_depths, row + 1, int(self._row_depths[row]))
-        self._splice(row + 1, end, _NO_NODES, _NO_DEPTHS)
+        self._splice(row + 1, end, _NO_NODES, _NO_DEPTHS, scroll=scroll)
 
-    def _splice(self, start: int, stop: int, nodes: np.ndarray, depths: np.ndarray) -> None:
+    def _splice(
+        self, start: int, stop: int, nodes: np.ndarray, depths: np.ndarray, *, scroll: bool = True
+    ) -> None:
         """Replace rows ``[start, stop)`` by ``nodes``/``depths``, keeping the cursor on its node
         (or on the row above the removed run if its node was removed)."""
         previous = self.cursor_node
@@ -503,7 +515,8 @@ class VirtualTree(ScrollView, can_focus=True):
                 self._cursor = max(0, start - 1)
             self._rows_changed()
         self._notify_if_moved(previous)
-        self._scroll_to_row(self._cursor)
+        if scroll:
+            self._scroll_to_row(self._cursor)
 
     def _rows_changed(self) -> None:
         self.virtual_size = Size(0, len(self._row_nodes) + 1)
