@@ -1,0 +1,261 @@
+"""The op <-> kernel chain users already script, over the linked model.
+
+    meta = operation_metadata_scrape(op_id, cpu_trace)          # ET op: schema, tensors
+    events = op_to_kernel_tracing(op_id, cpu_trace, gpu_trace)  # its Kineto events + GPU work
+    ident = get_gpu_op_identifier(events[-1])                   # (ts, dur, stream, external_id)
+    kmeta = kernel_metadata_scrape(ident, gpu_trace)            # grid, block, registers ...
+    op = kernel_to_op_tracing(ident, gpu_trace, cpu_trace)      # back to the ET op
+
+``cpu_trace`` is an ETTrace (or a LinkedTrace), ``gpu_trace`` a KinetoTrace (or a
+LinkedTrace).  ``op_id`` is an ET node id.  Times are microseconds: ``ts`` is absolute
+(the file's clock), ``dur`` a duration.  ET and Kineto are linked by ``rf_id`` ==
+``Record function id`` (see ``tracetui.link``); results of a heuristic link say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import TraceError
+from .kineto.kinds import GPU_WORK_KINDS, Kind
+from .kineto.trace import KinetoTrace
+from .link import ETLink, link_et_kineto
+from .model import LinkedTrace
+
+_KIND_CAT = {Kind.KERNEL: "kernel", Kind.MEMCPY: "gpu_memcpy", Kind.MEMSET: "gpu_memset"}
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    """A tensor argument of an ET op."""
+
+    tensor_id: int
+    storage_id: int
+    shape: tuple[int, ...] | None
+    stride: tuple[int, ...] | None
+    dtype: str
+    device: str
+    numel: int
+    nbytes: int
+    offset: int = 0
+    itemsize: int = 0
+
+
+@dataclass(frozen=True)
+class OperationMetadata:
+    """An ET op: identity, schema and tensor arguments (lists flattened, in order)."""
+
+    id: int
+    name: str
+    rf_id: int
+    ctrl_deps: int
+    op_schema: str
+    inputs: list[TensorMeta]
+    outputs: list[TensorMeta]
+    input_values: list[Any] = field(default_factory=list)  #: every input decoded (scalars too)
+    output_values: list[Any] = field(default_factory=list)
+    tid: int = 0
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One event of the Kineto trace (``index`` is its node id in the KinetoTrace)."""
+
+    index: int
+    cat: str
+    name: str
+    ts: float  #: absolute µs
+    dur: float  #: µs
+    kind: str
+    external_id: int
+    correlation: int
+    pid: Any
+    tid: Any
+    stream: int
+    device: int
+    heuristic_link: bool = False
+
+
+@dataclass(frozen=True)
+class KernelMetadata:
+    cat: str
+    name: str
+    ts: float  #: absolute µs
+    dur: float  #: µs
+    device: int
+    stream: int
+    correlation: int
+    external_id: int
+    grid: tuple[int, ...] | None
+    block: tuple[int, ...] | None
+    registers_per_thread: int | None
+    shared_memory: int | None  #: bytes
+    blocks_per_sm: float | None
+    warps_per_sm: float | None
+    occupancy: float | None  #: est. achieved occupancy, percent
+    index: int = -1
+
+
+@dataclass(frozen=True)
+class ETOpRef:
+    id: int
+    name: str
+    heuristic: bool = False
+
+
+GpuOpIdentifier = tuple[float, float, int, int]
+
+_links: dict[tuple[int, int], tuple[Any, KinetoTrace, ETLink]] = {}
+
+
+def _split(cpu_trace: Any, gpu_trace: Any) -> tuple[Any, KinetoTrace | None, ETLink | None]:
+    et = kt = link = None
+    for t in (cpu_trace, gpu_trace):
+        if isinstance(t, LinkedTrace):
+            et, kt, link = t.et or et, t.kineto or kt, t.link or link
+        elif isinstance(t, KinetoTrace):
+            kt = t
+        elif t is not None:
+            et = t
+    if link is None and et is not None and kt is not None:
+        key = (id(et), id(kt))
+        hit = _links.get(key)
+        if hit is None or hit[0] is not et or hit[1] is not kt:
+            hit = (et, kt, link_et_kineto(et, kt))
+            _links[key] = hit
+        link = hit[2]
+    return et, kt, link
+
+
+def _et_pos(et: Any, op_id: int) -> int:
+    pos = et.pos_of_id(int(op_id))
+    if pos is None or pos < 0:
+        raise TraceError(et.path, f"no ET node with id {op_id}")
+    return int(pos)
+
+
+def _tensor(t: Any) -> TensorMeta:
+    return TensorMeta(tensor_id=t.tensor_id, storage_id=t.storage_id,
+                      shape=tuple(t.shape) if t.shape is not None else None,
+                      stride=tuple(t.stride) if t.stride is not None else None, dtype=t.dtype, device=str(t.device),
+                      numel=t.numel, nbytes=t.nbytes, offset=t.offset, itemsize=t.itemsize)
+
+
+def _flatten(args: list[Any]) -> tuple[list[TensorMeta], list[Any]]:
+    from .et import ETTensor
+
+    tensors: list[TensorMeta] = []
+    values: list[Any] = []
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, ETTensor):
+            tm = _tensor(v)
+            tensors.append(tm)
+            return tm
+        if hasattr(v, "value") and hasattr(v, "type"):  # ETArg
+            return walk(v.value)
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    for a in args:
+        values.append(walk(a))
+    return tensors, values
+
+
+def operation_metadata_scrape(op_id: int, cpu_trace: Any) -> OperationMetadata:
+    """Identity, schema and tensors of the ET op ``op_id``."""
+    et, _, _ = _split(cpu_trace, None)
+    if et is None:
+        raise TraceError(None, "operation_metadata_scrape needs an Execution Trace")
+    node = et.node(_et_pos(et, op_id))
+    ins, in_vals = _flatten(node.inputs)
+    outs, out_vals = _flatten(node.outputs)
+    return OperationMetadata(id=node.id, name=node.name, rf_id=node.rf_id, ctrl_deps=node.ctrl_deps,
+                             op_schema=node.op_schema or "", inputs=ins, outputs=outs, input_values=in_vals,
+                             output_values=out_vals, tid=node.tid)
+
+
+def _event(kt: KinetoTrace, i: int, heuristic: bool = False) -> TraceEvent:
+    return TraceEvent(index=i, cat=kt.category(i), name=kt.name(i), ts=kt.abs_ts_us(i), dur=float(kt.dur[i]),
+                      kind=Kind(int(kt.kind[i])).name.lower(), external_id=int(kt.external_id[i]),
+                      correlation=int(kt.correlation[i]), pid=kt.pids[i], tid=kt.tids[i],
+                      stream=int(kt.stream[i]) if kt.stream[i] >= 0 else (kt.tids[i] if kt.is_gpu_event(i) else -1),
+                      device=int(kt.device[i]) if kt.device[i] >= 0 else (kt.pids[i] if kt.is_gpu_event(i) else -1),
+                      heuristic_link=heuristic)
+
+
+def op_to_kernel_tracing(op_id: int, cpu_trace: Any, gpu_trace: Any) -> list[TraceEvent]:
+    """Every Kineto event of ET op ``op_id``: its cpu_op, nested ops, runtime calls and the
+    kernels/memcpy/memset they launched, in start-time order.  Empty if the op has no
+    Kineto event (ET-only)."""
+    et, kt, link = _split(cpu_trace, gpu_trace)
+    if et is None or kt is None or link is None:
+        raise TraceError(None, "op_to_kernel_tracing needs an Execution Trace and its Kineto trace")
+    pos = _et_pos(et, op_id)
+    k = int(link.et_to_kineto[pos])
+    if k < 0:
+        return []
+    heur = bool(link.heuristic[pos])
+    sub = kt.subtree(k)
+    sub = sub[sub < kt.n_events]
+    sub = sub[np.lexsort((sub, kt.ts[sub]))]
+    return [_event(kt, int(i), heur) for i in sub.tolist()]
+
+
+def get_gpu_op_identifier(event: TraceEvent | KernelMetadata) -> GpuOpIdentifier:
+    """``(ts, dur, stream, external_id)`` of a GPU event: enough to find it again."""
+    return (event.ts, event.dur, int(event.stream), int(event.external_id))
+
+
+def _find_gpu_event(ident: GpuOpIdentifier, kt: KinetoTrace) -> int:
+    ts, dur, stream, ext = ident
+    gpu = np.flatnonzero(np.isin(kt.kind, [int(k) for k in GPU_WORK_KINDS]))
+    streams = np.where(kt.stream[gpu] >= 0, kt.stream[gpu], -1)
+    cand = gpu[(streams == stream) & (kt.external_id[gpu] == ext)]
+    if not cand.size:
+        raise TraceError(kt.path, f"no GPU event with stream {stream} and External id {ext}")
+    rel = ts - kt.origin_us
+    err = np.abs(kt.ts[cand] - rel) + np.abs(kt.dur[cand] - dur)
+    best = int(cand[np.argmin(err)])
+    if err.min() > 1.0:
+        raise TraceError(kt.path, f"no GPU event at ts {ts} (stream {stream}, External id {ext})")
+    return best
+
+
+def _xyz(v: Any) -> tuple[int, ...] | None:
+    return tuple(int(x) for x in v) if isinstance(v, list) else None
+
+
+def kernel_metadata_scrape(identifier: GpuOpIdentifier, gpu_trace: Any) -> KernelMetadata:
+    """Launch configuration and placement of the GPU event found by ``identifier``."""
+    _, kt, _ = _split(None, gpu_trace)
+    if kt is None:
+        raise TraceError(None, "kernel_metadata_scrape needs a Kineto trace")
+    i = _find_gpu_event(identifier, kt)
+    a = kt.args(i)
+    ev = _event(kt, i)
+    return KernelMetadata(
+        cat=ev.cat, name=ev.name, ts=ev.ts, dur=ev.dur, device=ev.device, stream=ev.stream,
+        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get("grid")), block=_xyz(a.get("block")),
+        registers_per_thread=a.get("registers per thread"), shared_memory=a.get("shared memory"),
+        blocks_per_sm=a.get("blocks per SM"), warps_per_sm=a.get("warps per SM"),
+        occupancy=a.get("est. achieved occupancy %"), index=i)
+
+
+def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace: Any) -> ETOpRef | None:
+    """The ET op that launched the GPU event: the innermost linked op above its launch."""
+    et, kt, link = _split(cpu_trace, gpu_trace)
+    if et is None or kt is None or link is None:
+        raise TraceError(None, "kernel_to_op_tracing needs an Execution Trace and its Kineto trace")
+    i = _find_gpu_event(identifier, kt)
+    node = int(kt.cpu_op_of[i])
+    while node >= 0:
+        if node < kt.n_events and link.kineto_to_et[node] >= 0:
+            pos = int(link.kineto_to_et[node])
+            return ETOpRef(int(et.ids[pos]), et.name(pos), bool(link.heuristic[pos]))
+        node = int(kt.parent[node])
+    return None
