@@ -1,16 +1,250 @@
-"""Open traces through an on-disk cache of parsed columns (see issue: reopen instantly).
+"""Open traces through an on-disk cache of parsed, linked Kineto traces (reopen instantly).
 
-For now the cache is a pass-through: ``load_cached`` loads and links the files.
+Where: ``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else
+``~/.cache/tracetui``; one file per trace path (``kineto-<hash of the absolute path>.ttc``,
+format in :mod:`tracetui.kineto.persist`).
+
+An entry is used only when everything in its key still matches: the trace file's
+absolute path, size, ``mtime_ns`` and a hash of its first and last 64 KiB, the tracetui
+version, the cache format version, and a fingerprint of the loader's source code (so a
+changed loader never serves columns built by the old one).  Otherwise -- stale, corrupt,
+truncated, unreadable -- the entry is ignored, the trace is loaded from the file, and the
+entry is rewritten atomically (temp file + rename).  A cache folder that cannot be
+written only means no cache (logged at debug level), never an error.
+
+Only the Kineto half is cached: an Execution Trace is small and re-linking it is fast.
+Truncated traces are cached with their warnings.  Old entries are pruned, least recently
+used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import time
 from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
 
-from .model import LinkedTrace, open_traces
+from . import __version__
+from .errors import TraceFormatError, WrongTraceKindError
+from .kineto import KinetoTrace
+from .kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
+from .model import LinkedTrace, _load_any
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, float], None]
+
+EDGE_BYTES = 64 * 1024
+DEFAULT_MAX_MB = 4096
+#: source files whose behaviour decides what a cached KinetoTrace holds
+_CODE_FILES = ("errors.py", "fileio.py", "jsonrecover.py", "model.py")
+_CODE_DIRS = ("kineto",)
+
+
+def cache_dir() -> Path:
+    """The cache folder (may not exist yet)."""
+    env = os.environ.get("TRACETUI_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "tracetui"
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Hash of the loader's source files (changes whenever the loading code does)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.blake2b(digest_size=12)
+    files = [root / f for f in _CODE_FILES]
+    for d in _CODE_DIRS:
+        files += sorted((root / d).glob("*.py"))
+    for f in files:
+        try:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        except OSError:
+            h.update(f.name.encode() + b"\0missing")
+    return h.hexdigest()
+
+
+def file_identity(path: str | os.PathLike[str]) -> dict[str, object]:
+    """Absolute path, size, mtime_ns and a hash of the first and last 64 KiB of a file."""
+    p = os.path.abspath(os.fspath(path))
+    with open(p, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        h = hashlib.blake2b(digest_size=16)
+        h.update(fh.read(EDGE_BYTES))
+        if st.st_size > EDGE_BYTES:
+            fh.seek(max(EDGE_BYTES, st.st_size - EDGE_BYTES))
+            h.update(fh.read(EDGE_BYTES))
+    return {"path": p, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "edge_hash": h.hexdigest()}
+
+
+def cache_key(path: str | os.PathLike[str]) -> dict[str, object]:
+    """Everything an entry must match to be used for ``path``."""
+    key = file_identity(path)
+    key.update(version=__version__, format=FORMAT_VERSION, code=code_fingerprint())
+    return key
+
+
+def entry_path(path: str | os.PathLike[str], folder: Path | None = None) -> Path:
+    """The cache file for a trace path (one entry per absolute path)."""
+    p = os.path.abspath(os.fspath(path))
+    digest = hashlib.blake2b(p.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return (folder or cache_dir()) / f"kineto-{digest}.ttc"
+
+
+def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | None = None) -> KinetoTrace | None:
+    """The cached trace for ``path`` if a valid entry exists, else None (never raises).
+
+    ``key``: the :func:`cache_key` of ``path`` when the caller already has it.
+    """
+    try:
+        key = key if key is not None else cache_key(path)
+        trace = load_trace_file(entry_path(path), expect=key)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # stale, corrupt, unreadable: rebuild
+        log.debug("tracetui cache: not using the entry for %s: %s", path, exc)
+        return None
+    trace.path = os.fspath(path)
+    try:
+        os.utime(entry_path(path))  # recency for pruning
+    except OSError:
+        pass
+    return trace
+
+
+def write_cached_kineto(path: str | os.PathLike[str], trace: KinetoTrace,
+                        key: dict[str, object] | None = None) -> bool:
+    """Store ``trace`` as the entry for ``path``; False (logged) when it cannot be written.
+
+    ``key`` should be taken *before* the file was read; the entry is skipped when the
+    file changed while it was being loaded.
+    """
+    try:
+        now = cache_key(path)
+        if key is not None and key != now:
+            log.debug("tracetui cache: %s changed while loading; not cached", path)
+            return False
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        target = entry_path(path, folder)
+        save_trace(trace, target, extra=now)
+        prune(keep=target)
+        return True
+    except Exception as exc:
+        log.debug("tracetui cache: cannot write the entry for %s: %s", path, exc)
+        return False
+
+
+def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
+    """Delete least recently used entries until the folder is under ``max_bytes``.
+
+    Returns the number of entries removed.  Leftover temp files older than an hour go too.
+    """
+    if max_bytes is None:
+        try:
+            max_bytes = int(float(os.environ.get("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
+        except ValueError:
+            max_bytes = DEFAULT_MAX_MB * 2**20
+    folder = cache_dir()
+    entries = []
+    removed = 0
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if not e.is_file() or not e.name.endswith(".ttc"):
+                    continue
+                st = e.stat()
+                if e.name.startswith(".tmp-"):
+                    if st.st_mtime < time.time() - 3600:
+                        _unlink(e.path)
+                    continue
+                entries.append((st.st_mtime, st.st_size, e.path))
+    except OSError:
+        return 0
+    total = sum(s for _, s, _ in entries)
+    for _, size, p in sorted(entries):
+        if total <= max_bytes:
+            break
+        if keep is not None and os.path.abspath(p) == os.path.abspath(keep):
+            continue
+        if _unlink(p):
+            total -= size
+            removed += 1
+    return removed
+
+
+def _unlink(p: str) -> bool:
+    try:
+        os.unlink(p)
+        return True
+    except OSError:
+        return False
+
+
+def clear() -> int:
+    """Remove every cache entry; returns how many were removed."""
+    return prune(max_bytes=0)
+
+
+def _load_one(path: str, use_cache: bool, progress: Progress):
+    key = None
+    if use_cache:
+        try:
+            key = cache_key(path)
+        except OSError:
+            key = None  # the loader reports the unreadable file properly
+        if key is not None:
+            progress("reading cache", 0.0)
+            cached = read_cached_kineto(path, key)
+            if cached is not None:
+                progress("from cache", 1.0)
+                return cached
+    loaded = _load_any(path, progress)
+    if use_cache and key is not None and isinstance(loaded, KinetoTrace):
+        progress("writing cache", 1.0)
+        write_cached_kineto(path, loaded, key)
+    return loaded
 
 
 def load_cached(paths: list[str], *, use_cache: bool = True,
-                progress: Callable[[str, float], None] | None = None) -> LinkedTrace:
-    """Load (and link) the given trace files."""
-    return open_traces(paths, progress)
+                progress: Progress | None = None) -> LinkedTrace:
+    """Load one Kineto trace, one ET, or one of each (any order) and link them.
+
+    Kineto traces come from the cache when a valid entry exists, and are stored in it
+    after a fresh load; ``use_cache=False`` neither reads nor writes the cache.
+    ``progress(message, fraction)`` is called as loading goes on.
+    """
+    if not paths or len(paths) > 2:
+        raise TraceFormatError(None, "give one trace file, or an Execution Trace and its Kineto trace")
+    report = progress or (lambda msg, frac: None)
+    from .link import link_et_kineto
+
+    loaded = []
+    for k, p in enumerate(paths):
+        p = os.fspath(p)
+        scale = 1.0 / len(paths)
+
+        def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
+            report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
+
+        loaded.append(_load_one(p, use_cache, sub))
+    kin = [t for t in loaded if isinstance(t, KinetoTrace)]
+    ets = [t for t in loaded if not isinstance(t, KinetoTrace)]
+    if len(kin) > 1:
+        raise WrongTraceKindError(paths[1], "both files are Kineto traces; give an Execution Trace as the other")
+    if len(ets) > 1:
+        raise WrongTraceKindError(paths[1], "both files are Execution Traces; give the Kineto trace of the same run")
+    kt = kin[0] if kin else None
+    et = ets[0] if ets else None
+    link = None
+    if kt is not None and et is not None:
+        report("linking ET to Kineto", 0.99)
+        link = link_et_kineto(et, kt)
+    report("ready", 1.0)
+    return LinkedTrace(kt, et, link)
