@@ -1,0 +1,221 @@
+"""ETTrace: a loaded PyTorch Execution Trace held as columns.
+
+Every node of the file is kept (ET-only threads included).  Nodes are addressed by
+*position*, their index after sorting by node id: ids are assigned when an op starts, so
+position order is start order (the file is written in post-order, process root last).
+Hot fields are numpy columns indexed by position; a node's arguments and attributes stay
+raw JSON bytes until :meth:`ETTrace.node` decodes them.
+
+ETs carry no per-node timestamps; ``start_ts``/``finish_ts`` are the recording's start and
+end as written by the observer (a clock in microseconds), ``time`` its wall-clock date.
+Linking to Kineto: ``rf_id`` equals the Kineto cpu_op arg "Record function id" (0 = none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ..errors import LoadWarning
+from .decode import HOT_ATTRS, DecodedNodes, RawColumn, decode_attr_list
+from .model import ETArg, ETNode, build_args
+from .tree import build_tree
+
+__all__ = ["ETTrace", "is_thread_root_name"]
+
+
+def is_thread_root_name(name: str) -> bool:
+    """True for the per-thread root nodes (``[pytorch|profiler|execution_trace|thread]``,
+    older files ``execution_graph``)."""
+    return name.startswith("[pytorch|profiler|") and name.endswith("|thread]")
+
+
+def _decode(raw: memoryview) -> Any:
+    return msgspec.json.decode(raw) if len(raw) else None
+
+
+class ETTrace:
+    """A loaded Execution Trace.
+
+    Attributes: ``path``, ``schema`` (the file's schema string, never interpreted),
+    ``pid`` (OS process id), ``time`` (recording date string), ``start_ts``/``finish_ts``
+    (None when missing, e.g. cut off in a truncated file), ``layout`` ("flat" or "nested",
+    the layout of most nodes), ``warnings``.
+
+    Columns (numpy, indexed by position): ``ids`` (int64), ``parent`` (int32 parent position,
+    -1 for top-level nodes), ``parent_ids`` (int64, the parent id as written), ``rf_id``
+    (int64, 0 = none), ``seq_id`` (int64, -1 = none), ``fw_parent``, ``tid`` (small
+    RecordFunction thread number), ``fw_tid``, ``scope``, ``name_ids`` (int32 into
+    ``names``), ``op_schema_ids`` (int32 into ``op_schemas``), ``depth`` (int32, 0 at the
+    top), ``child_start``/``child_index`` (CSR children, each list in id order).
+    """
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        schema: Any,
+        pid: Any,
+        time: Any,
+        start_ts: Any,
+        finish_ts: Any,
+        decoded: DecodedNodes,
+        warnings: list[LoadWarning] | None = None,
+    ) -> None:
+        self.path = path
+        self.schema = schema if isinstance(schema, str) else ("" if schema is None else str(schema))
+        self.pid = pid
+        self.time = time
+        self.start_ts = start_ts
+        self.finish_ts = finish_ts
+        self.layout = "flat" if decoded.flat > decoded.nested else "nested"
+        self.warnings: list[LoadWarning] = list(warnings or [])
+
+        order = np.argsort(decoded.ids, kind="stable")
+        #: file index of the node at each position (raw columns are in file order)
+        self._file_index = order
+        self.ids: np.ndarray = decoded.ids[order]
+        self.parent_ids: np.ndarray = decoded.parent_ids[order]
+        self.rf_id: np.ndarray = decoded.hot["rf_id"][order]
+        self.seq_id: np.ndarray = decoded.hot["seq_id"][order]
+        self.fw_parent: np.ndarray = decoded.hot["fw_parent"][order]
+        self.tid: np.ndarray = decoded.hot["tid"][order]
+        self.fw_tid: np.ndarray = decoded.hot["fw_tid"][order]
+        self.scope: np.ndarray = decoded.hot["scope"][order]
+        self.name_ids: np.ndarray = decoded.name_ids[order]
+        self.names: list[str] = decoded.names
+        self.op_schema_ids: np.ndarray = decoded.op_schema_ids[order]
+        self.op_schemas: list[str] = decoded.op_schemas
+        self._raw: dict[str, RawColumn] = decoded.raw
+
+        tree = build_tree(self.ids, self.parent_ids)
+        self.parent: np.ndarray = tree.parent
+        self.child_start: np.ndarray = tree.child_start
+        self.child_index: np.ndarray = tree.child_index
+        self.depth: np.ndarray = tree.depth
+        self._note_problems(decoded, tree.orphans, tree.cycles_broken)
+
+    def _note_problems(self, decoded: DecodedNodes, orphans: int, cycles: int) -> None:
+        dups = int(np.count_nonzero(self.ids[1:] == self.ids[:-1])) if self.ids.size else 0
+        if dups:
+            self.warnings.append(
+                LoadWarning("duplicate_ids", f"{self.path}: {dups} nodes repeat another node's id", dups)
+            )
+        if orphans:
+            self.warnings.append(
+                LoadWarning(
+                    "orphans",
+                    f"{self.path}: {orphans} nodes name a parent id that is not in the file; "
+                    "they are shown as top-level nodes",
+                    orphans,
+                )
+            )
+        if cycles:
+            self.warnings.append(
+                LoadWarning("cycles", f"{self.path}: {cycles} parent links formed a cycle and were dropped", cycles)
+            )
+        for column, count in decoded.bad_values.items():
+            self.warnings.append(
+                LoadWarning(
+                    "bad_values",
+                    f"{self.path}: {count} nodes have a {column} that is not a 64-bit integer; "
+                    f"shown as {HOT_ATTRS.get(column, -1)}",
+                    count,
+                )
+            )
+
+    # ------------------------------------------------------------------ structure
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+    def name(self, pos: int) -> str:
+        """Name of the node at ``pos``."""
+        return self.names[self.name_ids[pos]]
+
+    def children(self, pos: int) -> np.ndarray:
+        """Positions of the children of ``pos``, in id (= start) order."""
+        return self.child_index[self.child_start[pos] : self.child_start[pos + 1]]
+
+    def roots(self) -> np.ndarray:
+        """Positions of the top-level nodes: the process root (id 1) in a complete file; in
+        a truncated one, the nodes whose parent was never written."""
+        return np.flatnonzero(self.parent < 0)
+
+    def thread_roots(self) -> np.ndarray:
+        """Positions of the per-thread root nodes (``[pytorch|profiler|...|thread]``)."""
+        wanted = [i for i, nm in enumerate(self.names) if is_thread_root_name(nm)]
+        return np.flatnonzero(np.isin(self.name_ids, wanted))
+
+    def pos_of_id(self, node_id: int) -> int:
+        """Position of the node with id ``node_id``; KeyError when absent."""
+        i = int(np.searchsorted(self.ids, node_id))
+        if i < self.ids.size and self.ids[i] == node_id:
+            return i
+        raise KeyError(node_id)
+
+    def positions_of_ids(self, node_ids: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`pos_of_id`: int64 positions, -1 where an id is absent."""
+        node_ids = np.asarray(node_ids, dtype=np.int64)
+        if self.ids.size == 0:
+            return np.full(node_ids.shape, -1, dtype=np.int64)
+        idx = np.minimum(np.searchsorted(self.ids, node_ids), self.ids.size - 1)
+        return np.where(self.ids[idx] == node_ids, idx, -1)
+
+    # ------------------------------------------------------------------ per node
+    def _raw_field(self, name: str, file_index: int) -> Any:
+        col = self._raw[name]
+        return _decode(col.get(file_index))
+
+    def attrs(self, pos: int) -> dict[str, Any]:
+        """Every attribute of the node at ``pos`` by name (exact values, any int size)."""
+        fi = int(self._file_index[pos])
+        raw = self._raw["attrs"].get(fi)
+        if len(raw):
+            return decode_attr_list(raw)
+        return {
+            "rf_id": int(self.rf_id[pos]),
+            "fw_parent": int(self.fw_parent[pos]),
+            "seq_id": int(self.seq_id[pos]),
+            "scope": int(self.scope[pos]),
+            "tid": int(self.tid[pos]),
+            "fw_tid": int(self.fw_tid[pos]),
+            "op_schema": self.op_schemas[self.op_schema_ids[pos]],
+        }
+
+    def _args(self, fi: int, side: str) -> list[ETArg]:
+        """Inputs ("input") or outputs ("output") of the node at file index ``fi``."""
+        types = self._raw_field(f"{side}_types", fi)
+        if types is not None:  # flat layout: parallel lists at the node's top level
+            values = self._raw_field(f"{side}s", fi)
+            return build_args(values, self._raw_field(f"{side}_shapes", fi), types, None)
+        obj = self._raw_field(f"{side}s", fi)
+        if isinstance(obj, dict):
+            return build_args(obj.get("values"), obj.get("shapes"), obj.get("types"), obj.get("strides"))
+        return []
+
+    def node(self, pos: int) -> ETNode:
+        """Decode everything recorded for the node at ``pos``."""
+        fi = int(self._file_index[pos])
+        parent_id = int(self.parent_ids[pos])
+        return ETNode(
+            pos=int(pos),
+            id=int(self.ids[pos]),
+            name=self.name(pos),
+            rf_id=int(self.rf_id[pos]),
+            parent_id=parent_id,
+            ctrl_deps=parent_id,
+            op_schema=self.op_schemas[self.op_schema_ids[pos]],
+            tid=int(self.tid[pos]),
+            fw_tid=int(self.fw_tid[pos]),
+            seq_id=int(self.seq_id[pos]),
+            fw_parent=int(self.fw_parent[pos]),
+            scope=int(self.scope[pos]),
+            attrs=self.attrs(pos),
+            inputs=self._args(fi, "input"),
+            outputs=self._args(fi, "output"),
+        )
+
+    def __repr__(self) -> str:
+        return f"ETTrace({self.path!r}, schema={self.schema!r}, nodes={len(self)}, layout={self.layout})"
