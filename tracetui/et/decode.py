@@ -47,7 +47,7 @@ _ATTR_BATCH = 50_000
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-class _Node(msgspec.Struct):
+class _Node(msgspec.Struct, gc=False):
     """Union of the flat and nested node layouts; unknown keys are skipped."""
 
     id: Any
@@ -70,7 +70,7 @@ class _Node(msgspec.Struct):
     output_types: msgspec.Raw = _EMPTY
 
 
-class ETFile(msgspec.Struct):
+class ETFile(msgspec.Struct, gc=False):
     """Top level of an ET file (``traceEvents`` is read only to recognise a Kineto trace)."""
 
     schema: Any = None
@@ -82,7 +82,7 @@ class ETFile(msgspec.Struct):
     traceEvents: msgspec.Raw = _EMPTY  # noqa: N815 - the Kineto key
 
 
-class _Attr(msgspec.Struct):
+class _Attr(msgspec.Struct, gc=False):
     name: str
     value: Any = None
 
