@@ -117,3 +117,13 @@ def test_api_chain_on_cpu_pair_and_tree_navigation():
     chain = format_parent_chain(kt, k).splitlines()
     assert chain[-1].startswith("  " * (len(chain) - 1) + "[cpu_op] aten::mm")
     assert "aten::mm" in format_subtree(kt, k).splitlines()[0]
+
+
+def test_unknown_ids_are_trace_errors():
+    from tracetui.errors import TraceError
+
+    lt = load_shared_pair("torch_cpu_pair")
+    with pytest.raises(TraceError, match="no ET node with id 99999999"):
+        api.operation_metadata_scrape(99999999, lt.et)
+    with pytest.raises(TraceError):
+        api.kernel_metadata_scrape((0.0, 1.0, 7, 123456), lt.kineto)

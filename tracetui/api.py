@@ -131,7 +131,10 @@ def _split(cpu_trace: Any, gpu_trace: Any) -> tuple[Any, KinetoTrace | None, ETL
 
 
 def _et_pos(et: Any, op_id: int) -> int:
-    pos = et.pos_of_id(int(op_id))
+    try:
+        pos = et.pos_of_id(int(op_id))
+    except KeyError:
+        pos = -1
     if pos is None or pos < 0:
         raise TraceError(et.path, f"no ET node with id {op_id}")
     return int(pos)
