@@ -1,0 +1,290 @@
+"""pandas DataFrames built from a loaded :class:`~tracetui.kineto.trace.KinetoTrace`.
+
+Everything downstream (tables, timeline, gaps, launches, exports) starts from two frames:
+
+- :func:`gpu_events_frame`: one row per GPU work event (kernel, memcpy, memset) with its
+  ``kernel_category``, device/stream, times, its launch (runtime/driver event), the
+  innermost and the outermost cpu_op above that launch, and the launch configuration
+  read from the event's args (grid, block, registers, shared memory, occupancy, bytes).
+- :func:`cpu_ops_frame`: one row per cpu_op with its host duration, input shapes and the
+  GPU time it launched directly and in its whole subtree.
+
+Units: every time column is **microseconds** (``ts``/``end`` relative to the trace's
+``origin_us``, like the model); a column ending in ``_ms`` is milliseconds.
+Node ids in the frames are the model's event indices (``-1`` means none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from ..kineto.rollup import subtree_gpu_totals
+from ..kineto.trace import KinetoTrace
+from .categories import KernelCategorizer, get_categorizer
+
+_GPU_WORK = np.array(sorted(int(k) for k in GPU_WORK_KINDS), dtype=np.uint8)
+_KIND_WORD = {int(Kind.KERNEL): "kernel", int(Kind.MEMCPY): "memcpy", int(Kind.MEMSET): "memset"}
+
+#: Columns of :func:`gpu_events_frame`, in order.
+GPU_COLUMNS = (
+    "event", "kind", "name", "kernel_category", "device", "stream", "ts", "dur", "end", "correlation",
+    "external_id", "launch", "launch_name", "launch_ts", "launch_dur", "op", "op_name", "top_op",
+    "top_op_name", "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm",
+    "occupancy", "bytes",
+)
+
+
+class _GpuArgs(msgspec.Struct):
+    """The args of a kernel/memcpy/memset that the tables show (all optional)."""
+
+    grid: Any = None
+    block: Any = None
+    registers: Any = msgspec.field(default=None, name="registers per thread")
+    shared_mem: Any = msgspec.field(default=None, name="shared memory")
+    blocks_per_sm: Any = msgspec.field(default=None, name="blocks per SM")
+    warps_per_sm: Any = msgspec.field(default=None, name="warps per SM")
+    occupancy: Any = msgspec.field(default=None, name="est. achieved occupancy %")
+    nbytes: Any = msgspec.field(default=None, name="bytes")
+
+
+class _OpArgs(msgspec.Struct):
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")
+    input_type: Any = msgspec.field(default=None, name="Input type")
+
+
+_GPU_ARG_FIELDS = ("grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy",
+                   "nbytes")
+
+
+def resolve_categorizer(categorizer: KernelCategorizer | None) -> KernelCategorizer:
+    """The given categorizer, or the default one (user rules file if configured, then defaults)."""
+    return categorizer if categorizer is not None else get_categorizer()
+
+
+def gpu_work_events(trace: KinetoTrace) -> np.ndarray:
+    """Event indices of every kernel, memcpy and memset, in file order."""
+    return np.flatnonzero(np.isin(trace.kind, _GPU_WORK))
+
+
+def decode_args_batch(trace: KinetoTrace, events: np.ndarray, struct: type) -> list[Any]:
+    """Decode the args of many events into ``struct`` instances in one msgspec call.
+
+    Events without args give a default instance; if the batch cannot be decoded as a
+    whole (a field of an unexpected shape), events are decoded one by one and those that
+    still fail give the default.
+    """
+    blob, offs = trace.args_blob, trace.args_offsets
+    ev = events.tolist()
+    parts = []
+    for i in ev:
+        a, b = int(offs[i]), int(offs[i + 1])
+        parts.append(blob[a:b] if b > a else b"{}")
+    if not parts:
+        return []
+    try:
+        return msgspec.json.decode(b"[" + b",".join(parts) + b"]", type=list[struct])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        out = []
+        for p in parts:
+            try:
+                out.append(msgspec.json.decode(p, type=struct))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                out.append(struct())
+        return out
+
+
+def _dims_text(v: Any) -> str | None:
+    """``[564, 1, 1]`` -> ``"564,1,1"``; scalars as text; None stays None."""
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return ",".join(str(x) for x in v)
+    return str(v)
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+
+
+def top_cpu_op(trace: KinetoTrace) -> np.ndarray:
+    """Per node: the outermost cpu_op at or above it (GPU events: above their launch), -1 none."""
+    n_nodes = trace.n_nodes
+    top = np.full(n_nodes, -1, dtype=np.int64)
+    parent = trace.parent.astype(np.int64)
+    is_op = np.zeros(n_nodes, dtype=bool)
+    is_op[: trace.n_events] = trace.kind == int(Kind.CPU_OP)
+    order = np.argsort(trace.depth, kind="stable")
+    d_sorted = trace.depth[order]
+    bounds = np.flatnonzero(np.diff(d_sorted)) + 1
+    for grp in np.split(order, bounds):
+        has_p = parent[grp] >= 0
+        from_parent = np.where(has_p, top[np.maximum(parent[grp], 0)], -1)
+        top[grp] = np.where(from_parent >= 0, from_parent, np.where(is_op[grp], grp, -1))
+    return top
+
+
+def gpu_time_per_node(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
+    """(direct, subtree) GPU time per node, µs.
+
+    *direct*: for a cpu_op, the summed duration of the GPU events its own runtime calls
+    launched (``cpu_op_of[gpu_event] == op``); for any other node, of the GPU events
+    that are its children (a runtime call: what it launched).
+    *subtree*: every GPU event under the node (host nesting, then launch -> GPU work).
+    Durations are summed, not merged: concurrent kernels both count.
+    """
+    n, n_nodes = trace.n_events, trace.n_nodes
+    gpu = gpu_work_events(trace)
+    subtree, _ = subtree_gpu_totals(trace)
+    direct = np.zeros(n_nodes, dtype=np.float64)
+    par = trace.parent[gpu].astype(np.int64)
+    ok = par >= 0
+    np.add.at(direct, par[ok], trace.dur[gpu][ok])
+    ops = trace.cpu_op_of[gpu].astype(np.int64)
+    is_op = np.zeros(n_nodes, dtype=bool)
+    is_op[:n] = trace.kind == int(Kind.CPU_OP)
+    direct[is_op] = 0.0
+    okop = ops >= 0
+    np.add.at(direct, ops[okop], trace.dur[gpu][okop])
+    return direct, subtree
+
+
+def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None = None,
+                     events: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per GPU work event (kernel, memcpy, memset), sorted by start time.
+
+    Columns (see :data:`GPU_COLUMNS`): ``event`` (model index), ``kind`` ("kernel",
+    "memcpy", "memset"), ``name``, ``kernel_category`` (from ``categorizer``, default
+    :func:`~tracetui.analysis.categories.get_categorizer`), ``device``/``stream`` (the
+    GPU lane), ``ts``/``end``/``dur`` (µs), ``correlation``, ``external_id``,
+    ``launch`` (the runtime/driver event that launched it, -1 when not in the trace),
+    ``launch_name``/``launch_ts``/``launch_dur``, ``op``/``op_name`` (innermost cpu_op
+    above the launch), ``top_op``/``top_op_name`` (outermost cpu_op above it), and from
+    the event's args: ``grid``/``block`` ("x,y,z" text), ``registers`` (per thread),
+    ``shared_mem`` (bytes), ``blocks_per_sm``, ``warps_per_sm``, ``occupancy``
+    (est. achieved %), ``bytes`` (memcpy/memset size).  Missing values are NaN/None.
+
+    ``events`` restricts the frame to some event indices (e.g. a subtree's GPU events).
+    """
+    cat = resolve_categorizer(categorizer)
+    ev = gpu_work_events(trace) if events is None else np.asarray(events, dtype=np.int64)
+    if events is not None:
+        ev = ev[(ev >= 0) & (ev < trace.n_events)]
+        ev = ev[np.isin(trace.kind[ev], _GPU_WORK)]
+    ev = ev[np.argsort(trace.ts[ev], kind="stable")]
+    names = trace.names
+    name_id = trace.name_id[ev]
+    kinds = trace.kind[ev]
+    # categories: once per distinct (name, kind)
+    pair = name_id.astype(np.int64) * 16 + kinds
+    uniq, inv = np.unique(pair, return_inverse=True)
+    ucat = np.array([cat.categorize(names[int(u // 16)], _KIND_WORD.get(int(u % 16), "kernel")) for u in uniq],
+                    dtype=object)
+    lanes = trace.lanes
+    lane_dev = np.array([ln.pid for ln in lanes] + [None], dtype=object)
+    lane_str = np.array([ln.tid for ln in lanes] + [None], dtype=object)
+    li = trace.lane_of[ev].astype(np.int64)
+    li = np.where(li >= 0, li, len(lanes))
+    launch = trace.launch_of[ev].astype(np.int64)
+    has_l = launch >= 0
+    lsafe = np.maximum(launch, 0)
+    op = trace.cpu_op_of[ev].astype(np.int64)
+    top = top_cpu_op(trace)[ev] if ev.size else np.zeros(0, np.int64)
+    name_arr = np.asarray(names, dtype=object)
+
+    def names_of(idx: np.ndarray) -> np.ndarray:
+        out = np.full(idx.shape, None, dtype=object)
+        ok = idx >= 0
+        out[ok] = name_arr[trace.name_id[idx[ok]]]
+        return out
+
+    args = decode_args_batch(trace, ev, _GpuArgs)
+    cols: dict[str, Any] = {f: [getattr(a, f) for a in args] for f in _GPU_ARG_FIELDS}
+    df = pd.DataFrame({
+        "event": ev,
+        "kind": pd.Categorical([_KIND_WORD[int(k)] for k in kinds], categories=["kernel", "memcpy", "memset"]),
+        "name": name_arr[name_id] if ev.size else np.zeros(0, dtype=object),
+        "kernel_category": ucat[inv] if ev.size else np.zeros(0, dtype=object),
+        "device": lane_dev[li] if ev.size else np.zeros(0, dtype=object),
+        "stream": lane_str[li] if ev.size else np.zeros(0, dtype=object),
+        "ts": trace.ts[ev],
+        "dur": trace.dur[ev],
+        "end": trace.ts[ev] + trace.dur[ev],
+        "correlation": trace.correlation[ev],
+        "external_id": trace.external_id[ev],
+        "launch": launch,
+        "launch_name": names_of(launch),
+        "launch_ts": np.where(has_l, trace.ts[lsafe], np.nan),
+        "launch_dur": np.where(has_l, trace.dur[lsafe], np.nan),
+        "op": op,
+        "op_name": names_of(op),
+        "top_op": top,
+        "top_op_name": names_of(top),
+        "grid": [_dims_text(v) for v in cols["grid"]],
+        "block": [_dims_text(v) for v in cols["block"]],
+        "registers": np.array([_num(v) for v in cols["registers"]], dtype=np.float64),
+        "shared_mem": np.array([_num(v) for v in cols["shared_mem"]], dtype=np.float64),
+        "blocks_per_sm": np.array([_num(v) for v in cols["blocks_per_sm"]], dtype=np.float64),
+        "warps_per_sm": np.array([_num(v) for v in cols["warps_per_sm"]], dtype=np.float64),
+        "occupancy": np.array([_num(v) for v in cols["occupancy"]], dtype=np.float64),
+        "bytes": np.array([_num(v) for v in cols["nbytes"]], dtype=np.float64),
+    }, columns=list(GPU_COLUMNS))
+    return df.reset_index(drop=True)
+
+
+def shapes_text(v: Any) -> str:
+    """Compact text of an ``Input Dims``/``Input type`` arg: ``[[2, 3], []]``; "" when absent."""
+    if v is None:
+        return ""
+    return str(v)
+
+
+def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per cpu_op, in start-time order.
+
+    Columns: ``event``, ``name``, ``lane`` (thread label), ``ts``/``dur``/``end`` (µs, host
+    time), ``depth`` (tree level; lane roots are 0), ``parent_op`` (nearest cpu_op above,
+    -1), ``external_id``, ``seq`` (Sequence number), ``input_dims``/``input_types`` (text
+    of the ``Input Dims``/``Input type`` args, "" when the trace has no shapes),
+    ``n_direct_gpu`` (GPU events its own runtime calls launched), ``direct_gpu_us``
+    (their summed duration), ``subtree_gpu_us`` (every GPU event in its subtree).
+    ``events`` restricts the frame to some event indices.
+    """
+    ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP)) if events is None else np.asarray(events, np.int64)
+    if events is not None:
+        ops = ops[(ops >= 0) & (ops < trace.n_events)]
+        ops = ops[trace.kind[ops] == int(Kind.CPU_OP)]
+    ops = ops[np.argsort(trace.ts[ops], kind="stable")]
+    direct, subtree = gpu_time_per_node(trace)
+    gpu = gpu_work_events(trace)
+    launched = trace.cpu_op_of[gpu].astype(np.int64)
+    n_direct = np.bincount(launched[launched >= 0], minlength=trace.n_nodes)
+    par = trace.parent[ops].astype(np.int64)
+    parent_op = np.where(par >= 0, trace.cpu_op_of[np.maximum(par, 0)], -1)
+    args = decode_args_batch(trace, ops, _OpArgs)
+    lanes = trace.lanes
+    lane_label = np.array([ln.label for ln in lanes] + [""], dtype=object)
+    li = trace.lane_of[ops].astype(np.int64)
+    li = np.where(li >= 0, li, len(lanes))
+    name_arr = np.asarray(trace.names, dtype=object)
+    return pd.DataFrame({
+        "event": ops,
+        "name": name_arr[trace.name_id[ops]] if ops.size else np.zeros(0, dtype=object),
+        "lane": lane_label[li] if ops.size else np.zeros(0, dtype=object),
+        "ts": trace.ts[ops],
+        "dur": trace.dur[ops],
+        "end": trace.ts[ops] + trace.dur[ops],
+        "depth": trace.depth[ops].astype(np.int64),
+        "parent_op": parent_op.astype(np.int64),
+        "external_id": trace.external_id[ops],
+        "seq": trace.seq[ops],
+        "input_dims": [shapes_text(a.input_dims) for a in args],
+        "input_types": [shapes_text(a.input_type) for a in args],
+        "n_direct_gpu": n_direct[ops].astype(np.int64),
+        "direct_gpu_us": direct[ops],
+        "subtree_gpu_us": subtree[ops],
+    })

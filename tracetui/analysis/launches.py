@@ -1,0 +1,229 @@
+"""Launch and pipeline figures: launch delays, runtime call costs, synchronisation,
+allocations, copies, launches per profiler step.
+
+Definitions (all times µs, bytes as written by the profiler):
+
+- **launch delay** of a launch call (runtime/driver event that launched GPU work): start
+  of its first GPU event minus the start of the call (queueing + launch latency; large
+  values mean the GPU was busy with earlier work);
+- **call duration**: the host duration of the runtime/driver call itself;
+- **synchronisation**: runtime/driver calls named ``cuda|hip`` + ``DeviceSynchronize``,
+  ``StreamSynchronize``, ``EventSynchronize`` (host blocking), plus ``StreamWaitEvent``
+  (enqueues a wait, listed by name only) and the ``cuda_sync`` events CUPTI records;
+- **allocations**: ``[memory]`` instant events (``Bytes`` > 0 allocates, < 0 frees; per
+  ``Device Type``: 0 is CPU, anything else a GPU) and ``cudaMalloc``/``hipMalloc``-style
+  calls (counted with their host time; their size is not in the trace);
+- **copies**: memcpy GPU events by direction (HtoD, DtoH, DtoD, PtoP, HtoH, read from
+  the name) with their ``bytes`` arg;
+- **per step**: for each ``ProfilerStep#N`` annotation, the launch calls that started
+  inside its time span (any thread) and the GPU events they launched.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from ..kineto.kinds import LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name
+from ..kineto.trace import KinetoTrace
+from .frames import decode_args_batch
+
+_BLOCKING_SYNC = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|"
+                            r"^cu(Ctx|Stream|Event)Synchronize")
+_DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
+_STEP = re.compile(r"^ProfilerStep#\d+$")
+
+
+class _MemArgs(msgspec.Struct):
+    nbytes: Any = msgspec.field(default=None, name="Bytes")
+    device_type: Any = msgspec.field(default=None, name="Device Type")
+    device_id: Any = msgspec.field(default=None, name="Device Id")
+    total_allocated: Any = msgspec.field(default=None, name="Total Allocated")
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return {"count": 0, "total_us": 0.0, "mean_us": 0.0, "median_us": 0.0, "p90_us": 0.0, "max_us": 0.0}
+    return {"count": int(v.size), "total_us": float(v.sum()), "mean_us": float(v.mean()),
+            "median_us": float(np.median(v)), "p90_us": float(np.percentile(v, 90)), "max_us": float(v.max())}
+
+
+def _launch_classes(trace: KinetoTrace, events: np.ndarray) -> np.ndarray:
+    """LaunchClass value per event (by name, computed once per distinct name)."""
+    ids = trace.name_id[events]
+    uniq, inv = np.unique(ids, return_inverse=True)
+    cls = np.array([int(launch_class_of_name(trace.names[int(u)])) for u in uniq], dtype=np.int64)
+    return cls[inv] if events.size else np.zeros(0, np.int64)
+
+
+def launch_frame(trace: KinetoTrace, gpu: pd.DataFrame) -> pd.DataFrame:
+    """One row per launch call that launched GPU work: ``launch``, ``name``,
+    ``launch_class`` (kernel_launch, graph_launch, memcpy, memset, ...), ``ts``, ``dur``
+    (call duration, µs), ``n_gpu`` (GPU events it launched), ``first_gpu_ts``,
+    ``delay_us`` (first GPU start - call start), ``gpu_us`` (their summed duration)."""
+    cols = ["launch", "name", "launch_class", "ts", "dur", "n_gpu", "first_gpu_ts", "delay_us", "gpu_us"]
+    g = gpu[gpu["launch"] >= 0]
+    if g.empty:
+        return pd.DataFrame(columns=cols)
+    agg = g.groupby("launch", sort=True).agg(n_gpu=("event", "size"), first_gpu_ts=("ts", "min"),
+                                             gpu_us=("dur", "sum")).reset_index()
+    ev = agg["launch"].to_numpy().astype(np.int64)
+    cls = _launch_classes(trace, ev)
+    agg["name"] = np.asarray(trace.names, dtype=object)[trace.name_id[ev]]
+    agg["launch_class"] = [LaunchClass(int(c)).name.lower() for c in cls]
+    agg["ts"] = trace.ts[ev]
+    agg["dur"] = trace.dur[ev]
+    agg["delay_us"] = agg["first_gpu_ts"] - agg["ts"]
+    return agg[cols]
+
+
+def _sync_figures(trace: KinetoTrace) -> dict[str, Any]:
+    calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
+    cls = _launch_classes(trace, calls)
+    sync = calls[cls == int(LaunchClass.SYNC)]
+    by_name: dict[str, dict[str, float]] = {}
+    blocking_us = 0.0
+    blocking_n = 0
+    for nid in np.unique(trace.name_id[sync]).tolist():
+        sel = sync[trace.name_id[sync] == nid]
+        name = trace.names[nid]
+        by_name[name] = {"count": int(sel.size), "total_us": float(trace.dur[sel].sum())}
+        if _BLOCKING_SYNC.search(name):
+            blocking_us += float(trace.dur[sel].sum())
+            blocking_n += int(sel.size)
+    cupti = np.flatnonzero(trace.kind == int(Kind.SYNC))
+    return {"blocking_calls": blocking_n, "blocking_us": blocking_us, "by_name": by_name,
+            "cuda_sync_events": int(cupti.size), "cuda_sync_us": float(trace.dur[cupti].sum())}
+
+
+def _runtime_by_class(trace: KinetoTrace) -> dict[str, dict[str, float]]:
+    calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
+    cls = _launch_classes(trace, calls)
+    out = {}
+    for c in LaunchClass:
+        sel = calls[cls == int(c)]
+        if sel.size:
+            out[c.name.lower()] = {"count": int(sel.size), "total_us": float(trace.dur[sel].sum()),
+                                   "mean_us": float(trace.dur[sel].mean())}
+    return out
+
+
+def _allocation_figures(trace: KinetoTrace) -> dict[str, Any]:
+    mem = np.flatnonzero((trace.kind == int(Kind.INSTANT))
+                         & (trace.name_id == (trace.names.index("[memory]") if "[memory]" in trace.names else -1)))
+    args = decode_args_batch(trace, mem, _MemArgs)
+    per: dict[str, dict[str, float]] = {}
+    for a in args:
+        b = a.nbytes
+        if not isinstance(b, (int, float)) or isinstance(b, bool):
+            continue
+        where = "cpu" if a.device_type == 0 else f"gpu {a.device_id}" if a.device_id is not None else "gpu"
+        d = per.setdefault(where, {"allocs": 0, "alloc_bytes": 0, "frees": 0, "freed_bytes": 0,
+                                   "peak_allocated_bytes": 0})
+        if b > 0:
+            d["allocs"] += 1
+            d["alloc_bytes"] += int(b)
+        elif b < 0:
+            d["frees"] += 1
+            d["freed_bytes"] += int(-b)
+        ta = a.total_allocated
+        if isinstance(ta, (int, float)) and not isinstance(ta, bool):
+            d["peak_allocated_bytes"] = max(d["peak_allocated_bytes"], int(ta))
+    calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
+    cls = _launch_classes(trace, calls)
+    mal = calls[cls == int(LaunchClass.MALLOC)]
+    fre = calls[cls == int(LaunchClass.FREE)]
+    return {"memory_events": int(mem.size), "by_device": per,
+            "malloc_calls": int(mal.size), "malloc_us": float(trace.dur[mal].sum()),
+            "free_calls": int(fre.size), "free_us": float(trace.dur[fre].sum())}
+
+
+def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
+    """Memcpy events by direction: ``direction``, ``count``, ``bytes``, ``total_us``, ``gb_per_s``
+    (bytes / summed time).  Memsets are one more row (``direction`` "memset")."""
+    rows = []
+    kinds = gpu["kind"].astype(str)
+    mc = gpu[kinds == "memcpy"]
+    dirs = mc["name"].map(lambda s: (m.group(1) if (m := _DIRECTION.search(s)) else "other"))
+    for d, sub in mc.groupby(dirs, sort=True):
+        rows.append((d, sub))
+    ms = gpu[kinds == "memset"]
+    if not ms.empty:
+        rows.append(("memset", ms))
+    out = []
+    for d, sub in rows:
+        nbytes = float(np.nansum(sub["bytes"].to_numpy()))
+        t = float(sub["dur"].sum())
+        out.append({"direction": d, "count": int(len(sub)), "bytes": int(nbytes), "total_us": t,
+                    "gb_per_s": nbytes / (t * 1e3) if t > 0 else 0.0})
+    return pd.DataFrame(out, columns=["direction", "count", "bytes", "total_us", "gb_per_s"])
+
+
+def step_table(trace: KinetoTrace, launches: pd.DataFrame) -> pd.DataFrame:
+    """Per ``ProfilerStep#N`` annotation (host side): ``step``, ``ts``, ``dur`` (µs),
+    ``kernel_launches`` (kernel launch calls started inside it, any thread),
+    ``graph_launches``, ``gpu_events`` (launched by calls inside it), ``gpu_us``."""
+    cols = ["step", "ts", "dur", "kernel_launches", "graph_launches", "gpu_events", "gpu_us"]
+    ann = np.flatnonzero(trace.kind == int(Kind.ANNOTATION))
+    steps = [int(i) for i in ann.tolist() if _STEP.match(trace.names[trace.name_id[i]])]
+    if not steps:
+        return pd.DataFrame(columns=cols)
+    steps.sort(key=lambda i: trace.ts[i])
+    calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
+    cls = _launch_classes(trace, calls)
+    k_ts = np.sort(trace.ts[calls[cls == int(LaunchClass.KERNEL_LAUNCH)]])
+    g_ts = np.sort(trace.ts[calls[cls == int(LaunchClass.GRAPH_LAUNCH)]])
+    lo = launches.sort_values("ts")
+    l_ts = lo["ts"].to_numpy()
+    l_n = np.concatenate(([0], np.cumsum(lo["n_gpu"].to_numpy())))
+    l_us = np.concatenate(([0.0], np.cumsum(lo["gpu_us"].to_numpy())))
+    rows = []
+    for s in steps:
+        a, b = float(trace.ts[s]), float(trace.ts[s] + trace.dur[s])
+        i0, i1 = np.searchsorted(l_ts, a, "left"), np.searchsorted(l_ts, b, "left")
+        rows.append({"step": trace.names[trace.name_id[s]], "ts": a, "dur": b - a,
+                     "kernel_launches": int(np.searchsorted(k_ts, b, "left") - np.searchsorted(k_ts, a, "left")),
+                     "graph_launches": int(np.searchsorted(g_ts, b, "left") - np.searchsorted(g_ts, a, "left")),
+                     "gpu_events": int(l_n[i1] - l_n[i0]), "gpu_us": float(l_us[i1] - l_us[i0])})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def launch_summary(trace: KinetoTrace, gpu: pd.DataFrame, timeline_us: dict[str, float] | None = None
+                   ) -> dict[str, Any]:
+    """Every launch/pipeline figure as one JSON-ready dict (µs, bytes; see module docstring).
+
+    Keys: ``launch_delay`` and ``call_duration`` (stats per launch class: count, total,
+    mean, median, p90, max), ``runtime_calls`` (count/total/mean per class, every call),
+    ``sync``, ``allocations``, ``copies`` (rows of :func:`copy_table`), ``steps`` (rows of
+    :func:`step_table`), ``compute_memcpy_ratio`` (timeline computation / memcpy time,
+    None without memcpy) and ``kernel_memcpy_ratio`` (summed kernel / memcpy durations).
+    """
+    lf = launch_frame(trace, gpu)
+    delay: dict[str, Any] = {}
+    calldur: dict[str, Any] = {}
+    for c, sub in lf.groupby("launch_class", sort=True):
+        delay[c] = _stats(sub["delay_us"].to_numpy())
+        calldur[c] = _stats(sub["dur"].to_numpy())
+    kinds = gpu["kind"].astype(str)
+    kernel_us = float(gpu.loc[kinds == "kernel", "dur"].sum())
+    memcpy_us = float(gpu.loc[kinds == "memcpy", "dur"].sum())
+    out: dict[str, Any] = {
+        "launch_delay": delay,
+        "call_duration": calldur,
+        "runtime_calls": _runtime_by_class(trace),
+        "sync": _sync_figures(trace),
+        "allocations": _allocation_figures(trace),
+        "copies": copy_table(gpu).to_dict("records"),
+        "steps": step_table(trace, lf).to_dict("records"),
+        "kernel_memcpy_ratio": kernel_us / memcpy_us if memcpy_us > 0 else None,
+        "compute_memcpy_ratio": None,
+    }
+    if timeline_us is not None and timeline_us.get("total_memcpy", 0.0) > 0:
+        out["compute_memcpy_ratio"] = timeline_us["computation"] / timeline_us["total_memcpy"]
+    return out

@@ -1,0 +1,115 @@
+"""Per-category, per-kernel, per-stream and per-op tables (pandas), all times in µs.
+
+Inputs are the frames of :mod:`tracetui.analysis.frames`.  "GPU time" below is the *sum*
+of event durations (concurrent kernels both count), as in TraceLens's kernel and op
+summaries; the timeline breakdown (:mod:`.timeline`) is where overlaps are merged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .categories import DEFAULT_CATEGORIES
+
+
+def _pct(part: pd.Series, whole: float) -> pd.Series:
+    return part * (100.0 / whole) if whole > 0 else part * 0.0
+
+
+def category_table(gpu: pd.DataFrame) -> pd.DataFrame:
+    """By ``kernel_category``: ``category``, ``count``, ``total_us``, ``total_ms``, ``percent``
+    (of the frame's summed GPU time), sorted by total time, largest first."""
+    if gpu.empty:
+        return pd.DataFrame(columns=["category", "count", "total_us", "total_ms", "percent"])
+    g = gpu.groupby("kernel_category", sort=False, observed=True)["dur"].agg(["size", "sum"]).reset_index()
+    g.columns = ["category", "count", "total_us"]
+    g["total_ms"] = g["total_us"] / 1000.0
+    g["percent"] = _pct(g["total_us"], float(gpu["dur"].sum()))
+    order = {c: i for i, c in enumerate(DEFAULT_CATEGORIES)}
+    g["_o"] = g["category"].map(lambda c: order.get(c, len(order)))
+    g = g.sort_values(["total_us", "_o"], ascending=[False, True]).drop(columns="_o")
+    g["count"] = g["count"].astype(np.int64)
+    return g.reset_index(drop=True)
+
+
+def _streams_text(values: pd.Series) -> str:
+    return ",".join(str(v) for v in sorted(values.dropna().unique().tolist(), key=str))
+
+
+def kernel_table(gpu: pd.DataFrame, span_us: float | None = None, by_stream: bool = False) -> pd.DataFrame:
+    """By GPU event name (and kind): ``name``, ``kind``, ``kernel_category``, ``streams``
+    (every "device:stream" it ran on), ``count``, ``total_us``, ``mean_us``, ``min_us``,
+    ``max_us``, ``percent`` (of the frame's summed GPU time) and ``percent_of_span``
+    (of ``span_us``, e.g. the GPU timeline total, when given).  With ``by_stream`` one row
+    per (name, device, stream).  Sorted by total time, largest first.
+    """
+    cols = ["name", "kind", "kernel_category", "streams", "count", "total_us", "mean_us", "min_us", "max_us",
+            "percent", "percent_of_span"]
+    if gpu.empty:
+        return pd.DataFrame(columns=cols)
+    g = gpu.assign(_ds=gpu["device"].astype(str) + ":" + gpu["stream"].astype(str),
+                   kind=gpu["kind"].astype(str))
+    keys = ["name", "kind", "kernel_category"] + (["_ds"] if by_stream else [])
+    agg = g.groupby(keys, sort=False, dropna=False).agg(
+        count=("dur", "size"), total_us=("dur", "sum"), mean_us=("dur", "mean"), min_us=("dur", "min"),
+        max_us=("dur", "max"), streams=("_ds", _streams_text)).reset_index()
+    if by_stream:
+        agg = agg.drop(columns="_ds")
+    agg["percent"] = _pct(agg["total_us"], float(gpu["dur"].sum()))
+    agg["percent_of_span"] = _pct(agg["total_us"], float(span_us)) if span_us else np.nan
+    agg["count"] = agg["count"].astype(np.int64)
+    return agg.sort_values("total_us", ascending=False, kind="stable")[cols].reset_index(drop=True)
+
+
+def stream_table(gpu: pd.DataFrame, gaps: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (device, stream): ``count``, ``gpu_us`` (summed durations), ``busy_us`` (union),
+    ``first_us``/``last_us`` (first start, last end), and from ``gaps`` (see
+    :func:`tracetui.analysis.gaps.idle_gaps`) ``gaps``, ``idle_us`` and idle µs per class."""
+    from .timeline import union_length
+
+    rows = []
+    if gpu.empty:
+        return pd.DataFrame(columns=["device", "stream", "count", "gpu_us", "busy_us", "first_us", "last_us"])
+    for (dev, st), sub in gpu.groupby(["device", "stream"], sort=True, dropna=False):
+        row: dict[str, object] = {
+            "device": dev, "stream": st, "count": int(len(sub)), "gpu_us": float(sub["dur"].sum()),
+            "busy_us": union_length(sub["ts"].to_numpy(), sub["end"].to_numpy()),
+            "first_us": float(sub["ts"].min()), "last_us": float(sub["end"].max()),
+        }
+        if gaps is not None:
+            gs = gaps[(gaps["device"] == dev) & (gaps["stream"] == st)]
+            row["gaps"] = int(len(gs))
+            row["idle_us"] = float(gs["dur"].sum())
+            for cls in ("host_wait", "kernel_to_kernel", "other"):
+                row[f"{cls}_us"] = float(gs.loc[gs["idle_class"] == cls, "dur"].sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def op_table(ops: pd.DataFrame, by_shapes: bool = False, only_gpu: bool = False) -> pd.DataFrame:
+    """By cpu_op name (and with ``by_shapes`` also by ``input_dims``/``input_types``):
+    ``count``, ``host_us`` (summed host durations), ``n_direct_gpu``, ``direct_gpu_us``,
+    ``subtree_gpu_us``, ``mean_direct_gpu_us`` and ``percent`` (of the summed direct GPU
+    time of all ops, so the column adds up to 100 over the table).
+
+    ``ops`` is :func:`~tracetui.analysis.frames.cpu_ops_frame`.  An op nested inside an
+    op of the same name counts twice in ``subtree_gpu_us`` and ``host_us`` (once per
+    op); ``direct_gpu_us`` never double counts.  ``only_gpu`` keeps ops that launched
+    GPU work directly (TraceLens's ops summary).  Sorted by direct GPU time, then subtree.
+    """
+    cols = ["name"] + (["input_dims", "input_types"] if by_shapes else []) + [
+        "count", "host_us", "n_direct_gpu", "direct_gpu_us", "subtree_gpu_us", "mean_direct_gpu_us", "percent"]
+    if ops.empty:
+        return pd.DataFrame(columns=cols)
+    src = ops[ops["n_direct_gpu"] > 0] if only_gpu else ops
+    keys = ["name"] + (["input_dims", "input_types"] if by_shapes else [])
+    agg = src.groupby(keys, sort=False, dropna=False).agg(
+        count=("event", "size"), host_us=("dur", "sum"), n_direct_gpu=("n_direct_gpu", "sum"),
+        direct_gpu_us=("direct_gpu_us", "sum"), subtree_gpu_us=("subtree_gpu_us", "sum")).reset_index()
+    agg["mean_direct_gpu_us"] = agg["direct_gpu_us"] / agg["count"]
+    agg["percent"] = _pct(agg["direct_gpu_us"], float(ops["direct_gpu_us"].sum()))
+    agg["count"] = agg["count"].astype(np.int64)
+    agg["n_direct_gpu"] = agg["n_direct_gpu"].astype(np.int64)
+    agg = agg.sort_values(["direct_gpu_us", "subtree_gpu_us", "host_us"], ascending=False, kind="stable")
+    return agg[cols].reset_index(drop=True)
