@@ -127,3 +127,10 @@ def test_unknown_ids_are_trace_errors():
         api.operation_metadata_scrape(99999999, lt.et)
     with pytest.raises(TraceError):
         api.kernel_metadata_scrape((0.0, 1.0, 7, 123456), lt.kineto)
+
+
+def test_top_level_api_exports():
+    import tracetui
+
+    for name in tracetui.__all__:
+        assert getattr(tracetui, name) is not None
