@@ -1,0 +1,101 @@
+"""The whole-trace summary: every analysis in one dict (``build_summary``) and the
+``tracetui summary`` command (rich tables, or one JSON object with ``--json``).
+
+JSON keys (times in ms where the key says ``_ms``, else µs; see docs/analysis.md):
+``source``, ``trace`` (counts), ``gpu_timeline`` {``total_ms``, ``computation_ms``,
+``exposed_comm_ms``, ``exposed_memcpy_ms``, ``busy_ms``, ``idle_ms``, ``total_comm_ms``,
+``total_memcpy_ms``}, ``gpu_timeline_by_device``, ``kernel_categories`` [{``category``,
+``count``, ``total_ms``, ``percent``}], ``kernels`` (top kernels by total time), ``ops``
+(top ops by direct GPU time), ``ops_by_shape``, ``streams``, ``idle`` (by class and
+histogram), ``launches`` (see :func:`tracetui.analysis.launches.launch_summary`),
+``warnings``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ..errors import WrongTraceKindError
+from ..model import LinkedTrace
+from .categories import KernelCategorizer, get_categorizer
+from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
+from .gaps import gap_histogram, idle_gaps, idle_summary
+from .launches import launch_summary
+from .tables import category_table, kernel_table, op_table, stream_table
+from .timeline import gpu_timeline, per_device_timelines, timeline_ms
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [_plain(r) for r in df.to_dict("records")]
+
+
+def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = None, top: int = 15) -> dict:
+    """Every analysis of the linked trace's Kineto part as one JSON-ready dict.
+
+    ``top`` limits the ``kernels``, ``ops`` and ``ops_by_shape`` lists (the full tables are
+    available from :mod:`tracetui.analysis.tables`).  Raises
+    :class:`~tracetui.errors.WrongTraceKindError` when no Kineto trace is loaded.
+    """
+    kt = linked.kineto
+    if kt is None:
+        raise WrongTraceKindError(linked.et.path if linked.et else None,
+                                  "`summary` needs a Kineto trace (this is an Execution Trace only)")
+    cat = resolve_categorizer(categorizer)
+    gpu = gpu_events_frame(kt, cat)
+    tl = gpu_timeline(gpu)
+    ops = cpu_ops_frame(kt)
+    gaps = idle_gaps(kt, gpu)
+    span = tl["total"] if tl["total"] > 0 else None
+    cats = category_table(gpu)[["category", "count", "total_ms", "percent"]]
+    stats = kt.gpu_stats
+    return {
+        "source": linked.title,
+        "trace": {
+            "events": kt.n_events, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
+            "cpu_ops": int(len(ops)), "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
+            "gpu_lanes": [ln.label for ln in kt.lanes if ln.is_gpu],
+        },
+        "gpu_timeline": timeline_ms(tl),
+        "gpu_timeline_by_device": _plain(per_device_timelines(gpu)) if not gpu.empty else [],
+        "kernel_categories": _records(cats),
+        "kernels": _records(kernel_table(gpu, span_us=span).head(top)),
+        "ops": _records(op_table(ops).head(top)),
+        "ops_by_shape": _records(op_table(ops, by_shapes=True, only_gpu=True).head(top)),
+        "streams": _records(stream_table(gpu, gaps)),
+        "idle": {"by_class": _records(idle_summary(gaps)), "histogram": _records(gap_histogram(gaps))},
+        "launches": _plain(launch_summary(kt, gpu, tl)),
+        "warnings": [w.message for w in linked.all_warnings()],
+    }
+
+
+def summary_command(linked: LinkedTrace, as_json: bool, rules: str | None, top: int) -> int:
+    """``tracetui summary``: print the summary as rich tables or (``as_json``) one JSON object."""
+    summary = build_summary(linked, get_categorizer(rules), top=max(top, 0))
+    if as_json:
+        sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        return 0
+    from .summary_render import print_summary
+
+    print_summary(summary)
+    return 0

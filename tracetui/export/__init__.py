@@ -1,0 +1,110 @@
+"""Export a subtree (or the whole trace) as Markdown, HTML, CSV, JSON or a Chrome trace.
+
+Python API (the TUI's ``e`` key calls :func:`write_export` on the selected node)::
+
+    from tracetui.export import write_export
+    write_export(linked, root_node, "md", "report.md")        # root_node None: whole trace
+    write_export(linked, root_node, "chrome", sys.stdout.buffer)
+
+CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT``
+(:func:`export_command`); selectors are described in :mod:`tracetui.export.selectors`.
+A path ending in ``.gz`` is written gzip-compressed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+from typing import IO
+
+from ..analysis.categories import KernelCategorizer, get_categorizer
+from ..errors import TraceError, TraceFileError
+from ..model import LinkedTrace
+from .selectors import SelectorError, resolve_selector
+
+FORMATS = ("md", "html", "csv", "json", "chrome")
+
+__all__ = ["FORMATS", "SelectorError", "export_bytes", "export_command", "resolve_selector", "write_export"]
+
+
+def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
+                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None) -> bytes:
+    """The export of the subtree under ``root_node`` (None: whole trace) as bytes (UTF-8 text).
+
+    ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows).
+    """
+    if fmt not in FORMATS:
+        raise TraceError(None, f"unknown export format {fmt!r} (expected {', '.join(FORMATS)})")
+    kt = linked.kineto
+    if kt is None:
+        raise TraceError(linked.et.path if linked.et else None, "exporting needs a Kineto trace")
+    if fmt == "chrome":
+        from .chrome import render_chrome
+
+        if root_node is not None and not 0 <= root_node < kt.n_nodes:
+            raise TraceError(kt.path, f"node {root_node} does not exist (0..{kt.n_nodes - 1})")
+        return render_chrome(kt, root_node)
+    from .report import build_report
+
+    rep = build_report(linked, root_node, categorizer)
+    if fmt == "json":
+        from .csv_json import render_json
+
+        return render_json(rep)
+    if fmt == "csv":
+        from .csv_json import render_csv
+
+        return render_csv(rep).encode("utf-8")
+    from .sections import DEFAULT_MAX_ROWS
+
+    rows = DEFAULT_MAX_ROWS if max_rows is None else max_rows
+    if fmt == "md":
+        from .markdown import render_markdown
+
+        return render_markdown(rep, rows).encode("utf-8")
+    from .html import render_html
+
+    return render_html(rep, rows).encode("utf-8")
+
+
+def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_stream: str | os.PathLike[str] | IO,
+                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None) -> int:
+    """Write the export to a path (``.gz`` suffix: gzip) or a stream; returns bytes written.
+
+    Streams opened in text mode get text, binary streams get bytes.  Unwritable paths
+    raise :class:`~tracetui.errors.TraceFileError` (one line naming the path).
+    """
+    data = export_bytes(linked, root_node, fmt, categorizer, max_rows)
+    if hasattr(path_or_stream, "write"):
+        stream = path_or_stream
+        if isinstance(stream, io.TextIOBase) or "b" not in getattr(stream, "mode", "b"):
+            stream.write(data.decode("utf-8"))
+        else:
+            stream.write(data)
+        return len(data)
+    path = os.fspath(path_or_stream)
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "wb") as fh:
+                fh.write(data)
+        else:
+            with open(path, "wb") as fh:
+                fh.write(data)
+    except OSError as exc:
+        raise TraceFileError(path, f"cannot write the export: {exc.strerror or exc}") from None
+    return len(data)
+
+
+def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None) -> int:
+    """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
+    categorizer = get_categorizer(rules)
+    root = resolve_selector(linked, selector)
+    if output == "-":
+        write_export(linked, root, fmt, sys.stdout, categorizer)
+        return 0
+    if os.path.isdir(output):
+        raise TraceFileError(output, "is a directory; give a file name to write the export to")
+    write_export(linked, root, fmt, output, categorizer)
+    return 0

@@ -1,0 +1,100 @@
+"""CSV and JSON exports of a subtree report.
+
+CSV: one row per node of the subtree in tree (preorder) order, host events and GPU events
+together, so a spreadsheet can filter and sum it; columns :data:`CSV_COLUMNS` (times in µs
+relative to the trace start; empty cells where a column does not apply).
+
+JSON: the whole report as one object (every row of every table; see :func:`report_json`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ..analysis.timeline import timeline_ms
+from .report import SubtreeReport, plain, records
+
+CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",
+               "gpu_subtree_us", "n_gpu", "device", "stream", "external_id", "correlation", "launch", "op_name",
+               "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes",
+               "input_dims", "input_types")
+
+
+def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
+    """The CSV rows as a DataFrame (columns :data:`CSV_COLUMNS`, preorder)."""
+    kt = rep.trace
+    ops = rep.ops.rename(columns={"ts": "ts_us", "dur": "dur_us"})
+    ops = ops.assign(external_id=ops["external_id"].where(ops["external_id"] >= 0))
+    k = rep.kernels
+    base = int(kt.depth[rep.root]) if rep.root is not None else 0
+    gpu = pd.DataFrame({
+        "node": k["event"], "parent": kt.parent[k["event"].to_numpy()].astype(np.int64),
+        "level": kt.depth[k["event"].to_numpy()].astype(np.int64) - base,
+        "kind": k["kind"].astype(str), "name": k["name"], "kernel_category": k["kernel_category"],
+        "ts_us": k["ts"], "dur_us": k["dur"], "gpu_subtree_us": k["dur"], "n_gpu": 1,
+        "device": k["device"], "stream": k["stream"], "external_id": k["external_id"].where(k["external_id"] >= 0),
+        "correlation": k["correlation"].where(k["correlation"] >= 0), "launch": k["launch"].where(k["launch"] >= 0),
+        "op_name": k["op_name"], "grid": k["grid"], "block": k["block"], "registers": k["registers"],
+        "shared_mem": k["shared_mem"], "blocks_per_sm": k["blocks_per_sm"], "warps_per_sm": k["warps_per_sm"],
+        "occupancy": k["occupancy"], "bytes": k["bytes"],
+    })
+    both = pd.concat([ops, gpu], ignore_index=True, sort=False)
+    pos = np.full(kt.n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
+    pos[rep.nodes] = np.arange(rep.nodes.size)
+    both = both.assign(_p=pos[both["node"].to_numpy().astype(np.int64)]).sort_values("_p", kind="stable")
+    return both.reindex(columns=list(CSV_COLUMNS)).reset_index(drop=True)
+
+
+def _cell(v: Any) -> Any:
+    v = plain(v)
+    return "" if v is None else v
+
+
+def render_csv(rep: SubtreeReport) -> str:
+    """The CSV text (header row, then one row per node)."""
+    df = csv_frame(rep)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for row in df.itertuples(index=False, name=None):
+        w.writerow([_cell(v) for v in row])
+    return buf.getvalue()
+
+
+def report_json(rep: SubtreeReport) -> dict[str, Any]:
+    """The report as JSON-ready data: ``source``, ``title``, ``root`` (node id or null),
+    ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``,
+    ``gpu_timeline`` (ms), ``kernel_categories``, ``ops``, ``kernels``, ``op_summary``,
+    ``kernel_summary``, ``idle_summary``, ``idle_gaps``, ``notes``."""
+    kt = rep.trace
+    return {
+        "source": rep.source,
+        "title": rep.title,
+        "root": rep.root,
+        "root_name": kt.name(rep.root) if rep.root is not None else None,
+        "origin_us": rep.origin_us,
+        "window_us": list(rep.window) if rep.window is not None else None,
+        "parent_chain": plain(rep.parent_chain),
+        "inputs": plain(rep.inputs),
+        "et_node": plain(rep.et_node),
+        "gpu_timeline": timeline_ms(rep.timeline_us),
+        "kernel_categories": records(rep.categories),
+        "ops": records(rep.ops),
+        "kernels": records(rep.kernels.assign(kind=rep.kernels["kind"].astype(str))),
+        "op_summary": records(rep.op_summary),
+        "kernel_summary": records(rep.kernel_summary),
+        "idle_summary": records(rep.gap_summary),
+        "idle_gaps": records(rep.gaps),
+        "notes": list(rep.notes),
+    }
+
+
+def render_json(rep: SubtreeReport) -> bytes:
+    """The report as indented JSON bytes."""
+    return orjson.dumps(report_json(rep), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"

@@ -1,0 +1,192 @@
+"""A :class:`~tracetui.export.report.SubtreeReport` as titled text tables (for Markdown and HTML).
+
+Each :class:`Section` has a title, a few lines of text and one table of already formatted
+string cells; the Markdown and HTML writers only lay them out.  Long tables are cut at
+``max_rows`` with a line saying how many rows were left out (CSV and JSON keep every row).
+Units are in the column headers: µs for event times, ms for totals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .report import SubtreeReport
+
+DEFAULT_MAX_ROWS = 200
+TIMELINE_LABELS = (("total", "total span"), ("computation", "computation"),
+                   ("exposed_comm", "exposed communication"), ("exposed_memcpy", "exposed memcpy"),
+                   ("busy", "busy"), ("idle", "idle"), ("total_comm", "all communication"),
+                   ("total_memcpy", "all memcpy"))
+
+
+@dataclass
+class Section:
+    """One titled table.  ``code`` lists the columns whose cells are names (shown as code)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    lines: list[str] = field(default_factory=list)
+    code: frozenset[str] = frozenset()
+    total_rows: int = 0  #: rows before cutting at max_rows
+
+    @property
+    def omitted(self) -> int:
+        return max(self.total_rows - len(self.rows), 0)
+
+
+def fnum(v: Any, digits: int = 3) -> str:
+    """A number as text ("" for None/NaN); integers without decimals."""
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if np.isnan(f):
+        return ""
+    return f"{f:,.{digits}f}"
+
+
+def ftext(v: Any) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return ""
+    return str(v)
+
+
+def _table(title: str, df: pd.DataFrame, spec: list[tuple[str, str, Any]], max_rows: int,
+           code: tuple[str, ...] = (), lines: list[str] | None = None) -> Section:
+    """spec: (header, column, formatter) per output column."""
+    total = len(df)
+    head = df.head(max_rows) if max_rows >= 0 else df
+    rows = []
+    cols = [c for _, c, _ in spec]
+    for rec in head[cols].itertuples(index=False, name=None):
+        rows.append([fmt(v) for (_, _, fmt), v in zip(spec, rec)])
+    return Section(title, [h for h, _, _ in spec], rows, list(lines or []),
+                   frozenset(h for h, c, _ in spec if c in code), total)
+
+
+def _us(v: Any) -> str:
+    return fnum(v, 3)
+
+
+def _pct(v: Any) -> str:
+    return fnum(v, 2)
+
+
+def _int(v: Any) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return ""
+    return fnum(int(v))
+
+
+def _id(v: Any) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return ""
+    return str(int(v))
+
+
+def _stream(df: pd.DataFrame) -> pd.Series:
+    return df["device"].astype(str) + ":" + df["stream"].astype(str)
+
+
+def header_lines(rep: SubtreeReport) -> list[str]:
+    kt = rep.trace
+    lines = [f"Source: {rep.source}"]
+    if rep.root is not None:
+        lines.append(f"Root: {kt.name(rep.root)} (node {rep.root}, {rep.parent_chain[-1]['kind']})")
+    if rep.window is not None:
+        lo, hi = rep.window
+        lines.append(f"Window: {lo:,.3f} µs to {hi:,.3f} µs after the trace start ({(hi - lo) / 1000:,.3f} ms)")
+    n = len(rep.kernels)
+    lines.append(f"GPU events: {n:,}, summed GPU time {rep.kernels['dur'].sum() / 1000 if n else 0:,.3f} ms; "
+                 f"host events: {len(rep.ops):,}")
+    lines.extend(rep.notes)
+    return lines
+
+
+def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list[Section]:
+    """The report's sections in display order (see the module docstring)."""
+    out: list[Section] = []
+    whole = rep.root is None
+    if rep.parent_chain:
+        chain = pd.DataFrame(rep.parent_chain)
+        out.append(_table("Parent chain", chain, [
+            ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
+            ("duration (µs)", "dur", _us)], -1, code=("name",)))
+    if rep.inputs:
+        out.append(_table("Root op inputs (Kineto args)", pd.DataFrame(rep.inputs), [
+            ("#", "index", _int), ("dims", "dims", ftext), ("type", "type", ftext),
+            ("strides", "strides", ftext), ("concrete", "concrete", ftext)], -1))
+    if rep.et_node is not None:
+        et = rep.et_node
+        note = [f"ET node {et['id']}: {et['name']}" + (" (heuristic link)" if et["heuristic"] else "")]
+        if et.get("op_schema"):
+            note.append(f"schema: {et['op_schema']}")
+        for side in ("inputs", "outputs"):
+            df = pd.DataFrame(et[side], columns=["index", "type", "shape", "stride", "value"])
+            out.append(_table(f"ET node {side}", df, [
+                ("#", "index", _int), ("type", "type", ftext), ("shape", "shape", ftext),
+                ("stride", "stride", ftext), ("value", "value", ftext)], -1, lines=note if side == "inputs" else []))
+    tl = rep.timeline_us
+    tot = tl["total"] or 1.0
+    tl_df = pd.DataFrame([{"metric": label, "ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
+                          for k, label in TIMELINE_LABELS])
+    what = "whole GPU span" if whole else "the subtree's GPU events inside its window"
+    out.append(_table("GPU time breakdown", tl_df, [("metric", "metric", ftext), ("ms", "ms", _us),
+                                                    ("% of total", "pct", _pct)], -1,
+                      lines=[f"Unions over all streams of {what}; total = "
+                             + ("first GPU start to last GPU end." if whole else "the window length.")]))
+    out.append(_table("Kernel categories", rep.categories, [
+        ("category", "category", ftext), ("count", "count", _int), ("total (ms)", "total_ms", _us),
+        ("% of GPU time", "percent", _pct)], -1))
+    op_sum_spec = [("name", "name", ftext), ("count", "count", _int), ("host (µs)", "host_us", _us),
+                   ("GPU direct (µs)", "direct_gpu_us", _us), ("GPU subtree (µs)", "subtree_gpu_us", _us),
+                   ("% direct GPU", "percent", _pct)]
+    if whole:
+        out.append(_table("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",)))
+    else:
+        out.append(_table("Ops", rep.ops, [
+            ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
+            ("host (µs)", "dur", _us), ("GPU direct (µs)", "gpu_direct_us", _us),
+            ("GPU subtree (µs)", "gpu_subtree_us", _us), ("GPU events", "n_gpu", _int),
+            ("input dims", "input_dims", ftext)], max_rows, code=("name",)))
+    out.append(_table("Kernels by name", rep.kernel_summary, [
+        ("name", "name", ftext), ("category", "kernel_category", ftext), ("streams", "streams", ftext),
+        ("count", "count", _int), ("total (µs)", "total_us", _us), ("mean (µs)", "mean_us", _us),
+        ("min (µs)", "min_us", _us), ("max (µs)", "max_us", _us), ("% of GPU time", "percent", _pct)],
+        max_rows, code=("name",)))
+    if not whole:
+        k = rep.kernels.assign(_ds=_stream(rep.kernels)) if not rep.kernels.empty else rep.kernels.assign(_ds=[])
+        out.append(_table("Kernels", k, [
+            ("start (µs)", "ts", _us), ("device:stream", "_ds", ftext), ("name", "name", ftext),
+            ("category", "kernel_category", ftext), ("dur (µs)", "dur", _us), ("grid", "grid", ftext),
+            ("block", "block", ftext), ("registers", "registers", _int), ("shared mem (B)", "shared_mem", _int),
+            ("occupancy (%)", "occupancy", _pct), ("op", "op_name", ftext)], max_rows, code=("name", "op_name")))
+    out.append(_table("Idle time by class", rep.gap_summary, [
+        ("class", "idle_class", ftext), ("gaps", "count", _int), ("total (µs)", "total_us", _us),
+        ("mean (µs)", "mean_us", _us), ("max (µs)", "max_us", _us), ("% of idle", "percent", _pct)], -1,
+        lines=["host_wait: the next launch started after the stream went idle; kernel_to_kernel: a short gap "
+               "with the launch already queued; other: the rest."]))
+    gaps = rep.gaps
+    if not gaps.empty:
+        gaps = gaps.assign(_ds=_stream(gaps))
+        if whole:
+            gaps = gaps.sort_values("dur", ascending=False, kind="stable")
+    else:
+        gaps = gaps.assign(_ds=[])
+    out.append(_table("Largest idle gaps" if whole else "Idle gaps", gaps, [
+        ("device:stream", "_ds", ftext), ("start (µs)", "start", _us), ("dur (µs)", "dur", _us),
+        ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
+        ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
+        code=("next_name", "next_op_name", "host_event_name")))
+    return out
