@@ -16,6 +16,8 @@ Node ids in the frames are the model's event indices (``-1`` means none).
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -61,6 +63,23 @@ _GPU_ARG_FIELDS = ("grid", "block", "registers", "shared_mem", "blocks_per_sm", 
                    "nbytes")
 
 
+_CACHE: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+
+
+def per_trace(trace: KinetoTrace, key: str, compute: Callable[[KinetoTrace], Any]) -> Any:
+    """``compute(trace)``, computed once per loaded trace (the model does not change after
+    loading); dropped with the trace.  Callers must not modify the returned arrays."""
+    entry = _CACHE.get(id(trace))
+    if entry is None or entry[0]() is not trace:
+        tid = id(trace)
+        entry = (weakref.ref(trace, lambda _ref, tid=tid: _CACHE.pop(tid, None)), {})
+        _CACHE[tid] = entry
+    values = entry[1]
+    if key not in values:
+        values[key] = compute(trace)
+    return values[key]
+
+
 def resolve_categorizer(categorizer: KernelCategorizer | None) -> KernelCategorizer:
     """The given categorizer, or the default one (user rules file if configured, then defaults)."""
     return categorizer if categorizer is not None else get_categorizer()
@@ -98,21 +117,40 @@ def decode_args_batch(trace: KinetoTrace, events: np.ndarray, struct: type) -> l
         return out
 
 
-def _dims_text(v: Any) -> str | None:
-    """``[564, 1, 1]`` -> ``"564,1,1"``; scalars as text; None stays None."""
-    if v is None:
-        return None
-    if isinstance(v, (list, tuple)):
-        return ",".join(str(x) for x in v)
-    return str(v)
+def _dims_texts(values: list[Any]) -> list[str | None]:
+    """``[564, 1, 1]`` -> ``"564,1,1"`` for each value (cached per distinct list); None stays None."""
+    cache: dict[Any, str | None] = {}
+    out: list[str | None] = []
+    for v in values:
+        key = tuple(v) if isinstance(v, list) else v
+        try:
+            text = cache[key]
+        except KeyError:
+            if v is None:
+                text = None
+            elif isinstance(v, (list, tuple)):
+                text = ",".join(str(x) for x in v)
+            else:
+                text = str(v)
+            cache[key] = text
+        except TypeError:  # unhashable (nested lists): no cache
+            text = ",".join(str(x) for x in v)
+        out.append(text)
+    return out
 
 
-def _num(v: Any) -> float:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+def nums_or_nan(values: list[Any]) -> np.ndarray:
+    """Numbers as float64; anything else (None, text, lists, booleans) NaN."""
+    arr = np.array([np.nan if v is None or isinstance(v, bool) else v for v in values], dtype=object)
+    return pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
 
 def top_cpu_op(trace: KinetoTrace) -> np.ndarray:
     """Per node: the outermost cpu_op at or above it (GPU events: above their launch), -1 none."""
+    return per_trace(trace, "top_cpu_op", _top_cpu_op)
+
+
+def _top_cpu_op(trace: KinetoTrace) -> np.ndarray:
     n_nodes = trace.n_nodes
     top = np.full(n_nodes, -1, dtype=np.int64)
     parent = trace.parent.astype(np.int64)
@@ -128,6 +166,11 @@ def top_cpu_op(trace: KinetoTrace) -> np.ndarray:
     return top
 
 
+def gpu_totals(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tracetui.kineto.rollup.subtree_gpu_totals` (µs, count per node), cached per trace."""
+    return per_trace(trace, "subtree_gpu_totals", subtree_gpu_totals)
+
+
 def gpu_time_per_node(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
     """(direct, subtree) GPU time per node, µs.
 
@@ -137,9 +180,13 @@ def gpu_time_per_node(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
     *subtree*: every GPU event under the node (host nesting, then launch -> GPU work).
     Durations are summed, not merged: concurrent kernels both count.
     """
+    return per_trace(trace, "gpu_time_per_node", _gpu_time_per_node)
+
+
+def _gpu_time_per_node(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
     n, n_nodes = trace.n_events, trace.n_nodes
     gpu = gpu_work_events(trace)
-    subtree, _ = subtree_gpu_totals(trace)
+    subtree, _ = gpu_totals(trace)
     direct = np.zeros(n_nodes, dtype=np.float64)
     par = trace.parent[gpu].astype(np.int64)
     ok = par >= 0
@@ -224,14 +271,14 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "op_name": names_of(op),
         "top_op": top,
         "top_op_name": names_of(top),
-        "grid": [_dims_text(v) for v in cols["grid"]],
-        "block": [_dims_text(v) for v in cols["block"]],
-        "registers": np.array([_num(v) for v in cols["registers"]], dtype=np.float64),
-        "shared_mem": np.array([_num(v) for v in cols["shared_mem"]], dtype=np.float64),
-        "blocks_per_sm": np.array([_num(v) for v in cols["blocks_per_sm"]], dtype=np.float64),
-        "warps_per_sm": np.array([_num(v) for v in cols["warps_per_sm"]], dtype=np.float64),
-        "occupancy": np.array([_num(v) for v in cols["occupancy"]], dtype=np.float64),
-        "bytes": np.array([_num(v) for v in cols["nbytes"]], dtype=np.float64),
+        "grid": _dims_texts(cols["grid"]),
+        "block": _dims_texts(cols["block"]),
+        "registers": nums_or_nan(cols["registers"]),
+        "shared_mem": nums_or_nan(cols["shared_mem"]),
+        "blocks_per_sm": nums_or_nan(cols["blocks_per_sm"]),
+        "warps_per_sm": nums_or_nan(cols["warps_per_sm"]),
+        "occupancy": nums_or_nan(cols["occupancy"]),
+        "bytes": nums_or_nan(cols["nbytes"]),
     }, columns=list(GPU_COLUMNS))
     return df.reset_index(drop=True)
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..kineto.kinds import LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name
 from ..kineto.trace import KinetoTrace
-from .frames import decode_args_batch
+from .frames import decode_args_batch, nums_or_nan
 
 _BLOCKING_SYNC = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|"
                             r"^cu(Ctx|Stream|Event)Synchronize")
@@ -115,26 +115,23 @@ def _runtime_by_class(trace: KinetoTrace) -> dict[str, dict[str, float]]:
 
 
 def _allocation_figures(trace: KinetoTrace) -> dict[str, Any]:
-    mem = np.flatnonzero((trace.kind == int(Kind.INSTANT))
-                         & (trace.name_id == (trace.names.index("[memory]") if "[memory]" in trace.names else -1)))
+    nid = trace.names.index("[memory]") if "[memory]" in trace.names else -1
+    mem = np.flatnonzero((trace.kind == int(Kind.INSTANT)) & (trace.name_id == nid))
     args = decode_args_batch(trace, mem, _MemArgs)
+    nbytes = nums_or_nan([a.nbytes for a in args])
+    dev_type = nums_or_nan([a.device_type for a in args])
+    dev_id = [a.device_id for a in args]
+    total = nums_or_nan([a.total_allocated for a in args])
+    where = np.array(["cpu" if t == 0 else f"gpu {d}" if d is not None else "gpu"
+                      for t, d in zip(dev_type.tolist(), dev_id)], dtype=object)
     per: dict[str, dict[str, float]] = {}
-    for a in args:
-        b = a.nbytes
-        if not isinstance(b, (int, float)) or isinstance(b, bool):
-            continue
-        where = "cpu" if a.device_type == 0 else f"gpu {a.device_id}" if a.device_id is not None else "gpu"
-        d = per.setdefault(where, {"allocs": 0, "alloc_bytes": 0, "frees": 0, "freed_bytes": 0,
-                                   "peak_allocated_bytes": 0})
-        if b > 0:
-            d["allocs"] += 1
-            d["alloc_bytes"] += int(b)
-        elif b < 0:
-            d["frees"] += 1
-            d["freed_bytes"] += int(-b)
-        ta = a.total_allocated
-        if isinstance(ta, (int, float)) and not isinstance(ta, bool):
-            d["peak_allocated_bytes"] = max(d["peak_allocated_bytes"], int(ta))
+    ok = np.isfinite(nbytes)
+    for w in dict.fromkeys(where[ok].tolist()):
+        m = ok & (where == w)
+        b = nbytes[m]
+        peak = total[m][np.isfinite(total[m])]
+        per[w] = {"allocs": int((b > 0).sum()), "alloc_bytes": int(b[b > 0].sum()), "frees": int((b < 0).sum()),
+                  "freed_bytes": int(-b[b < 0].sum()), "peak_allocated_bytes": int(peak.max()) if peak.size else 0}
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
     cls = _launch_classes(trace, calls)
     mal = calls[cls == int(LaunchClass.MALLOC)]

@@ -51,6 +51,7 @@ def render_html(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> str:
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</tbody></table>")
         if sec.omitted:
-            out.append(f'<p class="note">{sec.omitted:,} more rows not shown (export as csv or json for every row).</p>')
+            out.append(f'<p class="note">{sec.omitted:,} more rows not shown '
+                       "(export as csv or json for every row).</p>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

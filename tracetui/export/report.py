@@ -29,17 +29,18 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.categories import KernelCategorizer
-from ..analysis.frames import cpu_ops_frame, gpu_events_frame, gpu_time_per_node, resolve_categorizer
+from ..analysis.frames import cpu_ops_frame, gpu_events_frame, gpu_time_per_node, gpu_totals, resolve_categorizer
 from ..analysis.gaps import idle_gaps, idle_summary
 from ..analysis.tables import category_table, kernel_table, op_table
 from ..analysis.timeline import gpu_timeline
 from ..errors import TraceError
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
-from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
 from ..model import LinkedTrace
 
 _NOT_HOST = [int(k) for k in GPU_KINDS] + [int(Kind.INSTANT)]
+_KIND_NAMES = np.array([Kind(k).name.lower() if k in Kind._value2member_map_ else "other" for k in range(256)],
+                       dtype=object)
 OPS_COLUMNS = ("node", "parent", "level", "kind", "name", "ts", "dur", "gpu_direct_us", "gpu_subtree_us", "n_gpu",
                "external_id", "input_dims", "input_types")
 
@@ -86,6 +87,21 @@ def subtree_window(trace: KinetoTrace, root: int, gpu: np.ndarray) -> tuple[floa
         lo = min(lo, float(trace.ts[gpu].min()))
         hi = max(hi, float((trace.ts[gpu] + trace.dur[gpu]).max()))
     return lo, hi
+
+
+def gpu_frame_near_window(trace: KinetoTrace, lanes: np.ndarray, window: tuple[float, float]) -> np.ndarray:
+    """GPU work events on ``lanes`` that decide the idle gaps inside ``window``: those that
+    overlap it, plus per lane the earlier event that ended last before it."""
+    lo, hi = window
+    gpu = np.flatnonzero(np.isin(trace.kind, [int(k) for k in GPU_WORK_KINDS]) & np.isin(trace.lane_of, lanes))
+    end = trace.ts[gpu] + trace.dur[gpu]
+    inside = (trace.ts[gpu] <= hi) & (end >= lo)
+    parts = [gpu[inside]]
+    before = ~inside & (end < lo)
+    for ln in np.unique(trace.lane_of[gpu[before]]).tolist():
+        sel = gpu[before][trace.lane_of[gpu[before]] == ln]
+        parts.append(sel[[int(np.argmax(trace.ts[sel] + trace.dur[sel]))]])
+    return np.concatenate(parts)
 
 
 def _parent_chain(trace: KinetoTrace, root: int) -> list[dict[str, Any]]:
@@ -153,7 +169,7 @@ def ops_frame(trace: KinetoTrace, nodes: np.ndarray, root: int | None) -> pd.Dat
     ev = nodes[(nodes < trace.n_events)]
     ev = ev[~np.isin(trace.kind[ev], _NOT_HOST)]
     direct, _ = gpu_time_per_node(trace)
-    sub_us, sub_n = subtree_gpu_totals(trace)
+    sub_us, sub_n = gpu_totals(trace)
     base = int(trace.depth[root]) if root is not None else 0
     cpu = cpu_ops_frame(trace, ev[trace.kind[ev] == int(Kind.CPU_OP)]).set_index("event")
     dims = cpu["input_dims"].astype(object).reindex(ev).fillna("").to_numpy()
@@ -161,7 +177,7 @@ def ops_frame(trace: KinetoTrace, nodes: np.ndarray, root: int | None) -> pd.Dat
     names = np.asarray(trace.names, dtype=object)
     return pd.DataFrame({
         "node": ev, "parent": trace.parent[ev].astype(np.int64), "level": trace.depth[ev].astype(np.int64) - base,
-        "kind": [Kind(int(k)).name.lower() for k in trace.kind[ev]], "name": names[trace.name_id[ev]],
+        "kind": _KIND_NAMES[trace.kind[ev]], "name": names[trace.name_id[ev]],
         "ts": trace.ts[ev], "dur": trace.dur[ev], "gpu_direct_us": direct[ev], "gpu_subtree_us": sub_us[ev],
         "n_gpu": sub_n[ev], "external_id": trace.external_id[ev], "input_dims": dims, "input_types": types,
     }, columns=list(OPS_COLUMNS))
@@ -177,14 +193,13 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
         raise TraceError(kt.path, f"node {root} does not exist (0..{kt.n_nodes - 1})")
     cat = resolve_categorizer(categorizer)
     gap_kw = {} if kernel_gap_us is None else {"kernel_gap_us": kernel_gap_us}
-    all_gpu = gpu_events_frame(kt, cat)
     notes: list[str] = []
     if root is None:
         nodes = np.concatenate([kt.subtree(r) for r in kt.roots()]) if kt.lanes else np.zeros(0, np.int64)
-        kernels = all_gpu
+        kernels = gpu_events_frame(kt, cat)
         window = None
         timeline = gpu_timeline(kernels)
-        gaps = idle_gaps(kt, all_gpu, **gap_kw)
+        gaps = idle_gaps(kt, kernels, **gap_kw)
         chain: list[dict[str, Any]] = []
         inputs: list[dict[str, Any]] = []
         et_info = None
@@ -193,14 +208,11 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
         nodes = kt.subtree(root)
         gpu_ev = nodes[(nodes < kt.n_events)]
         gpu_ev = gpu_ev[np.isin(kt.kind[gpu_ev], [int(k) for k in GPU_WORK_KINDS])]
-        kernels = all_gpu[all_gpu["event"].isin(gpu_ev)].reset_index(drop=True)
+        kernels = gpu_events_frame(kt, cat, events=gpu_ev)
         window = subtree_window(kt, root, gpu_ev)
         timeline = gpu_timeline(kernels, window=window)
-        streams = set(zip(kernels["device"].astype(str), kernels["stream"].astype(str)))
-        gaps = idle_gaps(kt, all_gpu, window=window, **gap_kw)
-        if not gaps.empty:
-            keep = [(str(d), str(s)) in streams for d, s in zip(gaps["device"], gaps["stream"])]
-            gaps = gaps[np.asarray(keep, dtype=bool)].reset_index(drop=True)
+        near = gpu_frame_near_window(kt, np.unique(kt.lane_of[gpu_ev]), window)
+        gaps = idle_gaps(kt, gpu_events_frame(kt, cat, events=near), window=window, **gap_kw)
         chain = _parent_chain(kt, root)
         inputs = root_inputs(kt, root)
         et_info = et_node_info(linked, root)
