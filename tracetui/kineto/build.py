@@ -21,6 +21,8 @@ from .trace import FlowTable, GpuLinkStats, KinetoTrace
 Progress = Callable[[str, float], None]
 
 _FLOW_PH = {"s", "f", "t"}
+_E_MERGED = "end events (ph E) merged into their begin event"
+_E_ORPHAN = "end events (ph E) without a begin event"
 #: tie-break for events with the same start and duration: outer kinds first
 _KIND_RANK = np.zeros(32, dtype=np.int8)
 for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Kind.CPU_OP, 3),
@@ -79,12 +81,15 @@ def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarn
 
 
 def _merge_begin_end(ph: np.ndarray, pid: list, tid: list, ts: np.ndarray, dur: np.ndarray,
-                     idx: np.ndarray) -> tuple[np.ndarray, int, int]:
-    """Turn Chrome 'B'/'E' pairs into complete events (dur set on B).  Returns
-    (E indices consumed, pairs merged, unmatched B)."""
+                     idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Turn Chrome 'B'/'E' pairs into complete events (dur set on B, in µs).
+
+    Returns (E rows merged into their B, E rows without an open B, B rows left open).
+    An open B keeps zero duration.  Rows are taken in timestamp order per (pid, tid).
+    """
     stacks: dict = {}
-    consumed = []
-    merged = unmatched = 0
+    merged: list[int] = []
+    orphan: list[int] = []
     order = idx[np.argsort(ts[idx], kind="stable")]
     for i in order.tolist():
         key = (pid[i], tid[i])
@@ -95,13 +100,20 @@ def _merge_begin_end(ph: np.ndarray, pid: list, tid: list, ts: np.ndarray, dur: 
             if st:
                 b = st.pop()
                 dur[b] = ts[i] - ts[b]
-                merged += 1
-            consumed.append(i)
+                merged.append(i)
+            else:
+                orphan.append(i)
+    unmatched = 0
     for st in stacks.values():
         unmatched += len(st)
         for b in st:
             dur[b] = 0.0
-    return np.asarray(consumed, dtype=np.int64), merged, unmatched
+    return np.asarray(merged, dtype=np.int64), np.asarray(orphan, dtype=np.int64), unmatched
+
+
+def _first_rows(dec: DecodedTrace, rows: np.ndarray) -> str:
+    """``"traceEvents[i]"`` of the first decoded row in ``rows``."""
+    return f"traceEvents[{dec.events.source_index(int(rows[0]))}]" if rows.size else "?"
 
 
 def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
@@ -118,12 +130,18 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     is_meta = ph_all == ord("M")
     is_flow = np.isin(ph_all, [ord(c) for c in _FLOW_PH])
     rejected = Counter(ev.rejected)
+    rejected_first = dict(ev.rejected_first)
     be = np.flatnonzero((ph_all == ord("B")) | (ph_all == ord("E")))
     drop_e = np.zeros(n_all, dtype=bool)
     if be.size:
-        consumed, merged, unmatched = _merge_begin_end(ph_all, ev.pid, ev.tid, ts_all, dur_all, be)
-        drop_e[consumed] = True
+        merged_e, orphan_e, unmatched = _merge_begin_end(ph_all, ev.pid, ev.tid, ts_all, dur_all, be)
+        for rows, reason in ((merged_e, _E_MERGED), (orphan_e, _E_ORPHAN)):
+            if rows.size:
+                drop_e[rows] = True
+                rejected[reason] += int(rows.size)
+                rejected_first.setdefault(reason, ev.source_index(int(rows.min())))
         ph_all[be] = ord("X")
+        merged = int(merged_e.size)
         if merged:
             warnings.append(LoadWarning("begin_end", f"{merged} B/E event pairs merged into complete events", merged))
         if unmatched:
@@ -156,7 +174,9 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     dur = dur_all[ev_idx]
     bad_dur = ~np.isfinite(dur)
     if bad_dur.any():
-        rejected["duration not a finite number (kept, set to 0)"] += int(bad_dur.sum())
+        nb = int(bad_dur.sum())
+        warnings.append(LoadWarning("bad_duration", f"{nb:,} events have a duration that is not a finite number "
+                                    f"(kept with zero duration; first: {_first_rows(dec, ev_idx[bad_dur])})", nb))
         dur = np.where(bad_dur, 0.0, dur)
     neg = dur < 0
     if neg.any():
@@ -182,7 +202,9 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     # ---- lanes
     no_ts = np.isnan(ts)
     if no_ts.any():
-        rejected["no timestamp (kept, outside the tree)"] += int(no_ts.sum())
+        nt = int(no_ts.sum())
+        warnings.append(LoadWarning("no_timestamp", f"{nt:,} events have no usable timestamp (kept at time 0, "
+                                    f"outside the tree; first: {_first_rows(dec, ev_idx[no_ts])})", nt))
     is_gpu = np.isin(kind, [int(k) for k in GPU_KINDS])
     is_host = np.isin(kind, [int(k) for k in HOST_KINDS]) & (ph == ord("X"))
     is_inst = kind == int(Kind.INSTANT)
@@ -225,7 +247,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     # ---- host nesting (stack walk per lane, sorted by ts, longer first, outer kinds first)
     parent = np.full(n_nodes, -1, dtype=np.int32)
     nopy_parent = np.full(n_nodes, -1, dtype=np.int32)
-    depth = np.zeros(n_nodes, dtype=np.int16)
+    depth = np.zeros(n_nodes, dtype=np.int32)
     host = np.flatnonzero(is_host & ~no_ts)
     end = ts + dur
     if host.size:
@@ -329,13 +351,15 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     # ---- forward/backward
     fwd_of = _link_fwd_bwd(kind, ka["seq"], ka["fwd_tid"], pids, tids, ts, flows, n)
     report("done", 1.0)
+    _warn_unplaced(dec, ev_idx, ph, lane_of, kind, no_ts, warnings)
     if rejected:
         total = sum(rejected.values())
-        reasons = "; ".join(f"{c} {r}" for r, c in rejected.most_common())
-        warnings.append(LoadWarning("rejected", f"{total} events could not be used fully: {reasons}", total))
+        reasons = "; ".join(f"{c:,} {r} (first: traceEvents[{rejected_first[r]}])" for r, c in rejected.most_common())
+        warnings.append(LoadWarning("rejected", f"{total:,} elements of traceEvents are not separate events "
+                                    f"in the model: {reasons}", total))
     return KinetoTrace(
         path=path, origin_us=origin, metadata=dec.metadata, ts=np.where(no_ts, 0.0, ts), dur=dur, kind=kind,
-        ph=ph, name_id=name_id, names=[str(x) for x in names], cat_id=cat_id.astype(np.int16),
+        ph=ph, name_id=name_id, names=[str(x) for x in names], cat_id=cat_id.astype(np.int16 if len(cats) < 2**15 else np.int32),
         cats=[str(x) for x in cats], pids=pids, tids=tids, correlation=corr, external_id=ext,
         rf_id=ka["rf_id"], seq=ka["seq"], fwd_tid=ka["fwd_tid"], device=ka["device"], stream=ka["stream"],
         args_blob=args_blob, args_offsets=args_offsets, lane_of=lane_of, parent=parent,
@@ -343,6 +367,22 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         cpu_op_of=cpu_op_of, fwd_of=fwd_of, gpu_stats=stats, flows=flows, process_names=pnames,
         thread_names=tnames, process_labels=plabels, warnings=warnings, rejected=dict(rejected),
         bytes_lost=bytes_lost, nopy_parent=nopy_parent)
+
+
+def _warn_unplaced(dec: DecodedTrace, ev_idx: np.ndarray, ph: np.ndarray, lane_of: np.ndarray,
+                   kind: np.ndarray, no_ts: np.ndarray, warnings: list[LoadWarning]) -> None:
+    """Events kept in the columns but on no lane (counters, async spans, other phases): say so.
+
+    Instant events are markers (the profiler writes global ones with no thread); they are
+    not reported here."""
+    off = (lane_of < 0) & ~no_ts & (kind != int(Kind.INSTANT))
+    if not off.any():
+        return
+    vals, counts = np.unique(ph[off], return_counts=True)
+    phases = ", ".join(f"{chr(v) if v else '(none)'}: {c:,}" for v, c in zip(vals.tolist(), counts.tolist()))
+    total = int(off.sum())
+    warnings.append(LoadWarning("unplaced", f"{total:,} events are kept but not on any timeline lane "
+                                f"(by ph {phases}; first: {_first_rows(dec, ev_idx[off])})", total))
 
 
 def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.ndarray, kind: np.ndarray,
@@ -397,7 +437,7 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
         stack_dep.append(d)
     parent[host_sorted] = par
     nopy_parent[host_sorted] = npar
-    depth[host_sorted] = np.minimum(np.asarray(dep), 32767)
+    depth[host_sorted] = dep
 
 
 def _link_fwd_bwd(kind: np.ndarray, seq: np.ndarray, fwd_tid: np.ndarray, pids: list, tids: list,

@@ -7,13 +7,19 @@ one batch; all other args stay as raw JSON in one byte blob and are decoded lazi
 one event at a time, when the UI or the API asks (``args_blob`` + ``args_offsets``).
 
 Tolerant path: when the typed decode rejects the file (a field of an unexpected type,
-NaN written as a string, ...), events are decoded one by one; an event that cannot be
-used is *rejected with a reason* and counted, never silently dropped.
+NaN written as a string, a number beyond the float range ...), the events are decoded
+again in chunks; only a chunk that fails is decoded one event at a time.  A field of
+the wrong type is coerced and counted (a *repair*, reported as a warning); an element
+that is not an event at all (not a JSON object) is *rejected with a reason* and counted,
+never silently dropped.  Invalid UTF-8 is replaced byte for byte with ``?`` (byte
+offsets in messages stay exact) and reported.
 """
 
 from __future__ import annotations
 
+import codecs
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -24,6 +30,10 @@ import numpy as np
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 
 _EMPTY = msgspec.Raw(b"")
+#: events per msgspec call on the tolerant path
+_CHUNK = 4096
+#: untyped decoder that turns numbers beyond the float range into +-inf instead of failing
+_LENIENT = msgspec.json.Decoder(float_hook=float)
 
 
 class _Event(msgspec.Struct):
@@ -62,11 +72,30 @@ _KEY_JSON = {"correlation": "correlation", "external_id": "External id", "extern
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
+class Tally:
+    """Counts per reason, with the traceEvents index of the first event of each reason."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.first: dict[str, int] = {}
+
+    def add(self, reason: str, index: int, count: int = 1) -> None:
+        self.counts[reason] += count
+        self.first.setdefault(reason, index)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def describe(self) -> str:
+        """``"3 not a JSON object (first: traceEvents[12]); ..."``, most frequent first."""
+        return "; ".join(f"{c:,} {r} (first: traceEvents[{self.first[r]}])" for r, c in self.counts.most_common())
+
+
 @dataclass
 class DecodedEvents:
-    """Columns of every event in file order (flows and metadata are split out).
+    """Columns of every usable event in file order (flows and metadata are split out later).
 
-    Times are float64 microseconds relative to ``origin_us`` (an exact integer µs).
+    Times are exact: integer microseconds plus a float64 fraction (see ``timestamps.py``).
     """
 
     ph: list[str]
@@ -76,13 +105,22 @@ class DecodedEvents:
     tid: list[Any]
     ts_int: np.ndarray  #: integer microseconds (absolute), int64
     ts_frac: np.ndarray  #: fractional microseconds, float64 (NaN = missing ts)
-    dur: np.ndarray  #: microseconds, float64
+    dur: np.ndarray  #: microseconds, float64 (NaN = not a number in the file)
     flow_id: list[Any]
     bp: list[Any]
     args_blob: bytes
     args_offsets: np.ndarray  #: int64, len n+1; args of event i = blob[off[i]:off[i+1]] (b"" = none)
     key_args: dict[str, np.ndarray]  #: name -> int64 column, see _KeyArgs
-    rejected: Counter = field(default_factory=Counter)  #: reason -> count
+    rejected: Counter = field(default_factory=Counter)  #: reason -> elements of traceEvents not used
+    rejected_first: dict[str, int] = field(default_factory=dict)  #: reason -> traceEvents index of the first
+    #: index in traceEvents of each row; None when no element was rejected (row i = traceEvents[i])
+    file_index: np.ndarray | None = None
+    #: traceEvents elements before rejection (= rows + sum(rejected))
+    n_elements: int = 0
+
+    def source_index(self, row: int) -> int:
+        """The traceEvents index of decoded row ``row``."""
+        return int(self.file_index[row]) if self.file_index is not None else int(row)
 
 
 @dataclass
@@ -100,6 +138,22 @@ def _decode_error_position(exc: Exception) -> str | None:
     return None
 
 
+def _validation_position(exc: Exception) -> str | None:
+    """``"... - at `$[12].name`"`` -> ``"traceEvents[12]"``."""
+    msg = str(exc)
+    if " - at `$[" in msg:
+        idx = msg.rsplit(" - at `$[", 1)[1].split("]", 1)[0]
+        if idx.isdigit():
+            return f"traceEvents[{idx}]"
+    return None
+
+
+def _kind_name(raw: msgspec.Raw) -> str:
+    head = bytes(memoryview(raw)[:1])
+    return {b"{": "an object", b'"': "a string", b"n": "null", b"t": "a boolean", b"f": "a boolean"}.get(
+        head, "a number")
+
+
 def _split_top(path: str, data: bytes) -> tuple[msgspec.Raw, dict[str, Any], str]:
     """Split the document into the raw events array and the other top-level keys."""
     stripped = data.lstrip()
@@ -109,80 +163,100 @@ def _split_top(path: str, data: bytes) -> tuple[msgspec.Raw, dict[str, Any], str
     if first == b"[":
         return msgspec.Raw(data), {}, "array"
     if first != b"{":
-        raise TraceFormatError(path, "not JSON: expected '{' or '[' at the start", position="byte 0")
+        raise TraceFormatError(path, "not JSON: expected '{' or '[' at the start",
+                               position=f"byte {len(data) - len(stripped)}")
     top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
     if "traceEvents" not in top:
         if "nodes" in top and "schema" in top:
             raise WrongTraceKindError(path, "this is a PyTorch Execution Trace (ET), not a Kineto trace; "
                                             "open it with --et or together with its Kineto trace")
-        keys = ", ".join(sorted(top)[:6])
+        keys = ", ".join(sorted(top)[:6]) or "none"
         raise TraceFormatError(path, f"not a Kineto/Chrome trace: no 'traceEvents' key (keys: {keys})")
     meta: dict[str, Any] = {}
     for k, v in top.items():
         if k == "traceEvents":
             continue
         try:
-            meta[k] = msgspec.json.decode(v)
+            meta[k] = _LENIENT.decode(v)
         except msgspec.DecodeError:
             meta[k] = bytes(v).decode("utf-8", "replace")
-    return top["traceEvents"], meta, "object"
+    events = top["traceEvents"]
+    if bytes(memoryview(events)[:1]) != b"[":
+        raise TraceFormatError(path, f"'traceEvents' is {_kind_name(events)}, not a list of events")
+    return events, meta, "object"
 
 
 def _coerce_int(v: Any) -> int | None:
+    """An integer id from a JSON value, or None when it is not a 64-bit integer."""
     if isinstance(v, bool):
-        return int(v)
+        return None
     if isinstance(v, int):
         return v if _I64_MIN <= v <= _I64_MAX else None
-    if isinstance(v, float) and math.isfinite(v):
-        return int(v)
+    if isinstance(v, float):
+        return int(v) if math.isfinite(v) and v.is_integer() and _I64_MIN <= v <= _I64_MAX else None
     if isinstance(v, str):
+        t = v.strip()
         try:
-            return int(v)
+            c = int(t, 16) if t[:2].lower() == "0x" else int(t)
         except ValueError:
             return None
+        return c if _I64_MIN <= c <= _I64_MAX else None
     return None
 
 
-def _tolerant_event(raw: msgspec.Raw, rejected: Counter) -> _Event | None:
+def _as_float(v: Any) -> float:
+    """A duration from a JSON value: numbers and numeric strings ("NaN", "Infinity", "1.5"); else NaN."""
+    if isinstance(v, bool):
+        return math.nan
+    if isinstance(v, (int, float)):
+        try:
+            return float(v)
+        except OverflowError:
+            return math.inf if v > 0 else -math.inf
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tally) -> _Event | None:
     """Decode one event that the typed path refused; coerce what can be coerced."""
     try:
         return msgspec.json.decode(raw, type=_Event)
     except msgspec.DecodeError:
         pass
     try:
-        obj = msgspec.json.decode(raw)
+        obj = _LENIENT.decode(raw)
     except msgspec.DecodeError:
-        rejected["malformed JSON"] += 1
+        rejected.add("undecodable JSON value", index)
         return None
     if not isinstance(obj, dict):
-        rejected["not a JSON object"] += 1
+        rejected.add("not a JSON object", index)
         return None
     ev = _Event()
-    ph = obj.get("ph", "")
-    ev.ph = ph if isinstance(ph, str) else str(ph)
-    cat = obj.get("cat", "")
-    ev.cat = cat if isinstance(cat, str) else str(cat)
-    name = obj.get("name", "")
-    ev.name = name if isinstance(name, str) else msgspec.json.encode(name).decode()
+    for key in ("ph", "cat", "name"):
+        v = obj.get(key, "")
+        if not isinstance(v, str):
+            repaired.add(f"'{key}' not a string", index)
+            v = msgspec.json.encode(v).decode()
+        setattr(ev, key, v)
     for key in ("pid", "tid"):
         v = obj.get(key, 0)
         if isinstance(v, bool) or not isinstance(v, (int, str)):
-            v = str(v) if not isinstance(v, float) or not v.is_integer() else int(v)
+            repaired.add(f"'{key}' not an integer or string", index)
+            v = int(v) if isinstance(v, float) and v.is_integer() else msgspec.json.encode(v).decode()
         setattr(ev, key, v)
     ts = obj.get("ts")
-    if ts is None:
-        ev.ts = _EMPTY
-    else:
-        ev.ts = msgspec.Raw(msgspec.json.encode(ts if not isinstance(ts, str) else ts))
-    dur = obj.get("dur", 0.0)
-    try:
-        dur = float(dur)
-    except (TypeError, ValueError):
-        rejected["dur is not a number"] += 1
-        dur = float("nan")
-    ev.dur = dur
+    ev.ts = _EMPTY if ts is None else msgspec.Raw(msgspec.json.encode(ts))
+    if "dur" in obj:
+        ev.dur = _as_float(obj["dur"])
     fid = obj.get("id")
-    ev.id = fid if isinstance(fid, (int, str)) or fid is None else str(fid)
+    if not (fid is None or isinstance(fid, str) or (isinstance(fid, int) and not isinstance(fid, bool))):
+        repaired.add("'id' not an integer or string", index)
+        fid = int(fid) if isinstance(fid, float) and fid.is_integer() else msgspec.json.encode(fid).decode()
+    ev.id = fid
     bp = obj.get("bp")
     ev.bp = bp if isinstance(bp, str) else None
     args = obj.get("args")
@@ -190,12 +264,36 @@ def _tolerant_event(raw: msgspec.Raw, rejected: Counter) -> _Event | None:
     return ev
 
 
-def _key_args_column_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
+def _decode_events_tolerant(raws: list[msgspec.Raw], rejected: Tally,
+                            repaired: Tally) -> tuple[list[_Event], np.ndarray | None]:
+    """Typed decode chunk by chunk; per event only inside a chunk that fails."""
+    evs: list[_Event] = []
+    kept: list[int] = []
+    lost = False
+    for s in range(0, len(raws), _CHUNK):
+        part = raws[s:s + _CHUNK]
+        try:
+            evs.extend(msgspec.json.decode(b"[" + b",".join(part) + b"]", type=list[_Event]))
+            kept.extend(range(s, s + len(part)))
+            continue
+        except msgspec.DecodeError:
+            pass
+        for j, r in enumerate(part, s):
+            ev = _tolerant_event(r, j, rejected, repaired)
+            if ev is None:
+                lost = True
+            else:
+                evs.append(ev)
+                kept.append(j)
+    return evs, (np.asarray(kept, dtype=np.int64) if lost else None)
+
+
+def _key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
     """Decode the linking fields of all args in one msgspec call; None if any is odd."""
     doc = b"[" + b",".join([r if len(r) else b"null" for r in raws]) + b"]"
     try:
         parsed = msgspec.json.decode(doc, type=list[Union[_KeyArgs, None]])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except msgspec.DecodeError:
         return None
     n = len(parsed)
     none = _KeyArgs()
@@ -209,59 +307,178 @@ def _key_args_column_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | N
     return out
 
 
-def _key_args_column_slow(raws: list[msgspec.Raw]) -> dict[str, np.ndarray]:
+def _key_args_slow(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
+                   repaired: Tally) -> dict[str, np.ndarray]:
     n = len(raws)
     out = {f: np.full(n, _KEY_DEFAULTS[f], dtype=np.int64) for f in _KEY_FIELDS}
     for i, r in enumerate(raws):
         if not len(r):
             continue
+        src = int(file_index[base + i]) if file_index is not None else base + i
         try:
-            obj = msgspec.json.decode(r)
+            obj = _LENIENT.decode(r)
         except msgspec.DecodeError:
+            repaired.add("'args' undecodable (kept as text)", src)
             continue
         if not isinstance(obj, dict):
+            repaired.add("'args' not an object", src)
             continue
         for f in _KEY_FIELDS:
             v = obj.get(_KEY_JSON[f])
-            if v is not None:
-                c = _coerce_int(v)
-                if c is not None:
-                    out[f][i] = c
+            if v is None:
+                continue
+            c = _coerce_int(v)
+            if c is None:
+                repaired.add(f"'{_KEY_JSON[f]}' not a 64-bit integer (kept in args, not used for linking)", src)
+            else:
+                out[f][i] = c
     return out
 
 
+def _key_args_columns(raws: list[msgspec.Raw], file_index: np.ndarray | None,
+                      repaired: Tally) -> dict[str, np.ndarray]:
+    whole = _key_args_batch(raws)
+    if whole is not None:
+        return whole
+    parts = []
+    for s in range(0, len(raws), _CHUNK):
+        part = raws[s:s + _CHUNK]
+        parts.append(_key_args_batch(part) or _key_args_slow(part, s, file_index, repaired))
+    return {f: np.concatenate([p[f] for p in parts]) for f in _KEY_FIELDS}
+
+
+def _qmark(exc: UnicodeDecodeError) -> tuple[str, int]:
+    return "?" * (exc.end - exc.start), exc.end
+
+
+codecs.register_error("tracetui.qmark", _qmark)
+
+
+def _validate_utf8(buf: bytes) -> None:
+    """Raise UnicodeDecodeError if ``buf`` is not UTF-8 (checked in chunks: bounded memory)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(buf)
+    step = 1 << 24
+    for s in range(0, len(buf), step):
+        dec.decode(view[s:s + step])
+    dec.decode(b"", final=True)
+
+
+def _sanitize_utf8(data: bytes) -> tuple[bytes, int, int]:
+    """Replace every byte of invalid UTF-8 by ``?`` (same length); return (data, count, first offset)."""
+    fixed = data.decode("utf-8", "tracetui.qmark").encode("utf-8")
+    diff = np.flatnonzero(np.frombuffer(fixed, dtype=np.uint8) != np.frombuffer(data, dtype=np.uint8))
+    return fixed, int(diff.size), int(diff[0]) if diff.size else -1
+
+
+#: a JSON string (kept as is) or a bare constant outside strings (quoted)
+_BARE_CONSTANT = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?Infinity|NaN)(?![\w.])', re.DOTALL)
+
+
+def _bare_constant_at(data: bytes, exc: TraceFormatError) -> bool:
+    """Is the invalid character of ``exc`` a bare NaN/Infinity (Python's json writes them)?"""
+    pos = exc.position or ""
+    if not pos.startswith("byte ") or not pos[5:].isdigit():
+        return False
+    at = int(pos[5:])
+    return data.startswith((b"NaN", b"Infinity"), at)
+
+
+def _quote_bare_constants(data: bytes) -> tuple[bytes, int]:
+    count = 0
+
+    def quote(m: re.Match) -> bytes:
+        nonlocal count
+        if m.group(1) is None:
+            return m.group(0)
+        count += 1
+        return b'"' + m.group(1) + b'"'
+
+    return _BARE_CONSTANT.sub(quote, data), count
+
+
 def decode_events(path: str, data: bytes) -> DecodedTrace:
-    """Decode a whole Kineto document.  Raises TraceFormatError on bytes that are not a trace."""
+    """Decode a whole Kineto document.  Raises TraceFormatError on bytes that are not a trace.
+
+    Two repairs are tried before giving up, each reported as a warning: invalid UTF-8 is
+    replaced byte for byte by ``?``; bare ``NaN``/``Infinity`` tokens (not JSON, but written
+    by Python's ``json``) are read as the strings "NaN"/"Infinity".
+    """
     warnings: list[LoadWarning] = []
+    utf8_fixed = nan_fixed = False
+    first_error: TraceFormatError | None = None
+    while True:
+        try:
+            return _decode(path, data, warnings)
+        except UnicodeDecodeError as exc:
+            if utf8_fixed:  # pragma: no cover - sanitized data is valid UTF-8
+                raise TraceFormatError(path, f"invalid UTF-8 ({exc.reason})") from None
+            data, count, first = _sanitize_utf8(data)
+            utf8_fixed = True
+            warnings.append(LoadWarning("invalid_utf8", f"{count:,} bytes of invalid UTF-8 replaced by '?' "
+                                        f"(first at byte {first})", count))
+        except TraceFormatError as exc:
+            if nan_fixed or not _bare_constant_at(data, exc):
+                raise (first_error or exc) from None
+            first_error = exc
+            data, count = _quote_bare_constants(data)
+            nan_fixed = True
+            if not count:
+                raise exc from None
+            warnings.append(LoadWarning("bare_constant", f"{count:,} bare NaN/Infinity tokens (not valid JSON; "
+                                        f"first at {exc.position}) read as the strings \"NaN\"/\"Infinity\"",
+                                        count))
+
+
+def _decode(path: str, data: bytes, warnings: list[LoadWarning]) -> DecodedTrace:
     try:
         events_raw, meta, form = _split_top(path, data)
     except msgspec.DecodeError as exc:
-        raise _as_format_error(path, exc) from None
-    rejected: Counter = Counter()
+        raise as_format_error(path, exc) from None
+    rejected, repaired = Tally(), Tally()
+    file_index = None
     try:
         evs: list[_Event] = msgspec.json.decode(events_raw, type=list[_Event])
+        n_elements = len(evs)
     except msgspec.ValidationError:
         try:
             raws = msgspec.json.decode(events_raw, type=list[msgspec.Raw])
-        except msgspec.ValidationError:
-            raise TraceFormatError(path, "'traceEvents' is not a list of events") from None
-        evs = []
-        for r in raws:
-            ev = _tolerant_event(r, rejected)
-            if ev is not None:
-                evs.append(ev)
+        except msgspec.ValidationError as exc:
+            if form == "array":
+                raise TraceFormatError(path, f"not a Chrome trace: the top-level array does not hold events ({exc})",
+                                       position=_validation_position(exc)) from None
+            raise TraceFormatError(path, f"'traceEvents' is not a list of events ({exc})") from None
+        except msgspec.DecodeError as exc:
+            raise as_format_error(path, exc) from None
+        n_elements = len(raws)
+        evs, file_index = _decode_events_tolerant(raws, rejected, repaired)
+        del raws
     except msgspec.DecodeError as exc:
-        raise _as_format_error(path, exc) from None
-    return DecodedTrace(_columns(evs, rejected), meta, warnings, form)
+        raise as_format_error(path, exc) from None
+    if n_elements and not evs:
+        raise TraceFormatError(path, f"no usable events: every element of traceEvents was rejected "
+                                     f"({rejected.describe()})")
+    cols = _columns(evs, file_index, repaired)
+    cols.rejected = rejected.counts
+    cols.rejected_first = rejected.first
+    cols.n_elements = n_elements
+    if repaired:
+        warnings.append(LoadWarning("repaired", f"{sum(repaired.counts.values()):,} fields of an unexpected "
+                                    f"type were coerced (events kept): {repaired.describe()}",
+                                    sum(repaired.counts.values())))
+    return DecodedTrace(cols, meta, warnings, form)
 
 
-def _as_format_error(path: str, exc: Exception) -> TraceFormatError:
+def as_format_error(path: str, exc: Exception) -> TraceFormatError:
+    """A msgspec decode error as a one-line TraceFormatError with its byte position."""
     pos = _decode_error_position(exc)
     msg = str(exc).split(" (byte ")[0]
+    if msg == "Input data was truncated":
+        msg = "the file ends in the middle of the JSON document"
     return TraceFormatError(path, f"not valid JSON ({msg})", position=pos)
 
 
-def _columns(evs: list[_Event], rejected: Counter) -> DecodedEvents:
+def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) -> DecodedEvents:
     from .timestamps import parse_timestamps
 
     n = len(evs)
@@ -272,9 +489,9 @@ def _columns(evs: list[_Event], rejected: Counter) -> DecodedEvents:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     blob = b"".join(arg_raws)
-    key_args = _key_args_column_batch(arg_raws)
-    if key_args is None:
-        key_args = _key_args_column_slow(arg_raws)
+    if not blob.isascii():
+        _validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
+    key_args = _key_args_columns(arg_raws, file_index, repaired)
     return DecodedEvents(
         ph=[e.ph for e in evs],
         cat=[e.cat for e in evs],
@@ -289,5 +506,6 @@ def _columns(evs: list[_Event], rejected: Counter) -> DecodedEvents:
         args_blob=blob,
         args_offsets=offsets,
         key_args=key_args,
-        rejected=rejected,
+        file_index=file_index,
+        n_elements=n,
     )

@@ -64,6 +64,10 @@ def parse_timestamps(tokens: Sequence[bytes | memoryview]) -> tuple[np.ndarray, 
     if n == 0:
         return ints, fracs
     parts = b"\x00".join(tokens).split(b"\x00")
+    if len(parts) != n:  # a token holding a NUL byte: parse them one by one
+        for i, tok in enumerate(tokens):
+            ints[i], fracs[i] = _slow_parse(bytes(tok)) if len(tok) else (0, np.nan)
+        return ints, fracs
     lens = np.fromiter(map(len, parts), dtype=np.int64, count=n)
     width = int(min(lens.max(), _MAX_FAST_WIDTH)) or 1
     mat = np.array(parts, dtype=f"S{width}").view(np.uint8).reshape(n, width)
@@ -112,6 +116,10 @@ def relative_times(ints: np.ndarray, fracs: np.ndarray, origin_us: int | None = 
     valid = ~np.isnan(fracs)
     if origin_us is None:
         origin_us = int(ints[valid].min()) if valid.any() else 0
-    rel = (ints - origin_us).astype(np.float64) + np.where(valid, fracs, 0.0)
+    span = max(abs(int(ints[valid].max()) - origin_us), abs(int(ints[valid].min()) - origin_us)) if valid.any() else 0
+    if span < 2**62:
+        rel = (ints - origin_us).astype(np.float64) + np.where(valid, fracs, 0.0)
+    else:  # absurd spread (int64 difference would overflow): float math, sub-µs digits lost
+        rel = (ints.astype(np.float64) - float(origin_us)) + np.where(valid, fracs, 0.0)
     rel[~valid] = np.nan
     return rel, origin_us
