@@ -1,0 +1,620 @@
+"""The terminal trace browser: ``run_app(paths)`` loads a trace in a worker behind a
+progress screen, then shows the op tree, the detail pane and the stream timeline.
+
+Two-way jumps: ``>`` on an op (or runtime call) goes to its first GPU event and, pressed
+again, cycles through that op's GPU events in start order; ``<`` on a kernel, memcpy or
+memset goes back to the innermost cpu_op that launched it (with an ET loaded, the linked
+ET op is named too).  Both work from the tree and from the focused timeline.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar, Iterable
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from ..errors import TraceError
+from ..kineto.kinds import Kind
+from ..model import LinkedTrace
+from .detail import DetailBuilder, DetailPane
+from .screens import (ErrorDialog, ExportDialog, HelpScreen, LoadingScreen, SearchBar, WarningsScreen,
+                      live_bindings, widget_bindings)
+from .source import TraceTreeSource
+from .timeline_view import TraceTimeline
+from .vtree import VirtualTree
+
+#: Exit status of ``run_app`` when the initial load failed and the user quit.
+EXIT_LOAD_FAILED = 2
+
+
+class TraceTree(VirtualTree):
+    """The op tree (a VirtualTree over :class:`TraceTreeSource`)."""
+
+
+@dataclass
+class JumpCycle:
+    """State of ``>``: the op it started from and that op's GPU events (start order)."""
+
+    origin: int
+    events: np.ndarray
+    index: int
+
+
+class MainScreen(Screen):
+    """Tree left, detail right (below it when narrow), timeline at the bottom."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(">", "jump_gpu", "GPU event", id="main.jump_gpu", key_display=">",
+                tooltip="jump to the selected op's first GPU event; again: its next one (time order)"),
+        Binding("<", "jump_op", "Launching op", id="main.jump_op", key_display="<",
+                tooltip="from a kernel/memcpy/memset to the cpu_op that launched it (and its ET op)"),
+        Binding("/", "search", "Search", id="main.search", key_display="/",
+                tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
+        Binding("n", "next_match", "Next match", id="main.next_match"),
+        Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
+        Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
+        Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
+                tooltip="hide/show python_function rows"),
+        Binding("t", "focus_timeline", "Timeline", id="main.timeline",
+                tooltip="focus the timeline (arrows walk GPU events) / back to the tree"),
+        Binding("d", "toggle_detail", "Detail pane", show=False, id="main.detail", tooltip="hide/show"),
+        Binding("m", "maximize", "Maximize pane", show=False, id="main.maximize",
+                tooltip="the focused pane fills the screen / back"),
+        Binding("c", "toggle_cpu_lanes", "CPU threads in timeline", show=False, id="main.cpu_lanes"),
+        Binding("]", "zoom(2.0)", "Zoom in (timeline)", show=False, id="main.zoom_in", key_display="]"),
+        Binding("[", "zoom(0.5)", "Zoom out (timeline)", show=False, id="main.zoom_out", key_display="["),
+        Binding("{,shift+left", "pan(-0.25)", "Pan left (timeline)", show=False, id="main.pan_left"),
+        Binding("},shift+right", "pan(0.25)", "Pan right (timeline)", show=False, id="main.pan_right"),
+        Binding("z", "zoom_selection", "Zoom timeline to selection", show=False, id="main.zoom_selection"),
+        Binding("Z", "fit_all", "Whole trace in timeline", show=False, id="main.fit_all"),
+        Binding("w", "warnings", "Warnings", show=False, id="main.warnings"),
+        Binding("e", "export", "Export", show=False, id="main.export"),
+        Binding("escape", "clear", "Clear search / filter", show=False, id="main.clear"),
+    ]
+
+    def __init__(self, linked: LinkedTrace, source: TraceTreeSource, builder: DetailBuilder) -> None:
+        super().__init__()
+        self.linked = linked
+        self.source = source
+        self.builder = builder
+        self.current: int | None = None
+        self.cycle: JumpCycle | None = None
+        self.query_text: str | None = None
+        self.matches = np.empty(0, dtype=np.int64)
+        self.match_ranks = np.empty(0)
+        self._notes: dict[int, Text] = {}
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Container(id="body"):
+            yield TraceTree(self.source, id="tree")
+            yield DetailPane(self.builder, id="detail")
+        yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
+        yield TraceTimeline(self.source, id="timeline")
+        yield Footer()
+
+    @property
+    def op_tree(self) -> TraceTree:
+        return self.query_one("#tree", TraceTree)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one("#detail", DetailPane)
+
+    @property
+    def timeline(self) -> TraceTimeline:
+        return self.query_one("#timeline", TraceTimeline)
+
+    def on_mount(self) -> None:
+        tree = self.op_tree
+        tree.focus()
+        roots = self.source.root_nodes()
+        if len(roots):
+            tree.expand(int(roots[0]))
+        timeline = self.timeline
+        if self.source.kt is not None and not timeline.lane_ids:
+            timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
+        if self.source.kt is None or not timeline.lane_ids:
+            timeline.display = False
+        self.update_status()
+
+    # ------------------------------------------------------------------ status
+    def status_text(self) -> Text:
+        linked, kt = self.linked, self.linked.kineto
+        text = Text(no_wrap=False)
+        text.append(linked.title, style="bold")
+        if kt is not None:
+            devices = sorted({str(d.get("name")) for d in kt.device_properties if isinstance(d, dict) and d.get("name")})
+            if devices:
+                text.append(" · " + ", ".join(devices))
+            counts = kt.kind_counts()
+            text.append(f" · {kt.n_events:,} events, {counts.get('kernel', 0):,} kernels")
+            g = kt.gpu_stats
+            if g.gpu_events:
+                text.append(f" · GPU→launch {g.linked:,}/{g.gpu_events:,}")
+        if linked.link is not None:
+            s = linked.link.stats
+            text.append(f" · ET link {s.method}: {s.linked:,}/{s.et_ops:,}")
+            if s.heuristic:
+                text.append(f" ({s.heuristic:,} heuristic)", style="yellow")
+            text.append(f", ET-only {s.et_only:,}")
+        n_warn = len(linked.all_warnings())
+        if n_warn:
+            text.append(f" · ⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow")
+        state = []
+        if self.source.kt is not None:
+            state.append("python hidden" if self.source.hide_python else "python shown")
+        if self.query_text is not None:
+            state.append(f"search {self.query_text!r}: {self.matches.size:,} matches")
+        if self.source.filtered:
+            state.append("FILTERED")
+        if state:
+            text.append(" · " + " · ".join(state), style="dim")
+        return text
+
+    def update_status(self) -> None:
+        self.query_one("#status", Static).update(self.status_text())
+
+    # ------------------------------------------------------------------ selection
+    @on(VirtualTree.NodeHighlighted)
+    def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
+        event.stop()
+        node = event.node
+        self.current = node
+        note = self._notes.pop(node, None)
+        self._notes.clear()
+        if self.cycle is not None and not (self.cycle.origin == node or
+                                           int(self.cycle.events[self.cycle.index]) == node):
+            self.cycle = None
+        self.detail.show(node, note)
+        self.timeline.show_selection(node)
+
+    @on(TraceTimeline.EventSelected)
+    def _on_timeline_pick(self, event: TraceTimeline.EventSelected) -> None:
+        event.stop()
+        self.select(event.node)
+
+    def select(self, node: int, note: Text | None = None) -> bool:
+        """Move the tree cursor to ``node`` (expanding its ancestors; clearing the filter if
+        it hides the node).  False when the node cannot be shown."""
+        tree = self.op_tree
+        target = self.source.visible_ancestor(node)
+        if note is not None:
+            self._notes[target] = note
+        if tree.cursor_node == target:
+            self._notes.pop(target, None)
+            self.current = target
+            self.detail.show(target, note)
+            self.timeline.show_selection(target)
+            return True
+        ok = tree.select_node(target)
+        if not ok and self.source.filtered:
+            self._set_filter(False)
+            ok = tree.select_node(target)
+        if not ok:
+            self._notes.pop(target, None)
+            self.notify(Text(f"cannot show node {node} in the tree"), severity="warning")
+        return ok
+
+    # ------------------------------------------------------------------ jumps
+    def action_jump_gpu(self) -> None:
+        """``>``: first GPU event of the selected op; again: the op's next GPU event."""
+        src, kt = self.source, self.source.kt
+        node = self.current
+        if kt is None or node is None:
+            self.notify("no Kineto trace loaded: no GPU events", severity="warning")
+            return
+        cyc = self.cycle
+        if cyc is not None and node == int(cyc.events[cyc.index]):
+            cyc.index = (cyc.index + 1) % cyc.events.size
+        else:
+            k = src.kineto_of(node)
+            if 0 <= k < kt.n_events and src.gpu_work[k]:
+                origin = int(kt.cpu_op_of[k])
+                if origin < 0:
+                    origin = int(kt.launch_of[k])
+                if origin < 0:
+                    self.notify("this GPU event has no launch in the trace", severity="warning")
+                    return
+                events = src.gpu_events(origin)
+                where = np.flatnonzero(events == k)
+                cyc = JumpCycle(origin, events, int(where[0] + 1) % events.size if where.size else 0)
+            else:
+                events = src.gpu_events(node)
+                if not events.size:
+                    self.notify(Text(f"no GPU work under {self._label_of(node)}"), severity="warning")
+                    return
+                cyc = JumpCycle(node, events, 0)
+            self.cycle = cyc
+        target = int(cyc.events[cyc.index])
+        note = Text(f"> GPU event {cyc.index + 1} of {cyc.events.size} under ", style="bold")
+        note.append(self._label_of(cyc.origin), style="cyan")
+        note.append("   (> next, < back)", style="dim")
+        self.select(target, note)
+
+    def action_jump_op(self) -> None:
+        """``<``: from a kernel/memcpy/memset (or runtime call) to the op that launched it."""
+        src, kt = self.source, self.source.kt
+        node = self.current
+        k = src.kineto_of(node) if node is not None else -1
+        if kt is None or not 0 <= k < kt.n_events:
+            self.notify("< works on kernels, memcpys and memsets", severity="warning")
+            return
+        kind = Kind(int(kt.kind[k]))
+        if not (src.gpu_work[k] or kind in (Kind.RUNTIME, Kind.DRIVER)):
+            self.notify("< works on kernels, memcpys and memsets (> goes down)", severity="warning")
+            return
+        op = int(kt.cpu_op_of[k])
+        via = int(kt.launch_of[k]) if src.gpu_work[k] else -1
+        if op < 0:
+            op = via
+        if op < 0:
+            self.notify("no launching op in the trace (GPU-only event)", severity="warning")
+            return
+        note = Text("< launched ", style="bold")
+        note.append(self._label_of(k), style="green")
+        if via >= 0:
+            note.append(" via ")
+            note.append(kt.name(via), style="yellow")
+        pos = src.et_pos(op)
+        message = Text(f"launching op: {kt.name(op)}")
+        if src.et is not None:
+            if pos >= 0:
+                ref = self.builder.et_ref(pos)
+                note.append("\n  ET op: ", style="bold")
+                note.append_text(ref)
+                message.append("  |  ET op ")
+                message.append_text(ref)
+            else:
+                note.append("\n  ET op: none linked", style="dim")
+                message.append("  |  no linked ET op")
+        if self.select(op, note) and src.et is not None:
+            self.notify(message, title="<")
+
+    def _label_of(self, node: int) -> str:
+        src = self.source
+        if src.is_kineto(node):
+            return src.kt.name(node)
+        return src.row_label(node).plain
+
+    # ------------------------------------------------------------------ search
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.value = ""
+        bar.display = True
+        bar.focus()
+
+    @on(Input.Submitted, "#search")
+    def _on_search(self, event: Input.Submitted) -> None:
+        event.stop()
+        bar = self.query_one(SearchBar)
+        query = event.value
+        bar.display = False
+        self.op_tree.focus()
+        if not query.strip():
+            return
+        self.run_search(query)
+
+    @on(SearchBar.Cancelled)
+    def _on_search_cancel(self, event: SearchBar.Cancelled) -> None:
+        event.stop()
+        bar = self.query_one(SearchBar)
+        bar.display = False
+        self.op_tree.focus()
+
+    def run_search(self, query: str, *, select: bool = True) -> None:
+        try:
+            nodes, ranks = self.source.find(query)
+        except ValueError as exc:
+            self.notify(Text(str(exc)), severity="error")
+            return
+        self.query_text = query
+        self.matches, self.match_ranks = nodes, ranks
+        if self.source.filtered:
+            self._set_filter(True)
+        self.update_status()
+        if not nodes.size:
+            self.notify(Text(f"no match for {query!r}"), severity="warning")
+            return
+        if select:
+            self._goto_match(0, inclusive=True)
+
+    def _cursor_rank(self) -> float:
+        node = self.current
+        return self.source.rank(node) if node is not None else -1.0
+
+    def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
+        if self.query_text is None:
+            self.notify("no search yet: press / to search", severity="warning")
+            return
+        n = self.matches.size
+        if not n:
+            self.notify(Text(f"no match for {self.query_text!r}"), severity="warning")
+            return
+        r = self._cursor_rank()
+        if direction >= 0:
+            i = int(np.searchsorted(self.match_ranks, r, side="left" if inclusive else "right"))
+            i = i % n
+        else:
+            i = int(np.searchsorted(self.match_ranks, r, side="left")) - 1
+            i = i % n
+        note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
+        self.select(int(self.matches[i]), note)
+
+    def action_next_match(self) -> None:
+        self._goto_match(1)
+
+    def action_prev_match(self) -> None:
+        self._goto_match(-1)
+
+    def action_filter(self) -> None:
+        if not self.source.filtered and (self.query_text is None or not self.matches.size):
+            self.notify("filter shows the subtrees holding search matches: search first (/)", severity="warning")
+            return
+        self._set_filter(not self.source.filtered)
+
+    def _set_filter(self, on_: bool) -> None:
+        current = self.current
+        self.source.set_filter(self.matches if on_ else None)
+        tree = self.op_tree
+        tree.refresh_rows()
+        if current is not None and tree.cursor_node != current:
+            if not tree.select_node(current) and on_ and self.matches.size:
+                self._goto_match(0, inclusive=True)
+        self.update_status()
+
+    def action_clear(self) -> None:
+        if self.source.filtered:
+            self._set_filter(False)
+        elif self.query_text is not None:
+            self.query_text = None
+            self.matches = np.empty(0, dtype=np.int64)
+            self.match_ranks = np.empty(0)
+            self.update_status()
+
+    # ------------------------------------------------------------------ view toggles
+    def action_toggle_python(self) -> None:
+        src = self.source
+        if src.kt is None:
+            return
+        current = self.current
+        src.set_hide_python(not src.hide_python)
+        if self.query_text is not None:
+            self.matches, self.match_ranks = src.find(self.query_text)
+            if src.filtered:
+                src.set_filter(self.matches)
+        self.op_tree.refresh_rows()
+        if current is not None:
+            self.op_tree.select_node(src.visible_ancestor(current))
+        self.update_status()
+        self.notify("python_function rows " + ("hidden" if src.hide_python else "shown"))
+
+    def action_focus_timeline(self) -> None:
+        timeline = self.timeline
+        if timeline.has_focus or not timeline.display:
+            self.op_tree.focus()
+        else:
+            timeline.focus()
+
+    def action_toggle_detail(self) -> None:
+        detail = self.detail
+        detail.display = not detail.display
+
+    def action_maximize(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+        elif self.focused is not None:
+            self.maximize(self.focused, container=False)
+
+    def action_toggle_cpu_lanes(self) -> None:
+        timeline = self.timeline
+        timeline.set_show_cpu(not timeline.show_cpu)
+        timeline.display = bool(timeline.lane_ids)
+
+    def action_zoom(self, factor: float) -> None:
+        self.timeline.zoom(float(factor))
+
+    def action_pan(self, fraction: float) -> None:
+        self.timeline.pan(float(fraction))
+
+    def action_zoom_selection(self) -> None:
+        if not self.timeline.zoom_to_selection():
+            self.notify("the selection has no time span", severity="warning")
+
+    def action_fit_all(self) -> None:
+        self.timeline.fit_all()
+
+    def action_warnings(self) -> None:
+        self.app.push_screen(WarningsScreen(self.linked.all_warnings()))
+
+    # ------------------------------------------------------------------ export
+    def action_export(self) -> None:
+        """``e``: export the selected subtree (the whole trace from a lane or ET row)."""
+        if self.linked.kineto is None:
+            self.notify("export needs a Kineto trace", severity="warning")
+            return
+        node = self.current
+        k = self.source.kineto_of(node) if node is not None else -1
+        root = k if k >= 0 else None
+        what = "the whole trace" if root is None else f"the subtree of {self._label_of(root)}"
+        label = "trace" if root is None else str(root)
+        self.app.push_screen(ExportDialog(what, label), partial(self._export_chosen, root))
+
+    def _export_chosen(self, root: int | None, choice: tuple[str, str] | None) -> None:
+        if choice is None:
+            return
+        fmt, path = choice
+        self._run_export(root, fmt, path)
+
+    @work(thread=True, group="export")
+    def _run_export(self, root: int | None, fmt: str, path: str) -> None:
+        from ..export import write_export
+
+        try:
+            write_export(self.linked, root, fmt, path, self.builder.categorizer)
+        except (TraceError, OSError, ValueError) as exc:
+            self.app.call_from_thread(self.notify, Text(f"export failed: {exc}"), severity="error")
+            return
+        self.app.call_from_thread(self.notify, Text(f"exported {fmt} to {os.path.abspath(path)}"), title="export")
+
+
+class TraceApp(App[int]):
+    """tracetui's Textual application over one trace (optionally with its ET)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tracetui"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (34, "-tall")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("?,f1", "help", "Help", id="app.help", key_display="?"),
+    ]
+
+    def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None) -> None:
+        super().__init__()
+        self.paths = list(paths)
+        self.use_cache = use_cache
+        self.categorizer = categorizer
+        self.linked: LinkedTrace | None = None
+        self.load_failed = False
+        self._progress: tuple[str, float] = ("starting", 0.0)
+        self._progress_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ loading
+    def on_mount(self) -> None:
+        self.push_screen(LoadingScreen(self.paths))
+        self.set_interval(0.1, self._show_progress)
+        self.load(self.paths)
+
+    def _report(self, message: str, fraction: float) -> None:
+        with self._progress_lock:
+            self._progress = (message, fraction)
+
+    def _show_progress(self) -> None:
+        screen = self.screen
+        if isinstance(screen, LoadingScreen):
+            with self._progress_lock:
+                message, fraction = self._progress
+            screen.set_progress(message, fraction)
+
+    @work(thread=True, exclusive=True, group="load")
+    def load(self, paths: list[str]) -> None:
+        """Load, link and index the traces (worker thread); then show the browser."""
+        from ..cache import load_cached
+
+        try:
+            linked = load_cached(paths, use_cache=self.use_cache, progress=self._report)
+            self._report("indexing the op tree", 0.995)
+            source = TraceTreeSource(linked)
+            categorizer = self.categorizer
+            if categorizer is None:
+                categorizer = _default_categorizer()
+        except TraceError as exc:
+            self._call(self._load_failed, str(exc))
+            return
+        except MemoryError:
+            self._call(self._load_failed, f"{paths[0]}: not enough memory to load this trace")
+            return
+        except Exception as exc:  # a bug must still end in the dialog, not a traceback
+            self._call(self._load_failed, f"{paths[0]}: internal error while loading: {type(exc).__name__}: {exc}")
+            return
+        self._call(self._loaded, linked, source, categorizer)
+
+    def _call(self, fn, *args) -> None:
+        try:
+            self.call_from_thread(fn, *args)
+        except RuntimeError:  # the app is shutting down
+            pass
+
+    def _loaded(self, linked: LinkedTrace, source: TraceTreeSource, categorizer) -> None:
+        self.linked = linked
+        self.load_failed = False
+        self.sub_title = linked.title
+        self.switch_screen(MainScreen(linked, source, DetailBuilder(source, categorizer)))
+
+    def _load_failed(self, message: str) -> None:
+        self.load_failed = True
+        self.push_screen(ErrorDialog(message), self._error_choice)
+
+    def _error_choice(self, choice: tuple[str, str] | None) -> None:
+        action, path = choice or ("quit", "")
+        if action == "open" and path:
+            self.paths = [os.path.expanduser(path)]
+            screen = self.screen
+            if isinstance(screen, LoadingScreen):
+                screen.paths = self.paths
+            self._report("starting", 0.0)
+            self.load(self.paths)
+        else:
+            self.action_quit_app()
+
+    def action_quit_app(self) -> None:
+        self.exit(EXIT_LOAD_FAILED if self.load_failed and self.linked is None else 0,
+                  return_code=EXIT_LOAD_FAILED if self.load_failed and self.linked is None else 0)
+
+    async def action_quit(self) -> None:
+        self.action_quit_app()
+
+    # ------------------------------------------------------------------ help
+    def help_sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
+        """Help content from the live bindings of the focused widget chain, the screen and
+        the app; then the keys of the panes that are not focused."""
+        screen = self.screen
+        sections = [("Active now (focused pane, browser, application)", live_bindings(screen))]
+        if isinstance(screen, MainScreen):
+            focused = self.focused
+            for widget, title in ((screen.op_tree, "Op tree (focus: t / tab)"),
+                                  (screen.timeline, "Timeline (focus: t)")):
+                if widget is not focused and widget.display:
+                    sections.append((title, widget_bindings(widget)))
+        return sections
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_sections()))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help: keys", "Show every key binding", self.action_help)
+        if isinstance(screen, MainScreen):
+            seen = set()
+            for binding in screen._bindings.key_to_bindings.values():
+                for b in binding:
+                    if b.action in seen:
+                        continue
+                    seen.add(b.action)
+                    yield SystemCommand(b.description, f"key {self.get_key_display(b)}",
+                                        partial(screen.run_action, b.action))
+
+
+def _default_categorizer():
+    from ..analysis.categories import get_categorizer
+
+    try:
+        return get_categorizer()
+    except (TraceError, ValueError, OSError):
+        return None
+
+
+def run_app(paths: list[str], use_cache: bool = True) -> int:
+    """Open the browser on ``paths`` (one Kineto trace, an ET, or both in any order).
+
+    Returns the exit status: 0, or :data:`EXIT_LOAD_FAILED` when the initial load failed
+    and the user quit from the error dialog.
+    """
+    app = TraceApp(paths, use_cache=use_cache)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,522 @@
+"""The detail pane: everything known about the selected row, as Rich renderables.
+
+:func:`build_detail` is pure (model in, renderables out) so it can be tested and timed
+without a terminal; :class:`DetailPane` is the scrolling widget that shows it.
+Trace strings (names, schemas, args) always go through ``Text(...)``: never markup.
+Durations are shown in human units (source values are microseconds).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from .source import ET_ROOT_LABEL, KIND_STYLES, TraceTreeSource
+from .timescale import format_duration_us, format_time_us
+
+TOP_KERNELS = 5
+WIDE = 72
+"""Pane width (cells) from which argument lists are shown as full tables."""
+
+
+def _t(value: Any, style: str = "") -> Text:
+    return Text("" if value is None else str(value), style=style)
+
+
+def _grid(rows: Iterable[tuple[str, Any]]) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for key, value in rows:
+        if value is None or value == "":
+            continue
+        grid.add_row(Text(key), value if isinstance(value, Text) else _t(value))
+    return grid
+
+
+def _table(columns: list[str], right: tuple[str, ...] = ()) -> Table:
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    for col in columns:
+        table.add_column(col, overflow="fold", justify="right" if col in right else "left")
+    return table
+
+
+def _heading(text: str) -> Text:
+    return Text(text, style="bold underline")
+
+
+def format_bytes(n: float) -> str:
+    """``33,792 B (33.0 KiB)`` style byte counts."""
+    if not isinstance(n, (int, float)) or not math.isfinite(n):
+        return str(n)
+    if abs(n) < 1024:
+        return f"{int(n):,} B"
+    for unit, scale in (("KiB", 1024.0), ("MiB", 1024.0 ** 2), ("GiB", 1024.0 ** 3), ("TiB", 1024.0 ** 4)):
+        if abs(n) < scale * 1024 or unit == "TiB":
+            return f"{int(n):,} B ({n / scale:.1f} {unit})"
+    return f"{n} B"  # pragma: no cover
+
+
+def _dur(us: float) -> str:
+    return f"{format_duration_us(us)}  ({us:,.3f} µs)"
+
+
+def _xyz(v: Any) -> str | None:
+    if isinstance(v, list) and v:
+        return " × ".join(str(x) for x in v)
+    return None if v is None else str(v)
+
+
+def _prod(v: Any) -> int | None:
+    if isinstance(v, list) and v and all(isinstance(x, int) for x in v):
+        out = 1
+        for x in v:
+            out *= x
+        return out
+    return None
+
+
+class DetailBuilder:
+    """Builds the detail of one node of a :class:`TraceTreeSource`."""
+
+    def __init__(self, source: TraceTreeSource, categorizer: Any = None) -> None:
+        self.src = source
+        self.categorizer = categorizer
+        self.width = 80  #: cells available; narrower than WIDE gives one line per argument
+
+    # ------------------------------------------------------------------ entry
+    def build(self, node: int | None, note: Text | None = None, width: int | None = None) -> RenderableType:
+        if width is not None:
+            self.width = width
+        parts: list[RenderableType] = []
+        if note is not None:
+            parts.append(note)
+        src = self.src
+        if node is None:
+            parts.append(Text("Nothing selected.", style="dim"))
+        elif node == src.et_root:
+            parts += self._et_root()
+        elif src.is_kineto(node):
+            kt = src.kt
+            if node >= kt.n_events:
+                parts += self._lane(node)
+            else:
+                kind = Kind(int(kt.kind[node]))
+                if kind in GPU_WORK_KINDS:
+                    parts += self._gpu_work(node, kind)
+                elif kind in (Kind.RUNTIME, Kind.DRIVER):
+                    parts += self._runtime(node, kind)
+                elif kind == Kind.GPU_ANNOTATION:
+                    parts += self._gpu_annotation(node)
+                else:
+                    parts += self._host_op(node, kind)
+        else:
+            parts += self._et_node(node - src.et_base)
+        return Group(*parts)
+
+    # ------------------------------------------------------------------ helpers
+    def _title(self, name: str, style: str, what: str) -> list[RenderableType]:
+        title = Text(name, style=f"bold {style}".strip(), overflow="fold")
+        return [title, Text(what, style="dim")]
+
+    def _start(self, ev: int) -> str:
+        return "+" + format_time_us(float(self.src.kt.ts[ev]))
+
+    def _op_line(self, ev: int) -> Text:
+        kt = self.src.kt
+        line = Text(kt.name(ev), style=KIND_STYLES.get(Kind(int(kt.kind[ev])), ""))
+        line.append(f"  {format_duration_us(float(kt.dur[ev]))}", style="dim")
+        ext = int(kt.external_id[ev])
+        if ext >= 0:
+            line.append(f"  ext {ext}", style="dim")
+        return line
+
+    def et_ref(self, pos: int) -> Text:
+        """``ET node 123 · rf_id 456 · aten::addmm`` (+ heuristic flag)."""
+        et, link = self.src.et, self.src.link
+        text = Text(f"ET node {int(et.ids[pos])} · rf_id {int(et.rf_id[pos])} · ")
+        text.append(et.name(pos), style="bright_cyan")
+        if link is not None and bool(link.heuristic[pos]):
+            text.append("  (heuristic link: name-and-order alignment)", style="yellow")
+        return text
+
+    def _ids(self, ev: int) -> list[tuple[str, Any]]:
+        kt, src = self.src.kt, self.src
+        rows: list[tuple[str, Any]] = []
+        if int(kt.external_id[ev]) >= 0:
+            rows.append(("External id", int(kt.external_id[ev])))
+        if int(kt.rf_id[ev]) > 0:
+            rows.append(("Record function id", int(kt.rf_id[ev])))
+        if int(kt.seq[ev]) >= 0:
+            rows.append(("Sequence number", int(kt.seq[ev])))
+        if int(kt.correlation[ev]) >= 0:
+            rows.append(("Correlation", int(kt.correlation[ev])))
+        pos = src.et_pos(ev)
+        if pos >= 0:
+            rows.append(("ET", self.et_ref(pos)))
+        elif src.et is not None:
+            rows.append(("ET", _t("no linked ET node", "dim")))
+        return rows
+
+    def _gpu_summary(self, node: int) -> list[RenderableType]:
+        src, kt = self.src, self.src.kt
+        events = src.gpu_events(node)
+        if not events.size:
+            return []
+        total = float(kt.dur[events].sum())
+        names, inv = np.unique(kt.name_id[events], return_inverse=True)
+        per = np.bincount(inv, weights=kt.dur[events])
+        counts = np.bincount(inv)
+        order = np.argsort(-per, kind="stable")[:TOP_KERNELS]
+        table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
+        table.add_column("GPU work", overflow="ellipsis", no_wrap=True, ratio=1)
+        table.add_column("n", justify="right", no_wrap=True)
+        table.add_column("total", justify="right", no_wrap=True)
+        for i in order.tolist():
+            table.add_row(_t(kt.names[int(names[i])]), _t(f"{int(counts[i]):,}"), _t(format_duration_us(float(per[i]))))
+        span = float((kt.ts[events] + kt.dur[events]).max() - kt.ts[events].min())
+        head = _grid([("GPU events", f"{events.size:,} (kernels {int((kt.kind[events] == int(Kind.KERNEL)).sum()):,})"),
+                      ("GPU time", _dur(total)),
+                      ("GPU span", format_duration_us(span)),
+                      ("Jump", _t("> goes to the first GPU event, > again to the next", "dim"))])
+        return [Text(""), _heading("GPU work launched"), head, table]
+
+    # ------------------------------------------------------------------ kinds
+    def _host_op(self, ev: int, kind: Kind) -> list[RenderableType]:
+        src, kt = self.src, self.src.kt
+        lane = kt.lane_of_node(ev)
+        parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
+        pos = src.et_pos(ev)
+        et_node = src.et.node(pos) if pos >= 0 else None
+        rows: list[tuple[str, Any]] = [
+            ("Duration", _dur(float(kt.dur[ev]))),
+            ("Start", self._start(ev)),
+        ]
+        if et_node is not None and et_node.op_schema:
+            rows.append(("Schema", _t(et_node.op_schema)))
+        rows += self._ids(ev)
+        fwd = int(kt.fwd_of[ev])
+        if fwd >= 0:
+            rows.append(("Forward op", self._op_line(fwd)))
+        parent_op = int(kt.cpu_op_of[int(kt.parent[ev])]) if int(kt.parent[ev]) >= 0 else -1
+        if parent_op >= 0 and parent_op != ev:
+            rows.append(("Inside op", self._op_line(parent_op)))
+        parts.append(_grid(rows))
+        args = kt.args(ev)
+        used_et = et_node is not None and bool(et_node.inputs or et_node.outputs)
+        if used_et:
+            parts += self._et_args(et_node)
+        else:
+            parts += self._kineto_args(args)
+        concrete = args.get("Concrete Inputs")
+        if used_et and isinstance(concrete, list) and any(c not in ("", None) for c in concrete):
+            parts.append(_grid([("Concrete Inputs", _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
+        parts += self._gpu_summary(ev)
+        return parts
+
+    def _kineto_args(self, args: dict[str, Any]) -> list[RenderableType]:
+        dims, types, strides = args.get("Input Dims"), args.get("Input type"), args.get("Input Strides")
+        concrete = args.get("Concrete Inputs")
+        if not isinstance(dims, list) and not isinstance(types, list):
+            return []
+        n = max(len(x) for x in (dims, types, strides, concrete) if isinstance(x, list))
+
+        def at(seq: Any, i: int) -> str:
+            if isinstance(seq, list) and i < len(seq):
+                v = seq[i]
+                return "" if v in ("", None) else str(v)
+            return ""
+
+        rows = [(str(i), at(dims, i), at(strides, i), at(types, i), at(concrete, i)) for i in range(n)]
+        has_concrete = any(r[4] for r in rows)
+        heading = _heading("Inputs (Kineto record_shapes)")
+        if self.width >= WIDE:
+            table = _table(["#", "shape", "strides", "dtype"] + (["concrete"] if has_concrete else []))
+            for r in rows:
+                table.add_row(*(_t(x) for x in (r if has_concrete else r[:4])))
+            return [Text(""), heading, table]
+        lines = [Text(""), heading]
+        for i, shape, stride, dtype, conc in rows:
+            line = Text(f"{i:>2} ", style="bold")
+            line.append(" ".join(x for x in (dtype, shape) if x))
+            if stride:
+                line.append(f" strides {stride}", style="dim")
+            if conc:
+                line.append(f" = {conc}")
+            lines.append(line)
+        return lines
+
+    def _et_args(self, node: Any) -> list[RenderableType]:
+        parts: list[RenderableType] = []
+        wide = self.width >= WIDE
+        for title, args in (("Inputs (ET)", node.inputs), ("Outputs (ET)", node.outputs)):
+            if not args:
+                continue
+            parts += [Text(""), _heading(title)]
+            if wide:
+                table = _table(["#", "shape", "strides", "dtype", "device", "tensor", "storage", "bytes"],
+                               right=("tensor", "storage", "bytes"))
+            for label, arg in _flatten_args(args):
+                v = arg.value
+                tensor = hasattr(v, "tensor_id")
+                scalar = f"{arg.type or '?'} = {v!r}" if v is not None else f"{arg.type or 'None'}"
+                if wide and tensor:
+                    table.add_row(_t(label), _t(_shape(v.shape)), _t(_shape(v.stride)), _t(v.dtype), _t(v.device),
+                                  _t(v.tensor_id), _t(v.storage_id), _t(f"{v.nbytes:,}"))
+                elif wide:
+                    table.add_row(_t(label), _t(scalar), *(_t("") for _ in range(6)))
+                elif tensor:
+                    line = Text(f"{label:>2} ", style="bold")
+                    line.append(f"{v.dtype} {_shape(v.shape)} {v.device} {v.nbytes:,} B")
+                    line.append(f"\n   strides {_shape(v.stride) or '?'} · tensor {v.tensor_id} · storage {v.storage_id}",
+                                style="dim")
+                    parts.append(line)
+                else:
+                    line = Text(f"{label:>2} ", style="bold")
+                    line.append(scalar)
+                    parts.append(line)
+            if wide:
+                parts.append(table)
+        return parts
+
+    def _runtime(self, ev: int, kind: Kind) -> list[RenderableType]:
+        kt = self.src.kt
+        lane = kt.lane_of_node(ev)
+        parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
+        rows: list[tuple[str, Any]] = [("Duration", _dur(float(kt.dur[ev]))), ("Start", self._start(ev))]
+        rows += self._ids(ev)
+        cbid = kt.args(ev).get("cbid")
+        if cbid is not None:
+            rows.append(("cbid", cbid))
+        op = int(kt.cpu_op_of[ev])
+        if op >= 0:
+            rows.append(("Called by op", self._op_line(op)))
+        parts.append(_grid(rows))
+        parts += self._gpu_summary(ev)
+        return parts
+
+    def _gpu_work(self, ev: int, kind: Kind) -> list[RenderableType]:
+        src, kt = self.src, self.src.kt
+        args = kt.args(ev)
+        dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get("device")
+        category = None
+        if self.categorizer is not None:
+            try:
+                category = self.categorizer.categorize(kt.name(ev), kind.name.lower())
+            except Exception:  # a user rule that fails must not break the pane
+                category = None
+        what = f"{kt.category(ev)}" + (f" · category {category}" if category else "")
+        parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), what)
+        dur = float(kt.dur[ev])
+        rows: list[tuple[str, Any]] = [("Duration", _dur(dur)), ("Start", self._start(ev))]
+        if kind == Kind.KERNEL:
+            rows += [
+                ("Grid", _xyz(args.get("grid"))),
+                ("Block", _xyz(args.get("block"))),
+                ("Threads/block", _prod(args.get("block"))),
+                ("Registers/thread", args.get("registers per thread")),
+                ("Shared memory", format_bytes(args["shared memory"]) if "shared memory" in args else None),
+                ("Blocks/SM", args.get("blocks per SM")),
+                ("Warps/SM", args.get("warps per SM")),
+                ("Est. occupancy", f"{args['est. achieved occupancy %']} %" if "est. achieved occupancy %" in args else None),
+            ]
+        else:
+            nbytes = args.get("bytes")
+            bw = args.get("memory bandwidth (GB/s)")
+            if bw is None and isinstance(nbytes, (int, float)) and dur > 0:
+                bw = nbytes / (dur * 1e3)
+            rows += [("Kind", kt.name(ev)), ("Bytes", format_bytes(nbytes) if nbytes is not None else None),
+                     ("Bandwidth", f"{bw:.4g} GB/s" if isinstance(bw, (int, float)) else None)]
+        dname = kt.device_name(dev) if isinstance(dev, int) else None
+        rows.append(("Device", f"{dev}" + (f" · {dname}" if dname else "")))
+        rows.append(("Stream", int(kt.stream[ev]) if int(kt.stream[ev]) >= 0 else args.get("stream")))
+        if int(kt.correlation[ev]) >= 0:
+            rows.append(("Correlation", int(kt.correlation[ev])))
+        if int(kt.external_id[ev]) >= 0:
+            rows.append(("External id", int(kt.external_id[ev])))
+        launch = int(kt.launch_of[ev])
+        if launch >= 0:
+            rows.append(("Launch call", self._op_line(launch)))
+            delay = float(kt.ts[ev] - kt.ts[launch])
+            rows.append(("Launch→start", f"{format_duration_us(delay)} after the launch call began"))
+        else:
+            rows.append(("Launch call", _t("none in the trace (GPU-only event)", "dim")))
+        op = int(kt.cpu_op_of[ev])
+        if op >= 0:
+            rows.append(("Launched by op", self._op_line(op)))
+            pos = src.et_pos(op)
+            if pos >= 0:
+                rows.append(("ET op", self.et_ref(pos)))
+            rows.append(("Jump", _t("< goes to the launching op", "dim")))
+        parts.append(_grid(rows))
+        return parts
+
+    def _gpu_annotation(self, ev: int) -> list[RenderableType]:
+        kt = self.src.kt
+        parts = self._title(kt.name(ev), KIND_STYLES[Kind.GPU_ANNOTATION], kt.category(ev))
+        parts.append(_grid([("Duration", _dur(float(kt.dur[ev]))), ("Start", self._start(ev)),
+                            ("Device", kt.pids[ev]), ("Stream", kt.tids[ev])] + self._ids(ev)))
+        return parts
+
+    def _lane(self, node: int) -> list[RenderableType]:
+        src, kt = self.src, self.src.kt
+        lane = kt.lanes[node - kt.n_events]
+        on = np.flatnonzero(kt.lane_of == lane.index)
+        kinds = np.bincount(kt.kind[on], minlength=len(Kind)) if on.size else np.zeros(len(Kind), dtype=np.int64)
+        parts: list[RenderableType] = [Text(lane.label, style="bold", overflow="fold"),
+                                       Text("GPU stream" if lane.is_gpu else "CPU thread", style="dim")]
+        rows: list[tuple[str, Any]] = []
+        if lane.is_gpu:
+            dname = kt.device_name(lane.pid) if isinstance(lane.pid, int) else None
+            rows.append(("Device", f"{lane.pid}" + (f" · {dname}" if dname else "")))
+            rows.append(("Stream", lane.tid))
+            work = on[src.gpu_work[on]]
+        else:
+            rows += [("Process", lane.pid), ("Thread", lane.tid)]
+            work = on[(kt.kind[on] != int(Kind.INSTANT))]
+        counts = ", ".join(f"{Kind(i).name.lower()} {int(c):,}" for i, c in enumerate(kinds.tolist()) if c)
+        rows.append(("Events", counts or "none"))
+        if work.size:
+            s, e = kt.ts[work], kt.ts[work] + kt.dur[work]
+            busy = _union_length(s, e)
+            span = float(e.max() - s.min())
+            rows += [("Span", f"{format_duration_us(span)} (from +{format_time_us(float(s.min()))})"),
+                     ("Busy", f"{format_duration_us(busy)} ({100 * busy / span:.1f}% of span)" if span > 0 else
+                      format_duration_us(busy)),
+                     ("Idle", format_duration_us(max(0.0, span - busy)) if span > 0 else None)]
+        if not lane.is_gpu and int(src.gpu_count[node]):
+            rows.append(("GPU work launched", f"{int(src.gpu_count[node]):,} events, "
+                                              f"{format_duration_us(float(src.gpu_time[node]))}"))
+        parts.append(_grid(rows))
+        return parts
+
+    def _et_root(self) -> list[RenderableType]:
+        s = self.src.link.stats
+        return [Text(ET_ROOT_LABEL, style="bold"),
+                Text("ET threads with ops that have no Kineto event (ET records every thread; "
+                     "Kineto only the profiled ones).", style="dim"),
+                _grid([("Link method", s.method), ("ET ops", f"{s.et_ops:,}"), ("Linked", f"{s.linked:,}"),
+                       ("Heuristic", f"{s.heuristic:,}"), ("ET-only", f"{s.et_only:,}"),
+                       ("Kineto-only", f"{s.kineto_only:,}")])]
+
+    def _et_node(self, pos: int) -> list[RenderableType]:
+        src = self.src
+        et = src.et
+        node = et.node(pos)
+        parts = self._title(node.name, "bright_cyan", "Execution Trace node")
+        rows: list[tuple[str, Any]] = [("ET id", node.id), ("rf_id", node.rf_id), ("Schema", _t(node.op_schema)),
+                                       ("Thread (ET tid)", node.tid),
+                                       ("Sequence id", node.seq_id if node.seq_id >= 0 else None),
+                                       ("Forward parent", node.fw_parent if node.fw_parent > 0 else None),
+                                       ("Scope", node.scope)]
+        k = int(src.link.et_to_kineto[pos]) if src.link is not None else -1
+        if k >= 0:
+            line = self._op_line(k)
+            if bool(src.link.heuristic[pos]):
+                line.append("  (heuristic link)", style="yellow")
+            rows.append(("Kineto event", line))
+        elif src.kt is not None:
+            rows.append(("Kineto event", _t("none (ET-only op)", "dim")))
+        for key in ("kernel_backend", "kernel_file", "collective_name", "pg_name"):
+            if key in node.attrs:
+                rows.append((key, _t(node.attrs[key])))
+        parts.append(_grid(rows))
+        parts += self._et_args(node)
+        if k >= 0:
+            parts += self._gpu_summary(k)
+        return parts
+
+
+def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
+    o = np.argsort(starts, kind="stable")
+    s, e = starts[o], np.maximum(ends[o], starts[o])
+    run_end = np.maximum.accumulate(e)
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] > run_end[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, s.size - 1)
+    return float((run_end[last] - s[first]).sum())
+
+
+def _shape(v: Any) -> str:
+    if v is None:
+        return ""
+    return "[" + ", ".join(str(x) for x in v) + "]" if isinstance(v, (tuple, list)) else str(v)
+
+
+def _flatten_args(args: list[Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for i, arg in enumerate(args):
+        label = f"{prefix}{i}"
+        if isinstance(arg.value, list) and arg.value and all(hasattr(a, "value") for a in arg.value) \
+                and any(hasattr(a.value, "tensor_id") for a in arg.value):
+            out += _flatten_args(arg.value, label + ".")
+        elif isinstance(arg.value, list) and all(hasattr(a, "value") for a in arg.value):
+            vals = [a.value for a in arg.value]
+            out.append((label, type(arg)(arg.type, vals, arg.shape, arg.stride)))
+        else:
+            out.append((label, arg))
+    return out
+
+
+class DetailPane(VerticalScroll, can_focus=True):
+    """Scrollable pane showing :class:`DetailBuilder` output for the selected node."""
+
+    DEFAULT_CSS = """
+    DetailPane { padding: 0 1; }
+    DetailPane > Static { width: 100%; }
+    """
+
+    def __init__(self, builder: DetailBuilder | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.builder = builder
+        self.node: int | None = None
+        self._body = Static("", expand=True)
+        self._renderable: RenderableType = Text("")
+        self._note: Text | None = None
+
+    def compose(self):
+        yield self._body
+
+    def show(self, node: int | None, note: Text | None = None) -> None:
+        """Show ``node`` (and an optional one-line ``note`` above it, e.g. how it was reached)."""
+        self.node = node
+        if self.builder is None:
+            return
+        self._note = note
+        self._renderable = self.builder.build(node, note, self._width())
+        self._body.update(self._renderable)
+        self.scroll_home(animate=False)
+
+    def _width(self) -> int:
+        width = self.scrollable_content_region.width
+        return width if width > 0 else 80
+
+    def on_resize(self) -> None:
+        if self.builder is not None and (self.builder.width >= WIDE) != (self._width() >= WIDE):
+            self._renderable = self.builder.build(self.node, self._note, self._width())
+            self._body.update(self._renderable)
+
+    def text(self) -> str:
+        """The pane's content as plain text (for tests)."""
+        from rich.console import Console
+
+        console = Console(width=max(20, self.size.width or 80), record=True, file=_Null(), color_system=None)
+        console.print(self._renderable)
+        return console.export_text()
+
+
+class _Null:
+    def write(self, s: str) -> int:
+        return len(s)
+
+    def flush(self) -> None:
+        pass
