@@ -49,7 +49,7 @@ def test_markdown_subtree_tables_count_rows():
     assert len(rep.ops) > 200  # cut at 200 rows, with a note
     assert len(secs["Ops"]) == 2 + 200
     assert f"_{len(rep.ops) - 200:,} more rows not shown" in text
-    assert len(secs["Idle gaps"]) == 2 + 60
+    assert len(secs["Idle gaps in the GPU window"]) == 2 + 60
     # names are code spans, pipes never break the table
     for row in secs["Kernels"][2:]:
         assert row.count(" | ") == 10
@@ -70,6 +70,7 @@ class _Tables(HTMLParser):
     def __init__(self):
         super().__init__()
         self.tables: list[list[list[str]]] = []
+        self.by_heading: dict[str, list[list[str]]] = {}
         self.headings: list[str] = []
         self.tags: set[str] = set()
         self.attrs: list[tuple[str, str | None]] = []
@@ -81,6 +82,7 @@ class _Tables(HTMLParser):
         self.attrs += attrs
         if tag == "table":
             self.tables.append([])
+            self.by_heading[self.headings[-1]] = self.tables[-1]
         elif tag == "tr":
             self.tables[-1].append([])
         elif tag in ("td", "th"):
@@ -112,8 +114,10 @@ def test_html_is_self_contained_and_parses():
     assert "script" not in p.tags and "link" not in p.tags and "img" not in p.tags
     assert not any(v and ("http://" in v or "https://" in v) for _, v in p.attrs)
     assert "style" in p.tags
-    assert len(p.headings) == len(p.tables)  # every section here has a table
-    by_title = dict(zip(p.headings, p.tables))
+    by_title = p.by_heading
+    # one kernel: nothing is idle inside the subtree's GPU window, the section says "none"
+    assert "Idle gaps in the GPU window" in p.headings and "Idle gaps in the GPU window" not in by_title
+    assert len(p.tables) == len(p.headings) - 1
     kernels = by_title["Kernels"]
     assert kernels[0][:3] == ["start (µs)", "device:stream", "name"]
     assert len(kernels) == 2  # header + the one GEMM
@@ -228,3 +232,20 @@ def test_every_format_from_the_whole_trace_and_a_stream():
     write_export(lt, None, "md", text)
     assert text.getvalue().startswith("# tracetui report: whole trace a100_triton.json.gz")
     assert (KINETO / "a100_triton.json.gz").exists()
+
+
+def test_cuda_graph_report_uses_the_gpu_window():
+    """The 9th cudaGraphLaunch takes 0.569 ms on the host; its 20 kernels run 38-53 ms later."""
+    lt = linked("a100_cudagraph_nccl_rank0.json.gz")
+    kt = lt.kineto
+    root = resolve_selector(lt, "name:cudaGraphLaunch#9")
+    rep = build_report(lt, root)
+    assert kt.dur[root] == 569.0
+    assert len(rep.kernels) == 20
+    assert rep.window == (214559.0, 229998.0)
+    assert rep.timeline_us["total"] == pytest.approx(15439.0)
+    assert rep.timeline_us["busy"] == pytest.approx(444.0)
+    assert dict(zip(rep.categories["category"], rep.categories["count"])) == {"gemm": 1, "triton": 1, "memory": 18}
+    by = rep.gap_summary.set_index("idle_class")["count"].to_dict()
+    assert by == {"host_wait": 0, "kernel_to_kernel": 1, "other": 18}
+    assert (rep.gaps["start"] >= 214559.0).all() and (rep.gaps["end"] <= 229998.0).all()

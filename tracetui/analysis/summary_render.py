@@ -31,7 +31,7 @@ def _n(v: Any, digits: int = 3) -> str:
 
 
 def _table(title: str, *cols: tuple[str, bool]) -> Table:
-    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    t = Table(title=Text(title, style="italic"), title_justify="left", show_edge=False, pad_edge=False)
     for header, is_num in cols:
         if is_num:  # numbers are never cut: the name columns give way
             t.add_column(header, justify="right", no_wrap=True, min_width=min(max(len(header), 5), 12))
@@ -115,9 +115,9 @@ def _print_launches(con: Console, la: dict[str, Any]) -> None:
                   _n(d["p90_us"]), _n(d["max_us"]))
     con.print(t)
     sync = la["sync"]
-    t = _table(f"Synchronisation: {sync['blocking_calls']:,} blocking calls, {sync['blocking_us']:,.3f} µs; "
-               f"{sync['cuda_sync_events']:,} cuda_sync events", ("call", False), ("count", True),
-               ("total µs", True))
+    con.print(Text(f"Synchronisation: {sync['blocking_calls']:,} host-blocking calls, {sync['blocking_us']:,.3f} µs; "
+                   f"{sync['cuda_sync_events']:,} cuda_sync events"))
+    t = _table("Synchronisation calls", ("call", False), ("count", True), ("total µs", True))
     for name, d in sync["by_name"].items():
         t.add_row(_name(name), _n(d["count"]), _n(d["total_us"]))
     con.print(t)
@@ -129,8 +129,9 @@ def _print_launches(con: Console, la: dict[str, Any]) -> None:
         con.print(t)
     al = la["allocations"]
     if al["by_device"] or al["malloc_calls"]:
-        t = _table(f"Allocations ({al['malloc_calls']:,} malloc calls, {al['malloc_us']:,.3f} µs)", ("where", False),
-                   ("allocs", True), ("bytes", True), ("frees", True), ("peak allocated", True))
+        con.print(Text(f"Allocation calls: {al['malloc_calls']:,} malloc, {al['malloc_us']:,.3f} µs"))
+        t = _table("Allocations ([memory] events)", ("where", False), ("allocs", True), ("bytes", True),
+                   ("frees", True), ("peak allocated", True))
         for where, d in al["by_device"].items():
             t.add_row(_name(where), _n(d["allocs"]), _n(d["alloc_bytes"]), _n(d["frees"]),
                       _n(d["peak_allocated_bytes"]))

@@ -10,13 +10,16 @@ A :class:`SubtreeReport` holds, for a root node of the Kineto op tree:
 - ``kernels``: every GPU event of the subtree (:func:`~tracetui.analysis.frames.gpu_events_frame`
   columns: category, grid, block, registers, shared memory, occupancy ...);
 - aggregates: kernel categories, per-kernel-name and per-op-name tables, the GPU timeline
-  breakdown of the subtree's GPU events inside its time window, and the idle gaps of the
-  streams it used, clipped to that window.
+  breakdown of the subtree's own GPU events, and the idle gaps of the streams they ran on
+  inside the subtree's GPU window.
 
-The *window* of a subtree is from the earlier of (root start, first GPU event start) to the
-later of (root end, last GPU event end).  With no root, the report covers the whole trace
-(window None: timeline over the whole GPU span, every gap).  Times are µs relative to the
-trace origin unless a column says ``_ms``.
+The *GPU window* of a subtree is from the start of its first GPU event to the end of its
+last one (the root's host span when it launched nothing): the GPU timeline's ``total`` is
+its length, as the whole-trace total is the whole GPU span.  Host and GPU times differ a
+lot when launches queue behind earlier work (a cudaGraphLaunch call of 0.6 ms whose kernels
+run 40 ms later), which is why the window follows the GPU work.  With no root, the report
+covers the whole trace (window None: timeline over the whole GPU span, every gap).  Times
+are µs relative to the trace origin unless a column says ``_ms``.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ class SubtreeReport:
     trace: KinetoTrace
     root: int | None  #: node id, None for the whole trace
     title: str
-    window: tuple[float, float] | None  #: µs relative to origin
+    window: tuple[float, float] | None  #: the GPU window, µs relative to origin (see module docstring)
     parent_chain: list[dict[str, Any]]
     inputs: list[dict[str, Any]]  #: the root's Kineto input shapes
     et_node: dict[str, Any] | None  #: linked ET node: id, name, heuristic, inputs, outputs
@@ -81,12 +84,11 @@ def kind_word(trace: KinetoTrace, node: int) -> str:
 
 
 def subtree_window(trace: KinetoTrace, root: int, gpu: np.ndarray) -> tuple[float, float]:
-    """(start, end) µs covering the root's host span and all of its GPU events."""
-    lo, hi = trace.node_span(root)
+    """(start, end) µs: first GPU event start to last GPU event end of the subtree, or the
+    root's host span when the subtree launched no GPU work."""
     if gpu.size:
-        lo = min(lo, float(trace.ts[gpu].min()))
-        hi = max(hi, float((trace.ts[gpu] + trace.dur[gpu]).max()))
-    return lo, hi
+        return float(trace.ts[gpu].min()), float((trace.ts[gpu] + trace.dur[gpu]).max())
+    return trace.node_span(root)
 
 
 def gpu_frame_near_window(trace: KinetoTrace, lanes: np.ndarray, window: tuple[float, float]) -> np.ndarray:

@@ -104,9 +104,13 @@ def header_lines(rep: SubtreeReport) -> list[str]:
     lines = [f"Source: {rep.source}"]
     if rep.root is not None:
         lines.append(f"Root: {kt.name(rep.root)} (node {rep.root}, {rep.parent_chain[-1]['kind']})")
+    if rep.root is not None and rep.root < kt.n_events:
+        lo, hi = kt.node_span(rep.root)
+        lines.append(f"Host span: {lo:,.3f} µs to {hi:,.3f} µs after the trace start ({(hi - lo) / 1000:,.3f} ms)")
     if rep.window is not None:
         lo, hi = rep.window
-        lines.append(f"Window: {lo:,.3f} µs to {hi:,.3f} µs after the trace start ({(hi - lo) / 1000:,.3f} ms)")
+        what = "GPU window (first to last GPU event)" if len(rep.kernels) else "Window (no GPU work: host span)"
+        lines.append(f"{what}: {lo:,.3f} µs to {hi:,.3f} µs ({(hi - lo) / 1000:,.3f} ms)")
     n = len(rep.kernels)
     lines.append(f"GPU events: {n:,}, summed GPU time {rep.kernels['dur'].sum() / 1000 if n else 0:,.3f} ms; "
                  f"host events: {len(rep.ops):,}")
@@ -141,11 +145,10 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
     tot = tl["total"] or 1.0
     tl_df = pd.DataFrame([{"metric": label, "ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
                           for k, label in TIMELINE_LABELS])
-    what = "whole GPU span" if whole else "the subtree's GPU events inside its window"
+    what = "every GPU event" if whole else "the subtree's GPU events"
     out.append(_table("GPU time breakdown", tl_df, [("metric", "metric", ftext), ("ms", "ms", _us),
                                                     ("% of total", "pct", _pct)], -1,
-                      lines=[f"Unions over all streams of {what}; total = "
-                             + ("first GPU start to last GPU end." if whole else "the window length.")]))
+                      lines=[f"Unions over all streams of {what}; total = first GPU start to last GPU end."]))
     out.append(_table("Kernel categories", rep.categories, [
         ("category", "category", ftext), ("count", "count", _int), ("total (ms)", "total_ms", _us),
         ("% of GPU time", "percent", _pct)], -1))
@@ -184,7 +187,7 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             gaps = gaps.sort_values("dur", ascending=False, kind="stable")
     else:
         gaps = gaps.assign(_ds=[])
-    out.append(_table("Largest idle gaps" if whole else "Idle gaps", gaps, [
+    out.append(_table("Largest idle gaps" if whole else "Idle gaps in the GPU window", gaps, [
         ("device:stream", "_ds", ftext), ("start (µs)", "start", _us), ("dur (µs)", "dur", _us),
         ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
         ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
