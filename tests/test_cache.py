@@ -247,3 +247,58 @@ def test_save_refuses_unknown_values(tmp_path):
     with pytest.raises(CacheFormatError):
         save_trace(kt, tmp_path / "x.ttc")
     assert not list(tmp_path.glob("*.ttc"))
+
+
+# ------------------------------------------------------------------ parsing in a child process
+def test_child_process_load_is_identical(monkeypatch, count_parses):
+    monkeypatch.setenv("TRACETUI_LOAD_SUBPROCESS", "1")
+    p = str(kineto_path("h100_bert_inference.json.gz"))
+    seen = []
+    kt = cache.load_cached([p], progress=lambda m, f: seen.append(m)).kineto
+    assert count_parses == []  # parsed by the child, mapped here
+    assert any(m.endswith(": building") for m in seen) and any(m.endswith("writing cache") for m in seen)
+    assert cache.entry_path(p).exists() and kt.path == p
+    assert_same_trace(cache.load_cached([p], use_cache=False).kineto, kt)
+
+
+def test_child_process_bad_input_raises_the_same_error(tmp_path, monkeypatch, count_parses):
+    from tracetui.errors import TraceFormatError
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": 5}')
+    with pytest.raises(TraceFormatError) as direct:
+        cache.load_cached([str(bad)], use_cache=False)
+    monkeypatch.setenv("TRACETUI_LOAD_SUBPROCESS", "1")
+    with pytest.raises(TraceFormatError) as child:
+        cache.load_cached([str(bad)])
+    assert str(child.value) == str(direct.value)
+    assert len(count_parses) == 1  # only the use_cache=False load ran here
+
+
+def test_child_process_without_writable_cache(tmp_path, monkeypatch, count_parses):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setenv("TRACETUI_LOAD_SUBPROCESS", "1")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    p = str(kineto_path("mi250_minitoy_train.json.gz"))
+    kt = cache.load_cached([p]).kineto
+    assert count_parses == []
+    assert list((tmp_path / "tmp").iterdir()) == []  # the hand-over file is gone once mapped
+    assert_same_trace(cache.load_cached([p], use_cache=False).kineto, kt)
+
+
+def test_sniff_and_threshold(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRACETUI_LOAD_SUBPROCESS", raising=False)
+    small = str(kineto_path("mi250_minitoy_train.json.gz"))
+    assert cache._looks_like_kineto(small)
+    assert not cache._looks_like_kineto(str(ET_DIR / "torch_cpu_pair" / "et.json.gz"))
+    assert not cache._use_subprocess(small)  # 7 KB: loaded in-process
+    monkeypatch.setenv("TRACETUI_SUBPROCESS_MB", "0")
+    assert cache._use_subprocess(small)
+    monkeypatch.setenv("TRACETUI_LOAD_SUBPROCESS", "0")
+    assert not cache._use_subprocess(small)

@@ -12,6 +12,14 @@ truncated, unreadable -- the entry is ignored, the trace is loaded from the file
 entry is rewritten atomically (temp file + rename).  A cache folder that cannot be
 written only means no cache (logged at debug level), never an error.
 
+Big Kineto traces (estimated JSON >= ``$TRACETUI_SUBPROCESS_MB``, default 96 MB; gzip
+counted x10) are parsed in a child Python process that writes the entry; this process
+then maps it.  The parse's garbage (decoded structs, freed-but-kept heap) dies with the
+child, so memory held while browsing is that of the mapped columns, and a UI thread
+never competes with the parse for the GIL.  ``TRACETUI_LOAD_SUBPROCESS=0/1`` forces it
+off/on.  Without a writable cache folder the child writes a temp file that is unlinked
+once mapped; if the child cannot run, the trace is loaded in this process.
+
 Only the Kineto half is cached: an Execution Trace is small and re-linking it is fast.
 Truncated traces are cached with their warnings.  Old entries are pruned, least recently
 used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
@@ -20,15 +28,19 @@ used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from . import __version__
-from .errors import TraceFormatError, WrongTraceKindError
+from . import __version__, errors
+from .errors import TraceError, TraceFormatError, WrongTraceKindError
 from .kineto import KinetoTrace
 from .kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
 from .model import LinkedTrace, _load_any
@@ -39,6 +51,7 @@ Progress = Callable[[str, float], None]
 
 EDGE_BYTES = 64 * 1024
 DEFAULT_MAX_MB = 4096
+DEFAULT_SUBPROCESS_MB = 96
 #: source files whose behaviour decides what a cached KinetoTrace holds
 _CODE_FILES = ("errors.py", "fileio.py", "jsonrecover.py", "model.py")
 _CODE_DIRS = ("kineto",)
@@ -205,11 +218,146 @@ def _load_one(path: str, use_cache: bool, progress: Progress):
             if cached is not None:
                 progress("from cache", 1.0)
                 return cached
+            if _use_subprocess(path):
+                kt = _load_in_child(path, key, progress)
+                if kt is not None:
+                    return kt
     loaded = _load_any(path, progress)
     if use_cache and key is not None and isinstance(loaded, KinetoTrace):
         progress("writing cache", 1.0)
         write_cached_kineto(path, loaded, key)
     return loaded
+
+
+# --------------------------------------------------------------------------- child process
+def _estimated_json_bytes(path: str) -> int:
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+        size = os.fstat(fh.fileno()).st_size
+    return size * 10 if gz else size
+
+
+def _use_subprocess(path: str) -> bool:
+    force = os.environ.get("TRACETUI_LOAD_SUBPROCESS", "")
+    if force in ("0", "1"):
+        return force == "1"
+    try:
+        limit = float(os.environ.get("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)) * 2**20
+        return _looks_like_kineto(path) and _estimated_json_bytes(path) >= limit
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like_kineto(path: str) -> bool:
+    """Cheap sniff of the first 64 KiB of JSON (decompressed); anything unclear -> False."""
+    import zlib
+
+    with open(path, "rb") as fh:
+        raw = fh.read(EDGE_BYTES)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, EDGE_BYTES)
+        except zlib.error:
+            return False
+    head = raw.lstrip()
+    if head[:1] == b"[":
+        return True
+    return head[:1] == b"{" and b'"traceEvents"' in head and not (b'"nodes"' in head and b'"schema"' in head)
+
+
+def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> KinetoTrace | None:
+    """Parse ``path`` in a child process that writes the cache entry, then map it.
+
+    Returns None (the caller loads in-process) when the child cannot do it for any reason
+    other than bad input; bad input raises the same TraceError the in-process load would.
+    """
+    target = entry_path(path)
+    temp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".tmp-", suffix=".ttc", delete=True)
+        probe.close()
+    except OSError:
+        fd, temp = tempfile.mkstemp(prefix="tracetui-", suffix=".ttc")
+        os.close(fd)
+        target = Path(temp)
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    cmd = [sys.executable, "-c", "from tracetui.cache import _child_main; _child_main()"]
+    proc = None
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env)
+        proc.stdin.write(json.dumps({"path": path, "out": str(target), "key": key}).encode() + b"\n")
+        proc.stdin.close()
+        outcome = None
+        for line in proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(msg, list) or not msg:
+                continue
+            if msg[0] == "progress":
+                progress(msg[1], float(msg[2]))
+            else:
+                outcome = msg
+        proc.wait()
+        if outcome is not None and outcome[0] == "trace_error":
+            cls = getattr(errors, outcome[1], None)
+            cls = cls if isinstance(cls, type) and issubclass(cls, TraceError) else TraceError
+            raise cls(outcome[2], outcome[3], position=outcome[4])
+        if outcome is None or outcome[0] != "done" or proc.returncode != 0:
+            log.debug("tracetui cache: child load of %s failed: %s (exit %s)", path, outcome, proc.returncode)
+            return None
+        kt = load_trace_file(target, expect=key)
+        kt.path = path
+        if temp is None:
+            prune(keep=target)
+        return kt
+    except TraceError:
+        raise
+    except Exception as exc:
+        log.debug("tracetui cache: child load of %s failed: %s", path, exc)
+        return None
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if temp is not None:
+            _unlink(temp)  # mapped (or failed): the name is no longer needed
+
+
+def _child_main() -> None:
+    """Child side of :func:`_load_in_child`: JSON request on stdin, JSON lines on stdout."""
+    req = json.loads(sys.stdin.readline())
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout = sys.stderr  # stray prints cannot garble the protocol
+
+    def send(*msg: object) -> None:
+        out.write(json.dumps(msg) + "\n")
+        out.flush()
+
+    try:
+        from .kineto import load_kineto
+        from .kineto.persist import save_trace
+
+        code = code_fingerprint()  # of the code imported now, which builds the entry
+        kt = load_kineto(req["path"], progress=lambda m, f: send("progress", m, f))
+        ident = file_identity(req["path"])
+        if any(req["key"].get(k) != v for k, v in ident.items()):
+            send("error", "the file changed while it was being loaded")
+            out.close()
+            os._exit(0)
+        send("progress", "writing cache", 1.0)
+        save_trace(kt, req["out"], extra=dict(req["key"], code=code))
+        send("done")
+    except TraceError as exc:
+        send("trace_error", type(exc).__name__, exc.path, exc.problem, exc.position)
+    except BaseException as exc:  # reported; the parent falls back to loading in-process
+        send("error", f"{type(exc).__name__}: {exc}")
+    out.close()
+    os._exit(0)  # skip freeing millions of objects one by one: the OS takes the memory back
 
 
 def load_cached(paths: list[str], *, use_cache: bool = True,

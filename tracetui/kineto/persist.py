@@ -104,7 +104,7 @@ class _Writer:
 
     def _column(self, v: list) -> Any:
         """A long list of scalars as codes + uniques, or as an int64 column; None: not a column."""
-        types = {type(x) for x in v}
+        types = set(map(type, v))
         if not types <= {int, str, type(None)}:
             return None
         if types == {int}:
