@@ -62,3 +62,84 @@ def test_deep_nesting_walks_without_recursion(deep_trace):
     chain = format_parent_chain(kt, 2_000)
     assert chain.count("\n") == 2_001 and chain.splitlines()[0].startswith("[lane]")
     assert kt.nopy_children(root).tolist() == [0]
+
+
+# ---------------------------------------------------------------- memory
+
+def _small_memory(monkeypatch, nbytes):
+    import tracetui.fileio as fileio
+
+    monkeypatch.setattr(fileio, "available_memory_bytes", lambda: nbytes)
+
+
+def test_plain_trace_larger_than_memory_fails_before_reading(tmp_path, monkeypatch):
+    p = tmp_path / "big.json"
+    p.write_bytes(b'{"traceEvents": [' + b" " * (4 << 20) + b"]}")
+    _small_memory(monkeypatch, 8 << 20)
+    with pytest.raises(TraceTooLargeError) as ei:
+        load_kineto(p)
+    assert str(ei.value) == f"{p}: needs about 10.0 MiB of memory to load but only 8.0 MiB is available"
+
+
+def test_gzip_that_inflates_past_the_limit_stops_early(tmp_path, monkeypatch):
+    """A 40 MB document compressed to ~40 kB: refused while inflating, not after."""
+    import tracetui.fileio as fileio
+
+    body = b'{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 1},' * 450_000
+    p = tmp_path / "bomb.json.gz"
+    p.write_bytes(gzip.compress(b'{"traceEvents": [' + body + b"{}]}", compresslevel=9))
+    size = p.stat().st_size
+    assert size < 1 << 20 and len(body) > 38 << 20
+    _small_memory(monkeypatch, 20 << 20)
+    seen = []
+    real = fileio.zlib.decompressobj
+
+    class Spy:
+        def __init__(self, *a):
+            self.d = real(*a)
+
+        def decompress(self, piece, max_length=0):
+            out = self.d.decompress(piece, max_length)
+            seen.append(len(out))
+            return out
+
+        def __getattr__(self, k):
+            return getattr(self.d, k)
+
+    monkeypatch.setattr(fileio.zlib, "decompressobj", Spy)
+    with pytest.raises(TraceTooLargeError, match=r"^.*bomb\.json\.gz: decompresses to more than (8|9|10|11)\.\d MiB "
+                                                 r"\(stopped at compressed byte [\d,]+ of [\d,]+\); loading it "
+                                                 r"needs over \d\d\.\d MiB of memory but only 1\d\.\d MiB is "
+                                                 r"available$"):
+        load_kineto(p)
+    assert sum(seen) < 12 << 20  # stopped a few steps past the limit, never inflated the 40 MB
+
+
+def test_cli_reports_a_too_large_trace_in_one_line(tmp_path, monkeypatch, capsys):
+    from tracetui.cli import main
+
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / "big.json"
+    p.write_bytes(b'{"traceEvents": []}' + b" " * (1 << 20))
+    _small_memory(monkeypatch, 1 << 20)
+    assert main(["info", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tracetui: {p}: needs about 2.5 MiB of memory to load but only 1.0 MiB is available\n"
+
+
+def test_cgroup_limit_lowers_available_memory(tmp_path):
+    from tracetui.fileio import _cgroup_available
+
+    (tmp_path / "memory.max").write_text("1073741824\n")
+    (tmp_path / "memory.current").write_text("268435456\n")
+    assert _cgroup_available(str(tmp_path)) == 768 << 20
+    (tmp_path / "memory.max").write_text("max\n")
+    assert _cgroup_available(str(tmp_path)) is None
+    assert _cgroup_available(str(tmp_path / "missing")) is None
+
+
+def test_unreadable_inputs_are_file_errors(tmp_path):
+    with pytest.raises(TraceFileError, match=r"no such file$"):
+        load_kineto(tmp_path / "nope.json")
+    with pytest.raises(TraceFileError, match=r"is a directory, not a trace file$"):
+        load_kineto(tmp_path)
