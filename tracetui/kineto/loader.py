@@ -1,4 +1,15 @@
-"""load_kineto(path): read, decode (recovering truncated files), build the linked trace."""
+"""load_kineto(path): read, decode (recovering truncated files), build the linked trace.
+
+Recovery rules (``trace.warnings`` always says what happened, with byte counts):
+
+* the JSON ends early (the profiler was killed while writing, or the gzip stream is cut):
+  every complete event before the cut is kept; the partial one after it is counted in
+  ``trace.bytes_lost``;
+* the JSON document is complete but followed by other bytes (NUL padding, a second
+  document appended): the document is loaded, the trailing bytes are counted as lost;
+* anything else that is not valid JSON (a corrupt byte in the middle) is an error naming
+  its byte offset: loading a prefix would silently hide everything after it.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +18,15 @@ from collections.abc import Callable
 
 import msgspec
 
-from ..errors import LoadWarning, TraceFormatError
+from ..errors import LoadWarning, TraceError, TraceFormatError
 from ..fileio import FileBytes, read_trace_bytes
 from .build import build_trace
-from .decode import decode_events
+from .decode import DecodedTrace, decode_events
 from .trace import KinetoTrace
 
 Progress = Callable[[str, float], None]
+
+_TRAILING = b" \t\r\n\x00"
 
 
 def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None,
@@ -21,7 +34,8 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     """Load a Kineto (PyTorch profiler) trace: ``.json`` or gzip, object or bare-array form.
 
     A file cut short (gzip stream or JSON) still opens with every complete event before
-    the cut; ``trace.warnings`` says how much was lost.
+    the cut; ``trace.warnings`` says how much was lost.  Raises a :class:`TraceError`
+    subclass (one-line message with file and position) for anything that is not a trace.
     """
     report = progress or (lambda msg, frac: None)
     p = os.fspath(path)
@@ -31,36 +45,100 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     data = fb.data
     bytes_lost = 0
     if fb.gzip_truncated:
-        warnings.append(LoadWarning("truncated", f"gzip stream ends early: only {len(data):,} decompressed "
-                                    "bytes could be read", 0))
+        warnings.append(LoadWarning("truncated", _gzip_message(fb), 0))
+    trailing = getattr(fb, "gzip_trailing", 0)
+    if trailing:
+        warnings.append(LoadWarning("trailing_data", f"{trailing:,} bytes after the end of the gzip stream "
+                                    "are not gzip data and were ignored", trailing))
     report("decoding", 0.1)
     try:
         dec = decode_events(p, data)
     except TraceFormatError as exc:
-        if not _looks_truncated(data):
-            raise
-        from ..jsonrecover import recover_truncated_json
-
-        try:
-            rec = recover_truncated_json(data, "traceEvents", p)
-        except TraceFormatError:
-            raise exc from None
-        bytes_lost = rec.bytes_lost
-        dec = decode_events(p, rec.data)
-        warnings.append(LoadWarning(
-            "truncated", f"file is cut short: kept {rec.elements_kept:,} complete events, "
-            f"lost the last {rec.bytes_lost:,} bytes (a partial event)", rec.bytes_lost))
+        dec, warning, bytes_lost = _recover(p, data, exc, fb)
+        warnings.append(warning)
     report("building", 0.5)
     return build_trace(p, dec, progress=report, extra_warnings=warnings, bytes_lost=bytes_lost)
 
 
-def _looks_truncated(data: bytes) -> bool:
-    """Valid JSON prefix that ends early (as opposed to garbage)?"""
+def _recover(p: str, data: bytes, exc: TraceFormatError, fb: FileBytes) -> tuple[DecodedTrace, LoadWarning, int]:
+    """Decode the complete part of a document that failed with ``exc``; re-raise when there is none.
+
+    Returns (decoded events, the warning saying what was lost, bytes lost).
+    """
+    cause = _recoverable(data)
+    damaged_at = None
+    if cause is None and getattr(fb, "gzip_error", None) and exc.position and exc.position[5:].isdigit():
+        # corrupt gzip data inflates to garbage before zlib notices: keep what precedes it
+        damaged_at = int(exc.position[5:])
+        data = data[:damaged_at]
+        cause = _recoverable(data)
+    if cause is None:
+        raise _locate(exc, fb) from None
+    from ..jsonrecover import recover_truncated_json
+
+    try:
+        rec = recover_truncated_json(data, None if cause == "array" else "traceEvents", p)
+    except TraceFormatError as rexc:
+        raise _locate(rexc if "ends at byte" in rexc.problem else exc, fb) from None
+    try:
+        dec = decode_events(p, rec.data)
+    except TraceFormatError:
+        raise _locate(exc, fb) from None
+    kept = dec.events.n_elements
+    if data.startswith(rec.data):
+        msg = (f"{rec.bytes_lost:,} bytes after the end of the JSON document were ignored "
+               f"(from byte {len(rec.data):,}); kept all {kept:,} events")
+    else:
+        what = "damaged" if damaged_at is not None else "cut short"
+        msg = (f"file is {what} at byte {len(data.rstrip(_TRAILING)):,}"
+               f"{' (decompressed)' if fb.compressed else ''}: kept the {kept:,} complete events "
+               "before the cut")
+        if rec.bytes_lost:
+            msg += f", dropped the last {rec.bytes_lost:,} bytes (an incomplete event)"
+    return dec, LoadWarning("truncated", msg, rec.bytes_lost), rec.bytes_lost
+
+
+def _gzip_message(fb: FileBytes) -> str:
+    err = getattr(fb, "gzip_error", None)
+    used = getattr(fb, "gzip_bytes_read", 0)
+    if err:
+        return (f"gzip data is corrupt near compressed byte {used:,} of {fb.file_size:,} ({err}): only the "
+                f"first {len(fb.data):,} decompressed bytes could be read; the rest of the file is lost")
+    return (f"gzip stream ends early (the file was cut off after {fb.file_size:,} compressed bytes): "
+            f"only {len(fb.data):,} decompressed bytes could be read; the rest of the trace is lost")
+
+
+def _locate(exc: TraceError, fb: FileBytes) -> TraceError:
+    """Say that byte offsets of a gzip file count decompressed bytes."""
+    if fb.compressed and exc.position and exc.position.startswith("byte ") and "decompressed" not in exc.position:
+        return type(exc)(exc.path, exc.problem, position=f"{exc.position} (decompressed)")
+    return exc
+
+
+def _recoverable(data: bytes) -> str | None:
+    """"object"/"array" when ``data`` is valid JSON cut short or followed by other bytes; else None.
+
+    A document cut short makes the decoder report truncation, or an invalid character
+    where the NUL padding behind the cut starts; a complete document followed by other
+    bytes makes it report trailing characters.
+    """
     stripped = data.lstrip()
     if not stripped or stripped[:1] not in (b"{", b"["):
-        return False
+        return None
+    form = "array" if stripped[:1] == b"[" else "object"
     try:
-        msgspec.json.decode(data)
+        # decoding as Raw checks the structure only (no objects built, strings not validated)
+        msgspec.json.decode(data, type=msgspec.Raw)
     except msgspec.DecodeError as exc:
-        return "truncated" in str(exc).lower() or "unexpected end" in str(exc).lower() or True
-    return False
+        msg = str(exc)
+        if "truncated" in msg or "trailing characters" in msg:
+            return form
+        if "(byte " in msg:
+            try:
+                pos = int(msg.rsplit("(byte ", 1)[1].rstrip(")"))
+            except ValueError:
+                return None
+            if not data[pos:].strip(_TRAILING):
+                return form
+        return None
+    return None
