@@ -23,6 +23,8 @@ from tracetui.kineto.persist import CacheFormatError, load_trace_file, read_head
 def cache_home(tmp_path, monkeypatch):
     d = tmp_path / "cache"
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(d))
+    # parent and child processes must agree on the loader fingerprint even while sources change
+    monkeypatch.setenv("TRACETUI_CODE_FINGERPRINT", "tests")
     return d
 
 
@@ -148,7 +150,7 @@ def test_version_or_code_change_rebuilds(monkeypatch, count_parses):
     monkeypatch.setattr(cache, "__version__", "999.0")
     cache.load_cached([p])
     assert len(count_parses) == 2
-    monkeypatch.setattr(cache, "code_fingerprint", lambda: "other-code")
+    monkeypatch.setenv("TRACETUI_CODE_FINGERPRINT", "other-code")
     cache.load_cached([p])
     assert len(count_parses) == 3
     assert read_header(cache.entry_path(p))["extra"]["code"] == "other-code"
@@ -208,6 +210,12 @@ def test_unwritable_cache_dir_still_loads(tmp_path, monkeypatch, count_parses):
     assert len(count_parses) == 2
     assert_same_trace(a, b)
     assert cache.write_cached_kineto(p, a) is False
+
+
+def test_source_fingerprint_tracks_loader_files(monkeypatch):
+    monkeypatch.delenv("TRACETUI_CODE_FINGERPRINT")
+    fp = cache.code_fingerprint()
+    assert fp == cache._source_fingerprint() and len(fp) == 24
 
 
 def test_cache_dir_defaults(monkeypatch, tmp_path):
