@@ -186,3 +186,13 @@ def test_pair_kineto_files_load():
     for folder in ("hta_simple_add_cuda_pair", "param_dlrm_rank0_cuda_pair", "param_linear_cuda_pair"):
         kt = load_kineto(ET_DIR / folder / "kineto.json.gz")
         assert kt.gpu_stats.gpu_events > 0 and kt.gpu_stats.unlinked == 0
+
+
+def test_annotation_starting_inside_its_python_enter_call_is_not_nested_there():
+    # ProfilerStep#6 (4.4 ms) starts inside `_record_function_enter_new` (107 µs); it must own the step's ops
+    kt = load_shared_kineto("h100_bert_inference.json.gz")
+    step = next(i for i in range(kt.n_events) if kt.name(i) == "ProfilerStep#6" and kt.kind[i] == Kind.ANNOTATION)
+    assert not kt.name(int(kt.parent[step])).startswith("<built-in method _record_function_enter")
+    ops = kt.subtree(step)
+    assert (kt.kind[ops[ops < kt.n_events]] == Kind.CPU_OP).sum() > 400
+    assert len(kt.gpu_events_of(step)) == 61

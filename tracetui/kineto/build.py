@@ -406,6 +406,7 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
     stack_end: list[float] = []
     stack_np: list[int] = []  # nearest non-python node at/above each stack entry
     stack_dep: list[int] = []
+    stack_len: list[float] = []  # durations (µs) of the stack entries
     cur_lane = -1
     root = -1
     for k in range(len(idx)):
@@ -413,10 +414,18 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
         if ln != cur_lane:
             cur_lane = ln
             root = n + ln
-            stack_i.clear(); stack_end.clear(); stack_np.clear(); stack_dep.clear()
+            stack_i.clear(); stack_end.clear(); stack_np.clear(); stack_dep.clear(); stack_len.clear()
         t = ts_l[k]
         while stack_end and t >= stack_end[-1]:
-            stack_end.pop(); stack_i.pop(); stack_np.pop(); stack_dep.pop()
+            stack_end.pop(); stack_i.pop(); stack_np.pop(); stack_dep.pop(); stack_len.pop()
+        e = end_l[k]
+        if e < t:
+            e = t
+        # An event longer than the open event it starts in, and ending after it, is not its
+        # child: record_function annotations start inside their short Python enter call
+        # (`_record_function_enter_new`, `__enter__`).  Close such entries for nesting.
+        while stack_end and e > stack_end[-1] and e - t > stack_len[-1]:
+            stack_end.pop(); stack_i.pop(); stack_np.pop(); stack_dep.pop(); stack_len.pop()
         if stack_i:
             p, pnp, d = stack_i[-1], stack_np[-1], stack_dep[-1] + 1
         else:
@@ -425,9 +434,6 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
         par[k] = p
         npar[k] = pnp
         dep[k] = d
-        e = end_l[k]
-        if e < t:
-            e = t
         if stack_end and e > stack_end[-1]:
             # an overrunning child stays a child, but cannot capture events after its parent's end
             e = stack_end[-1]
@@ -435,6 +441,7 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
         stack_end.append(e)
         stack_np.append(pnp if py[k] else i)
         stack_dep.append(d)
+        stack_len.append(end_l[k] - t)
     parent[host_sorted] = par
     nopy_parent[host_sorted] = npar
     depth[host_sorted] = dep
