@@ -47,7 +47,7 @@ async def test_jump_from_addmm_to_gemm_kernel_and_back(size):
     kt = load_shared_kineto("h100_bert_inference.json.gz")
     addmm = [i for i in range(kt.n_events) if kt.name(i) == "aten::addmm"]
     assert len(addmm) == 26  # verified by reading the file
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=size) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
@@ -77,7 +77,7 @@ async def test_jump_from_addmm_to_gemm_kernel_and_back(size):
 
 async def test_jump_cycles_through_the_ops_gpu_events_in_time_order():
     kt = load_shared_kineto("mi250_minitoy_train.json.gz")
-    app = TraceApp([MI250])
+    app = TraceApp(use_cache=False, paths=[MI250])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::linear")
@@ -100,7 +100,7 @@ async def test_jump_cycles_through_the_ops_gpu_events_in_time_order():
 
 async def test_jumps_work_from_the_focused_timeline():
     kt = load_shared_kineto("h100_bert_inference.json.gz")
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
@@ -122,7 +122,7 @@ async def test_jumps_work_from_the_focused_timeline():
 
 async def test_jump_with_et_names_the_linked_et_op():
     pair = ET_DIR / "hta_simple_add_cuda_pair"
-    app = TraceApp([str(pair / "et.json.gz"), str(pair / "kineto.json.gz")])
+    app = TraceApp(use_cache=False, paths=[str(pair / "et.json.gz"), str(pair / "kineto.json.gz")])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         kt, link = screen.source.kt, screen.linked.link
@@ -149,7 +149,7 @@ async def test_timeline_marks_idle_gaps_with_their_length():
     starts, ends = kt.ts[gpu][order], np.maximum.accumulate((kt.ts[gpu] + kt.dur[gpu])[order])
     gap = float((starts[1:] - ends[:-1]).max())
     assert 6600 < gap < 6700  # a 6.63 ms idle stretch on GPU 2 stream 0
-    app = TraceApp([MI250])
+    app = TraceApp(use_cache=False, paths=[MI250])
     async with app.run_test(size=(80, 24)) as pilot:
         await open_app(app, pilot)
         lines = [ln for ln in screen_text(app).splitlines() if ln.startswith("GPU2 s0")]
@@ -158,7 +158,7 @@ async def test_timeline_marks_idle_gaps_with_their_length():
 
 
 async def test_timeline_zoom_keys_change_the_window():
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         t0, t1 = screen.timeline.window
@@ -180,7 +180,7 @@ async def test_timeline_zoom_keys_change_the_window():
 async def test_search_finds_and_n_cycles_matches():
     kt = load_shared_kineto("h100_bert_inference.json.gz")
     linear = {i for i in range(kt.n_events) if kt.name(i) == "aten::linear"}
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "linear")
@@ -204,7 +204,7 @@ async def test_search_finds_and_n_cycles_matches():
 
 
 async def test_filter_keeps_only_matching_subtrees():
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         tree = screen.op_tree
@@ -222,7 +222,7 @@ async def test_filter_keeps_only_matching_subtrees():
 
 async def test_python_rows_toggle():
     kt = load_shared_kineto("h100_bert_inference.json.gz")
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_app(app, pilot)
         tree = screen.op_tree
@@ -237,7 +237,7 @@ async def test_python_rows_toggle():
 
 # ------------------------------------------------------------------ screens
 async def test_help_lists_the_live_bindings():
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
         await open_app(app, pilot)
         await press(pilot, "question_mark")
@@ -254,7 +254,7 @@ async def test_help_lists_the_live_bindings():
 
 
 async def test_command_palette_offers_the_browser_actions():
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         titles = {c.title for c in app.get_system_commands(screen)}
@@ -264,7 +264,7 @@ async def test_command_palette_offers_the_browser_actions():
 async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text("hello, this is not a trace\n")
-    app = TraceApp([str(bad)])
+    app = TraceApp(use_cache=False, paths=[str(bad)])
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -282,7 +282,7 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
 async def test_error_dialog_opens_another_file(tmp_path):
     bad = tmp_path / "empty.json"
     bad.write_text("")
-    app = TraceApp([str(bad)])
+    app = TraceApp(use_cache=False, paths=[str(bad)])
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -313,7 +313,7 @@ async def test_markup_looking_names_render_verbatim(tmp_path):
     path = tmp_path / "markup.json.gz"
     with gzip.open(path, "wt") as fh:
         json.dump({"traceEvents": events}, fh)
-    app = TraceApp([str(path)])
+    app = TraceApp(use_cache=False, paths=[str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::mm")
@@ -327,7 +327,7 @@ async def test_markup_looking_names_render_verbatim(tmp_path):
 
 async def test_warnings_screen_lists_link_warnings():
     pair = ET_DIR / "torch_cpu_pair_threads"
-    app = TraceApp([str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
+    app = TraceApp(use_cache=False, paths=[str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         assert "1 warning (w)" in screen_text(app)
@@ -340,7 +340,7 @@ async def test_warnings_screen_lists_link_warnings():
 
 async def test_et_pair_shows_et_ids_and_et_only_ops():
     pair = ET_DIR / "torch_cpu_pair_threads"
-    app = TraceApp([str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
+    app = TraceApp(use_cache=False, paths=[str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         src = screen.source
@@ -367,7 +367,7 @@ async def test_et_pair_shows_et_ids_and_et_only_ops():
 
 
 async def test_sample_pair_detail_has_et_tensor_table():
-    app = TraceApp([str(SAMPLES / "cpu_transformer_et.json.gz"), str(SAMPLES / "cpu_transformer_kineto.json.gz")])
+    app = TraceApp(use_cache=False, paths=[str(SAMPLES / "cpu_transformer_et.json.gz"), str(SAMPLES / "cpu_transformer_kineto.json.gz")])
     async with app.run_test(size=(200, 60)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
@@ -379,7 +379,7 @@ async def test_sample_pair_detail_has_et_tensor_table():
 
 async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    app = TraceApp([BERT])
+    app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")

@@ -94,6 +94,8 @@ class MainScreen(Screen):
         self.matches = np.empty(0, dtype=np.int64)
         self.match_ranks = np.empty(0)
         self._notes: dict[int, Text] = {}
+        self._status_base: Text | None = None
+        self._sync_pending = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -132,6 +134,22 @@ class MainScreen(Screen):
 
     # ------------------------------------------------------------------ status
     def status_text(self) -> Text:
+        if self._status_base is None:
+            self._status_base = self._trace_summary()
+        text = self._status_base.copy()
+        state = []
+        if self.source.kt is not None:
+            state.append("python hidden" if self.source.hide_python else "python shown")
+        if self.query_text is not None:
+            state.append(f"search {self.query_text!r}: {self.matches.size:,} matches")
+        if self.source.filtered:
+            state.append("FILTERED")
+        if state:
+            text.append(" · " + " · ".join(state), style="dim")
+        return text
+
+    def _trace_summary(self) -> Text:
+        """The fixed part of the status line: files, devices, counts, links, warnings."""
         linked, kt = self.linked, self.linked.kineto
         text = Text(no_wrap=False)
         text.append(linked.title, style="bold")
@@ -153,15 +171,6 @@ class MainScreen(Screen):
         n_warn = len(linked.all_warnings())
         if n_warn:
             text.append(f" · ⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow")
-        state = []
-        if self.source.kt is not None:
-            state.append("python hidden" if self.source.hide_python else "python shown")
-        if self.query_text is not None:
-            state.append(f"search {self.query_text!r}: {self.matches.size:,} matches")
-        if self.source.filtered:
-            state.append("FILTERED")
-        if state:
-            text.append(" · " + " · ".join(state), style="dim")
         return text
 
     def update_status(self) -> None:
@@ -173,11 +182,20 @@ class MainScreen(Screen):
         event.stop()
         node = event.node
         self.current = node
-        note = self._notes.pop(node, None)
-        self._notes.clear()
         if self.cycle is not None and not (self.cycle.origin == node or
                                            int(self.cycle.events[self.cycle.index]) == node):
             self.cycle = None
+        # Detail and timeline follow once the queued input is handled: holding a key
+        # down renders the panes for the row the cursor stops on, not for every row.
+        if not self._sync_pending:
+            self._sync_pending = True
+            self.call_later(self._sync_panes)
+
+    def _sync_panes(self) -> None:
+        self._sync_pending = False
+        node = self.current
+        note = self._notes.pop(node, None) if node is not None else None
+        self._notes.clear()
         self.detail.show(node, note)
         self.timeline.show_selection(node)
 
@@ -424,7 +442,7 @@ class MainScreen(Screen):
         timeline.display = bool(timeline.lane_ids)
 
     def action_zoom(self, factor: float) -> None:
-        self.timeline.zoom(float(factor))
+        self.timeline.zoom_keep_selection(float(factor))
 
     def action_pan(self, fraction: float) -> None:
         self.timeline.pan(float(fraction))
@@ -496,7 +514,8 @@ class TraceApp(App[int]):
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.paths))
         self.set_interval(0.1, self._show_progress)
-        self.load(self.paths)
+        # start the worker once the loading screen is painted: the first frame comes first
+        self.call_after_refresh(self.load, self.paths)
 
     def _report(self, message: str, fraction: float) -> None:
         with self._progress_lock:

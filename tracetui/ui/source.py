@@ -215,6 +215,7 @@ class TraceTreeSource:
             self._et_rows = self._et_listed_roots() if kt is not None else np.asarray(et.roots(), dtype=np.int64)
             self.et_visible = self.et_order.in_subtrees(self._et_rows)
         self.et_link_k = self.link.kineto_to_et if self.link is not None else None
+        self._gpu_cache: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ ET helpers
     def _et_listed_roots(self) -> np.ndarray:
@@ -455,6 +456,14 @@ class TraceTreeSource:
         k = self.kineto_of(node)
         if k < 0:
             return np.empty(0, dtype=np.int64)
+        cached = self._gpu_cache.get(k)
+        if cached is not None:
+            return cached
         sub = self.order.subtree(k)
         gpu = sub[self.gpu_work[sub]]
-        return gpu[np.argsort(self.kt.ts[gpu], kind="stable")]
+        out = gpu[np.argsort(self.kt.ts[gpu], kind="stable")]
+        out.flags.writeable = False
+        if len(self._gpu_cache) >= 16:
+            self._gpu_cache.pop(next(iter(self._gpu_cache)))
+        self._gpu_cache[k] = out
+        return out

@@ -147,6 +147,17 @@ class TraceTimeline(TimelineStrip, can_focus=True):
             if span is not None:
                 self.follow(*span)
 
+    def zoom_keep_selection(self, factor: float) -> None:
+        """Zoom by ``factor`` around the selection when it is in the window, else the middle."""
+        center = None
+        span = self.selection_span(self._selected) if self._selected is not None else None
+        if span is not None:
+            mid = (span[0] + span[1]) / 2.0
+            w0, w1 = self.window
+            if w0 <= mid <= w1:
+                center = mid
+        self.zoom(factor, center)
+
     def zoom_to_selection(self) -> bool:
         if self._selected is None:
             return False
