@@ -67,8 +67,10 @@ async def test_jump_from_addmm_to_gemm_kernel_and_back(size):
         assert "NVIDIA H100 80GB HBM3" in detail
         text = screen_text(app)
         assert "cutlass" in text  # the kernel row and the detail title are on screen
-        if size == (120, 40):
-            assert "Grid" in text and "40 × 2 × 1" in text
+        if size == (80, 24):  # the summary line under the jump note is on screen unscrolled
+            assert "grid 40 × 2 × 1 · block 128 × 1 × 1 · category gemm" in text
+        else:
+            assert "Grid" in text and "40 × 2 × 1" in text and "Registers/thread" in text
         await press(pilot, "less_than_sign")
         assert screen.current == op
         assert "launched" in screen.query_one(DetailPane).text()

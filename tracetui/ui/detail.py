@@ -313,9 +313,18 @@ class DetailBuilder:
                 category = self.categorizer.categorize(kt.name(ev), kind.name.lower())
             except Exception:  # a user rule that fails must not break the pane
                 category = None
-        what = f"{kt.category(ev)}" + (f" · category {category}" if category else "")
-        parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), what)
         dur = float(kt.dur[ev])
+        # one line with the key facts first, so a short pane (80x24) shows them unscrolled
+        facts = [kt.category(ev), format_duration_us(dur)]
+        if kind == Kind.KERNEL:
+            facts += [f"grid {_xyz(args.get('grid'))}" if args.get("grid") is not None else "",
+                      f"block {_xyz(args.get('block'))}" if args.get("block") is not None else ""]
+        elif isinstance(args.get("bytes"), (int, float)):
+            facts.append(format_bytes(args["bytes"]).split(" (")[0])
+        if category:
+            facts.append(f"category {category}")
+        parts = [Text(" · ".join(f for f in facts if f), style="dim"),
+                 Text(kt.name(ev), style=f"bold {KIND_STYLES.get(kind, '')}".strip(), overflow="fold")]
         rows: list[tuple[str, Any]] = [("Duration", _dur(dur)), ("Start", self._start(ev))]
         if kind == Kind.KERNEL:
             rows += [

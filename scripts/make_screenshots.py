@@ -1,0 +1,74 @@
+"""Make the README screenshots (SVG) from real traces by driving the app headless.
+
+    python scripts/make_screenshots.py [--out screenshots]
+
+GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``); the
+ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).
+Each view is reached by pressing real keys through Textual's Pilot, then saved with
+``App.save_screenshot``.  The output is deterministic (no clocks on screen).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tracetui.ui.app import TraceApp  # noqa: E402
+
+BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
+SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
+SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
+SIZE = (140, 42)
+
+#: (file name, traces, keys pressed after loading, terminal size, what it shows)
+VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
+    ("browser.svg", [BERT], ["slash", *"aten::linear", "enter", "l", "c"], SIZE,
+     "op tree, detail pane and timeline (GPU stream + CPU threads, c)"),
+    ("jump_to_kernel.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign"], SIZE,
+     "> from aten::addmm to its GEMM kernel (grid, block, occupancy, launch)"),
+    ("search.svg", [BERT], ["slash", *"/softmax|gelu/", "enter", "n", "slash", *"layer_norm"], SIZE,
+     "regex search; the search bar open for the next query"),
+    ("help.svg", [BERT], ["question_mark"], SIZE, "help built from the live key bindings"),
+    ("et_pair.svg", [SAMPLE_KINETO, SAMPLE_ET], ["slash", *"aten::addmm", "enter"], SIZE,
+     "Kineto + Execution Trace: ET ids, schema and tensor table"),
+    ("narrow_80x24.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign"], (80, 24),
+     "the same jump in an 80x24 terminal"),
+]
+
+
+async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
+    app = TraceApp([str(p) for p in traces], use_cache=False)
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+        path = out / name
+        app.save_screenshot(filename=name, path=str(out))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(REPO / "screenshots"), help="output folder (default: screenshots/)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [p for _, traces, _, _, _ in VIEWS for p in traces if not p.exists()]
+    if missing:
+        print(f"make_screenshots: trace not found: {missing[0]}", file=sys.stderr)
+        return 2
+    for name, traces, keys, size, what in VIEWS:
+        path = asyncio.run(shoot(name, traces, keys, size, out))
+        print(f"{path}  ({size[0]}x{size[1]}: {what})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
