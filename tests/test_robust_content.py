@@ -259,3 +259,18 @@ def test_deterministic_loading_of_odd_content(tmp_path):
     a = _load(tmp_path, evs, name="a.json")
     b = _load(tmp_path, evs, name="a.json")
     assert_same_columns(a, b)
+
+
+def test_many_threads_and_numbers_beyond_float_range_in_metadata(tmp_path):
+    """60,000 one-event threads load in linear time (was quadratic: ~7 s); a 1e400 in a metadata
+    event keeps the thread's name."""
+    import time
+
+    evs = [_op(f"op{i}", ts=i, dur=1, tid=i) for i in range(60_000)]
+    evs.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": 3, "args": {"name": "t3", "x": 1e400}})
+    raw = json.dumps({"traceEvents": evs}).replace("Infinity", "1e400").encode()
+    t0 = time.perf_counter()
+    kt = _load(tmp_path, None, raw=raw)
+    assert time.perf_counter() - t0 < 5
+    assert len(kt.lanes) == 60_000 and kt.thread_names[(1, 3)] == "t3"
+    assert [la.tid for la in kt.lanes[:3]] == [0, 1, 2]

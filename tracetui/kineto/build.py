@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import LoadWarning
-from .decode import DecodedTrace
+from .decode import DecodedTrace, lenient_decode
 from .kinds import (CATEGORY_KIND, FWDBWD_FLOW_CATEGORIES, GPU_KINDS, GPU_WORK_KINDS, HOST_KINDS,
                     LAUNCH_FLOW_CATEGORIES, LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name)
 from .lanes import Lane, gpu_lane_label, host_lane_label, lane_sort_key
@@ -60,7 +60,7 @@ def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarn
     for i in idx.tolist():
         a, b = int(ev.args_offsets[i]), int(ev.args_offsets[i + 1])
         try:
-            args = msgspec.json.decode(ev.args_blob[a:b]) if b > a else {}
+            args = lenient_decode(ev.args_blob[a:b]) if b > a else {}
         except msgspec.DecodeError:
             args = {}
         if not isinstance(args, dict):
@@ -218,9 +218,9 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         sel = np.flatnonzero(mask)
         if not sel.size:
             continue
-        uniq, inv = np.unique(pair[sel], return_inverse=True)
+        uniq, first_at, inv = np.unique(pair[sel], return_index=True, return_inverse=True)
         ids = []
-        for u, first in zip(uniq.tolist(), [sel[np.argmax(pair[sel] == u)] for u in uniq]):
+        for u, first in zip(uniq.tolist(), sel[first_at].tolist()):
             lane_keys[(flag, u)] = len(lanes_tmp)
             ids.append(len(lanes_tmp))
             lanes_tmp.append((flag, pids[first], tids[first], u))

@@ -34,6 +34,8 @@ _EMPTY = msgspec.Raw(b"")
 _CHUNK = 4096
 #: untyped decoder that turns numbers beyond the float range into +-inf instead of failing
 _LENIENT = msgspec.json.Decoder(float_hook=float)
+#: decode any JSON value; numbers beyond the float range become +-inf (raises msgspec.DecodeError)
+lenient_decode = _LENIENT.decode
 
 
 class _Event(msgspec.Struct):
