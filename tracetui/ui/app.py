@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar, Iterable
 
@@ -19,17 +18,17 @@ import numpy as np
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from ..errors import TraceError
-from ..kineto.kinds import Kind
 from ..model import LinkedTrace
 from .detail import DetailBuilder, DetailPane
+from .keys import APP_BINDINGS, MAIN_BINDINGS, JumpCycle, JumpError, gpu_jump, launching_op, match_index
 from .screens import (ErrorDialog, ExportDialog, HelpScreen, LoadingScreen, SearchBar, WarningsScreen,
-                      live_bindings, widget_bindings)
+                      live_bindings, trace_summary, widget_bindings)
 from .source import TraceTreeSource
 from .timeline_view import TraceTimeline
 from .vtree import VirtualTree
@@ -42,46 +41,10 @@ class TraceTree(VirtualTree):
     """The op tree (a VirtualTree over :class:`TraceTreeSource`)."""
 
 
-@dataclass
-class JumpCycle:
-    """State of ``>``: the op it started from and that op's GPU events (start order)."""
-
-    origin: int
-    events: np.ndarray
-    index: int
-
-
 class MainScreen(Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(">", "jump_gpu", "GPU event", id="main.jump_gpu", key_display=">",
-                tooltip="jump to the selected op's first GPU event; again: its next one (time order)"),
-        Binding("<", "jump_op", "Launching op", id="main.jump_op", key_display="<",
-                tooltip="from a kernel/memcpy/memset to the cpu_op that launched it (and its ET op)"),
-        Binding("/", "search", "Search", id="main.search", key_display="/",
-                tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
-        Binding("n", "next_match", "Next match", id="main.next_match"),
-        Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
-        Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
-        Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
-                tooltip="hide/show python_function rows"),
-        Binding("t", "focus_timeline", "Timeline", id="main.timeline",
-                tooltip="focus the timeline (arrows walk GPU events) / back to the tree"),
-        Binding("d", "toggle_detail", "Detail pane", show=False, id="main.detail", tooltip="hide/show"),
-        Binding("m", "maximize", "Maximize pane", show=False, id="main.maximize",
-                tooltip="the focused pane fills the screen / back"),
-        Binding("c", "toggle_cpu_lanes", "CPU threads in timeline", show=False, id="main.cpu_lanes"),
-        Binding("]", "zoom(2.0)", "Zoom in (timeline)", show=False, id="main.zoom_in", key_display="]"),
-        Binding("[", "zoom(0.5)", "Zoom out (timeline)", show=False, id="main.zoom_out", key_display="["),
-        Binding("{,shift+left", "pan(-0.25)", "Pan left (timeline)", show=False, id="main.pan_left"),
-        Binding("},shift+right", "pan(0.25)", "Pan right (timeline)", show=False, id="main.pan_right"),
-        Binding("z", "zoom_selection", "Zoom timeline to selection", show=False, id="main.zoom_selection"),
-        Binding("Z", "fit_all", "Whole trace in timeline", show=False, id="main.fit_all"),
-        Binding("w", "warnings", "Warnings", show=False, id="main.warnings"),
-        Binding("e", "export", "Export", show=False, id="main.export"),
-        Binding("escape", "clear", "Clear search / filter", show=False, id="main.clear"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
     def __init__(self, linked: LinkedTrace, source: TraceTreeSource, builder: DetailBuilder) -> None:
         super().__init__()
@@ -135,8 +98,7 @@ class MainScreen(Screen):
     # ------------------------------------------------------------------ status
     def status_text(self) -> Text:
         if self._status_base is None:
-            self._status_base = self._trace_summary()
-        text = self._status_base.copy()
+            self._status_base = trace_summary(self.linked)
         state = []
         if self.source.kt is not None:
             state.append("python hidden" if self.source.hide_python else "python shown")
@@ -144,33 +106,9 @@ class MainScreen(Screen):
             state.append(f"search {self.query_text!r}: {self.matches.size:,} matches")
         if self.source.filtered:
             state.append("FILTERED")
+        text = self._status_base.copy()
         if state:
             text.append(" · " + " · ".join(state), style="dim")
-        return text
-
-    def _trace_summary(self) -> Text:
-        """The fixed part of the status line: files, devices, counts, links, warnings."""
-        linked, kt = self.linked, self.linked.kineto
-        text = Text(no_wrap=False)
-        text.append(linked.title, style="bold")
-        if kt is not None:
-            devices = sorted({str(d.get("name")) for d in kt.device_properties if isinstance(d, dict) and d.get("name")})
-            if devices:
-                text.append(" · " + ", ".join(devices))
-            counts = kt.kind_counts()
-            text.append(f" · {kt.n_events:,} events, {counts.get('kernel', 0):,} kernels")
-            g = kt.gpu_stats
-            if g.gpu_events:
-                text.append(f" · GPU→launch {g.linked:,}/{g.gpu_events:,}")
-        if linked.link is not None:
-            s = linked.link.stats
-            text.append(f" · ET link {s.method}: {s.linked:,}/{s.et_ops:,}")
-            if s.heuristic:
-                text.append(f" ({s.heuristic:,} heuristic)", style="yellow")
-            text.append(f", ET-only {s.et_only:,}")
-        n_warn = len(linked.all_warnings())
-        if n_warn:
-            text.append(f" · ⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow")
         return text
 
     def update_status(self) -> None:
@@ -229,71 +167,41 @@ class MainScreen(Screen):
     # ------------------------------------------------------------------ jumps
     def action_jump_gpu(self) -> None:
         """``>``: first GPU event of the selected op; again: the op's next GPU event."""
-        src, kt = self.source, self.source.kt
-        node = self.current
-        if kt is None or node is None:
-            self.notify("no Kineto trace loaded: no GPU events", severity="warning")
+        if self.current is None:
             return
-        cyc = self.cycle
-        if cyc is not None and node == int(cyc.events[cyc.index]):
-            cyc.index = (cyc.index + 1) % cyc.events.size
-        else:
-            k = src.kineto_of(node)
-            if 0 <= k < kt.n_events and src.gpu_work[k]:
-                origin = int(kt.cpu_op_of[k])
-                if origin < 0:
-                    origin = int(kt.launch_of[k])
-                if origin < 0:
-                    self.notify("this GPU event has no launch in the trace", severity="warning")
-                    return
-                events = src.gpu_events(origin)
-                where = np.flatnonzero(events == k)
-                cyc = JumpCycle(origin, events, int(where[0] + 1) % events.size if where.size else 0)
-            else:
-                events = src.gpu_events(node)
-                if not events.size:
-                    self.notify(Text(f"no GPU work under {self._label_of(node)}"), severity="warning")
-                    return
-                cyc = JumpCycle(node, events, 0)
-            self.cycle = cyc
-        target = int(cyc.events[cyc.index])
+        try:
+            cyc = gpu_jump(self.source, self.current, self.cycle)
+        except JumpError as exc:
+            self.notify(Text(str(exc)), severity="warning")
+            return
+        self.cycle = cyc
         note = Text(f"> GPU event {cyc.index + 1} of {cyc.events.size} under ", style="bold")
         note.append(self._label_of(cyc.origin), style="cyan")
         note.append("   (> next, < back)", style="dim")
-        self.select(target, note)
+        self.select(cyc.target, note)
 
     def action_jump_op(self) -> None:
-        """``<``: from a kernel/memcpy/memset (or runtime call) to the op that launched it."""
+        """``<``: from a kernel/memcpy/memset (or runtime call) to the op that launched it;
+        with an ET loaded the linked ET op is named in the detail pane and a notification."""
         src, kt = self.source, self.source.kt
-        node = self.current
-        k = src.kineto_of(node) if node is not None else -1
-        if kt is None or not 0 <= k < kt.n_events:
-            self.notify("< works on kernels, memcpys and memsets", severity="warning")
-            return
-        kind = Kind(int(kt.kind[k]))
-        if not (src.gpu_work[k] or kind in (Kind.RUNTIME, Kind.DRIVER)):
-            self.notify("< works on kernels, memcpys and memsets (> goes down)", severity="warning")
-            return
-        op = int(kt.cpu_op_of[k])
-        via = int(kt.launch_of[k]) if src.gpu_work[k] else -1
-        if op < 0:
-            op = via
-        if op < 0:
-            self.notify("no launching op in the trace (GPU-only event)", severity="warning")
+        try:
+            op, k, via = launching_op(src, self.current if self.current is not None else -1)
+        except JumpError as exc:
+            self.notify(Text(str(exc)), severity="warning")
             return
         note = Text("< launched ", style="bold")
         note.append(self._label_of(k), style="green")
         if via >= 0:
             note.append(" via ")
             note.append(kt.name(via), style="yellow")
-        pos = src.et_pos(op)
         message = Text(f"launching op: {kt.name(op)}")
         if src.et is not None:
+            pos = src.et_pos(op)
             if pos >= 0:
                 ref = self.builder.et_ref(pos)
                 note.append("\n  ET op: ", style="bold")
                 note.append_text(ref)
-                message.append("  |  ET op ")
+                message.append("  |  ")
                 message.append_text(ref)
             else:
                 note.append("\n  ET op: none linked", style="dim")
@@ -361,13 +269,7 @@ class MainScreen(Screen):
         if not n:
             self.notify(Text(f"no match for {self.query_text!r}"), severity="warning")
             return
-        r = self._cursor_rank()
-        if direction >= 0:
-            i = int(np.searchsorted(self.match_ranks, r, side="left" if inclusive else "right"))
-            i = i % n
-        else:
-            i = int(np.searchsorted(self.match_ranks, r, side="left")) - 1
-            i = i % n
+        i = match_index(self.match_ranks, self._cursor_rank(), direction, inclusive=inclusive)
         note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
         self.select(int(self.matches[i]), note)
 
@@ -495,10 +397,7 @@ class TraceApp(App[int]):
     TITLE = "tracetui"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (34, "-tall")]
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("?,f1", "help", "Help", id="app.help", key_display="?"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
     def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None) -> None:
         super().__init__()
