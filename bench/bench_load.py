@@ -1,0 +1,313 @@
+"""Load benchmark: one table for the largest shared trace and its 1x/4x/10x tilings.
+
+    python bench/bench_load.py                 # sizes 1,4,10, HTA when /tmp/htavenv has it
+    python bench/bench_load.py --sizes 1,4 --quick
+
+Every number comes from a fresh child process (so peak memory is that measurement's
+own RSS high-water mark, and nothing is warm in Python):
+
+- events: entries of ``traceEvents`` in the file; file MB: size on disk (gzip);
+- floor: gunzip + msgspec typed decode of every event (args left raw), nothing else;
+- load: ``load_kineto`` (read + decode + build), split into decode (read+decode) /
+  build (lanes, host nesting) / link (GPU launch links, CSR tree, cpu_op map, fwd/bwd),
+  from the loader's own progress callbacks;
+- peak: RSS high-water mark (VmHWM) of the load child; held: RSS after load (after gc)
+  minus the RSS before loading (imports done);
+- cold open: ``tracetui.cache.load_cached`` with an empty cache (load + cache write; big
+  traces are parsed by a child process and mapped), its peak (max of the process and
+  its parse child) and held RSS; cached open: the same call again (median of 3
+  children), its held RSS;
+- summary: wall time of ``python -m tracetui summary FILE`` (process start to exit),
+  empty cache / warm cache; only if ``tracetui.analysis.summary`` exists;
+- HTA: HolisticTraceAnalysis ``TraceAnalysis`` load time and peak RSS, run with the
+  interpreter of a separate venv (``--hta-python``, default /tmp/htavenv/bin/python)
+  when it can import ``hta``.
+
+Tilings are made by ``bench/scale_trace.py`` into /tmp/tracetui_bench if missing.
+Times are seconds, memory MB (2**20 bytes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
+
+from scale_trace import DEFAULT_OUT_DIR, DEFAULT_SOURCE, default_output  # noqa: E402
+
+HTA_PYTHON = "/tmp/htavenv/bin/python"
+MB = 2**20
+
+
+# ------------------------------------------------------------------ child measurements
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * resource.getpagesize()
+
+
+def _peak() -> int:
+    """This process's RSS high-water mark.
+
+    ``VmHWM`` is read rather than ``ru_maxrss`` alone: Linux carries ``ru_maxrss`` across
+    ``execve`` from the (v)forking parent, so a child of a big parent would report the
+    parent's peak.  Both are read; VmHWM is the one that belongs to this process.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _children_peak() -> int:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
+def child_floor(path: str) -> dict:
+    import msgspec
+
+    from tracetui.fileio import read_trace_bytes
+    from tracetui.kineto.decode import _Event  # the loader's own typed struct
+
+    t0 = time.perf_counter()
+    data = read_trace_bytes(path).data
+    t1 = time.perf_counter()
+    top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+    evs = msgspec.json.decode(top["traceEvents"], type=list[_Event])
+    t2 = time.perf_counter()
+    return {"gunzip": t1 - t0, "decode": t2 - t1, "floor": t2 - t0, "events": len(evs), "json_bytes": len(data)}
+
+
+def child_load(path: str) -> dict:
+    from tracetui.kineto import load_kineto
+
+    gc.collect()
+    base = _rss()
+    marks: dict[str, float] = {}
+
+    def progress(msg: str, frac: float) -> None:
+        marks.setdefault(msg, time.perf_counter())
+
+    t0 = time.perf_counter()
+    kt = load_kineto(path, progress=progress)
+    t1 = time.perf_counter()
+    gc.collect()
+    held = _rss() - base
+    m = lambda k, d: marks.get(k, d)  # noqa: E731
+    t_build = m("building", t1)
+    t_links = m("gpu links", t1)
+    return {"load": t1 - t0, "decode": t_build - t0, "build": t_links - t_build, "link": t1 - t_links,
+            "peak": _peak(), "held": held, "n_events": kt.n_events}
+
+
+def child_open(path: str) -> dict:
+    from tracetui.cache import load_cached
+
+    gc.collect()
+    base = _rss()
+    t0 = time.perf_counter()
+    lt = load_cached([path], use_cache=True)
+    t1 = time.perf_counter()
+    gc.collect()
+    kt = lt.kineto
+    return {"open": t1 - t0, "held": _rss() - base, "peak": _peak(), "child_peak": _children_peak(),
+            "n_events": kt.n_events}
+
+
+CHILDREN = {"floor": child_floor, "load": child_load, "open": child_open}
+
+
+# ------------------------------------------------------------------ parent
+#: cold and cached runs must agree on the loader fingerprint even if sources are edited meanwhile
+PIN = {"TRACETUI_CODE_FINGERPRINT": f"bench-{os.getpid()}-{int(time.time())}"}
+
+
+def run_child(kind: str, path: str, cache_dir: Path, timeout: float = 900) -> dict:
+    env = dict(os.environ, TRACETUI_CACHE_DIR=str(cache_dir), **PIN)
+    out = subprocess.run([sys.executable, __file__, "--child", kind, path], env=env, capture_output=True,
+                         text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"child {kind} {path} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def wall(cmd: list[str], env: dict, timeout: float = 900) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         timeout=timeout)
+    dt = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
+    return dt
+
+
+HTA_SCRIPT = r"""
+import json, os, resource, sys, time, logging
+logging.disable(logging.CRITICAL)
+from hta.trace_analysis import TraceAnalysis
+p = os.path.abspath(sys.argv[1])
+t0 = time.perf_counter()
+ta = TraceAnalysis(trace_files={0: p}, trace_dir=os.path.dirname(p))
+t1 = time.perf_counter()
+hwm = 0
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        hwm = int(line.split()[1]) * 1024
+peak = max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+print(json.dumps({"load": t1 - t0, "peak": peak, "rows": len(ta.t.get_trace(0))}))
+"""
+
+
+def hta_available(py: str) -> bool:
+    if not Path(py).exists():
+        return False
+    return subprocess.run([py, "-c", "import hta.trace_analysis"], capture_output=True).returncode == 0
+
+
+def run_hta(py: str, path: str) -> dict:
+    out = subprocess.run([py, "-c", HTA_SCRIPT, path], capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"HTA failed on {path}:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def have_summary() -> bool:
+    try:
+        import tracetui.analysis.summary  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def machine() -> str:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        mem = float("nan")
+    return (f"{os.cpu_count()} CPUs ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}")
+
+
+def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None, summary: bool) -> dict:
+    row: dict = {"trace": label, "file_mb": os.path.getsize(path) / MB}
+    cdir = Path(args.workdir) / f"cache-{Path(path).name}"
+    log = lambda msg: print(f"  [{label}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+    fl = run_child("floor", path, cdir)
+    row.update(events=fl["events"], json_mb=fl["json_bytes"] / MB, gunzip=fl["gunzip"], floor=fl["floor"])
+    log(f"floor {fl['floor']:.2f}s")
+    ld = run_child("load", path, cdir)
+    row.update(load=ld["load"], decode=ld["decode"], build=ld["build"], link=ld["link"], peak=ld["peak"] / MB,
+               held=ld["held"] / MB, n_events=ld["n_events"])
+    log(f"load {ld['load']:.2f}s peak {ld['peak'] / MB:.0f} MB")
+    shutil.rmtree(cdir, ignore_errors=True)
+    cold = run_child("open", path, cdir)
+    row.update(cold_open=cold["open"], cold_held=cold["held"] / MB,
+               cold_peak=max(cold["peak"], cold["child_peak"]) / MB)
+    cached = [run_child("open", path, cdir) for _ in range(1 if args.quick else 3)]
+    row.update(cached_open=statistics.median(c["open"] for c in cached),
+               cached_held=statistics.median(c["held"] for c in cached) / MB,
+               cache_mb=sum(f.stat().st_size for f in cdir.glob("*.ttc")) / MB)
+    log(f"cold open {cold['open']:.2f}s cached {row['cached_open']:.3f}s")
+    if summary:
+        env = dict(os.environ, TRACETUI_CACHE_DIR=str(cdir), **PIN)
+        cmd = [sys.executable, "-m", "tracetui", "summary", path]
+        shutil.rmtree(cdir, ignore_errors=True)
+        row["summary_cold"] = wall(cmd, env)
+        row["summary_cached"] = statistics.median(wall(cmd, env) for _ in range(1 if args.quick else 3))
+        log(f"summary {row['summary_cold']:.2f}s / {row['summary_cached']:.2f}s")
+    if hta_py:
+        h = run_hta(hta_py, path)
+        row.update(hta_load=h["load"], hta_peak=h["peak"] / MB)
+        log(f"HTA {h['load']:.1f}s {h['peak'] / MB:.0f} MB")
+    shutil.rmtree(cdir, ignore_errors=True)
+    return row
+
+
+COLUMNS = [
+    ("trace", "trace", "{}"), ("events", "events", "{:,}"), ("file_mb", "file MB", "{:.0f}"),
+    ("json_mb", "JSON MB", "{:.0f}"), ("floor", "floor s", "{:.2f}"), ("load", "load s", "{:.2f}"),
+    ("decode", "decode s", "{:.2f}"), ("build", "build s", "{:.2f}"), ("link", "link s", "{:.2f}"),
+    ("peak", "peak MB", "{:.0f}"), ("held", "held MB", "{:.0f}"), ("cold_open", "cold open s", "{:.2f}"),
+    ("cold_peak", "cold open peak MB", "{:.0f}"), ("cold_held", "cold open held MB", "{:.0f}"),
+    ("cached_open", "cached open s", "{:.3f}"), ("cached_held", "cached held MB", "{:.0f}"),
+    ("summary_cold", "summary cold s", "{:.2f}"), ("summary_cached", "summary cached s", "{:.2f}"),
+    ("hta_load", "HTA load s", "{:.1f}"), ("hta_peak", "HTA peak MB", "{:.0f}"),
+]
+
+
+def table(rows: list[dict]) -> str:
+    cols = [c for c in COLUMNS if any(c[0] in r for r in rows)]
+    lines = ["| " + " | ".join(h for _, h, _ in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt.format(r[k]) if k in r else "-" for k, _, fmt in cols) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1,4,10", help="tiling factors (default 1,4,10)")
+    ap.add_argument("--quick", action="store_true", help="one run per cached measurement, no HTA")
+    ap.add_argument("--src", default=str(DEFAULT_SOURCE), help="source trace (default: the largest shared one)")
+    ap.add_argument("--workdir", default=str(DEFAULT_OUT_DIR), help="tilings and cache folders")
+    ap.add_argument("--hta-python", default=HTA_PYTHON, help="python of a venv with HolisticTraceAnalysis")
+    ap.add_argument("--no-hta", action="store_true")
+    ap.add_argument("--json", default=None, metavar="FILE", help="also write the rows as JSON")
+    ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(CHILDREN[args.child[0]](args.child[1])))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    src = Path(args.src)
+    hta_py = None if (args.quick or args.no_hta or not hta_available(args.hta_python)) else args.hta_python
+    summary = have_summary()
+    files = [(src.name, str(src))]
+    for n in sizes:
+        out = default_output(src, n)
+        if args.workdir != str(DEFAULT_OUT_DIR):
+            out = Path(args.workdir) / out.name
+        if not out.exists():  # in a child: this process stays small (see _peak)
+            print(f"making {out} ...", file=sys.stderr, flush=True)
+            subprocess.run([sys.executable, str(HERE / "scale_trace.py"), str(src), "-n", str(n), "-o", str(out)],
+                           check=True, stdout=subprocess.DEVNULL)
+        files.append((f"{n}x tiling", str(out)))
+    rows = []
+    for label, path in files:
+        rows.append(measure(label, path, args, hta_py, summary))
+    print(f"# tracetui load benchmark, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"# machine: {machine()}")
+    print(f"# HTA: {'yes (' + hta_py + ')' if hta_py else 'not run'}; summary: {'yes' if summary else 'no'}")
+    print(table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
