@@ -394,3 +394,88 @@ async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
     assert out.exists()
     body = out.read_text()
     assert "aten::addmm" in body and "cutlass" in body
+
+
+# ------------------------------------------------------------------ model adapter (no terminal)
+def _source(name: str):
+    from tracetui.model import LinkedTrace
+    from tracetui.ui.source import TraceTreeSource
+
+    return TraceTreeSource(LinkedTrace(load_shared_kineto(name)))
+
+
+@pytest.mark.parametrize("name", ["h100_bert_inference.json.gz", "mi300_resnet_train_checkpointing.json.gz"])
+def test_vectorised_preorder_matches_the_model_walk(name):
+    src = _source(name)
+    kt = src.kt
+    rng = np.random.default_rng(0)
+    nodes = [lane.node for lane in kt.lanes] + rng.choice(kt.n_events, 200, replace=False).tolist()
+    for node in nodes:
+        if kt.parent[node] < 0 and node < kt.n_events:
+            assert src.order.pre[node] == -1  # instants and other events outside the tree
+            continue
+        assert src.order.subtree(node).tolist() == kt.subtree(node).tolist()
+        assert src.gpu_events(node).tolist() == kt.gpu_events_of(node).tolist()
+    # the numbering is a permutation of the tree's nodes
+    inside = np.flatnonzero(src.order.pre >= 0)
+    assert np.array_equal(np.sort(src.order.pre[inside]), np.arange(inside.size))
+
+
+def test_find_matches_a_brute_force_scan():
+    src = _source("mi300_resnet_train_checkpointing.json.gz")
+    kt = src.kt
+    nodes, ranks = src.find("/^aten::(conv|cudnn)/")
+    brute = [i for i in range(kt.n_events) if kt.parent[i] >= 0 and kt.kind[i] != 1
+             and (kt.name(i).startswith("aten::conv") or kt.name(i).startswith("aten::cudnn"))]
+    assert sorted(nodes.tolist()) == brute and len(brute) > 100
+    assert np.all(np.diff(ranks) > 0)  # tree order
+    with pytest.raises(ValueError, match="bad regular expression"):
+        src.find("/(unclosed/")
+
+
+def test_filter_keeps_ancestors_matches_and_their_subtrees():
+    src = _source("h100_bert_inference.json.gz")
+    kt = src.kt
+    nodes, _ = src.find("aten::gelu")
+    src.set_filter(nodes)
+    keep = src._filter_k
+    for n in nodes.tolist():
+        assert keep[n] and all(keep[a] for a in kt.ancestors(n))
+        assert all(keep[d] for d in kt.subtree(n).tolist())
+    assert keep.sum() < kt.n_nodes / 5
+    src.set_filter(None)
+    assert not src.filtered
+
+
+def test_jump_and_match_helpers():
+    from tracetui.ui.keys import JumpError, gpu_jump, launching_op, match_index
+
+    src = _source("mi250_minitoy_train.json.gz")
+    kt = src.kt
+    op = int(src.find("aten::linear")[0][0])
+    cyc = gpu_jump(src, op, None)
+    first = cyc.target
+    cyc = gpu_jump(src, first, cyc)
+    assert [first, cyc.target] == kt.gpu_events_of(op).tolist()
+    assert launching_op(src, cyc.target)[0] == kt.cpu_op_of[cyc.target]
+    with pytest.raises(JumpError):
+        launching_op(src, op)  # < needs GPU work
+    ranks = np.array([1.0, 5.0, 9.0])
+    assert match_index(ranks, 5.0, 1, inclusive=True) == 1
+    assert match_index(ranks, 5.0, 1) == 2
+    assert match_index(ranks, 9.0, 1) == 0  # wraps
+    assert match_index(ranks, 1.0, -1) == 2
+
+
+def test_gpu_events_without_a_launch_sit_under_their_stream():
+    src = _source("h100_qwen_chat_inference.json.gz")
+    kt = src.kt
+    lane = next(ln for ln in kt.lanes if ln.is_gpu)
+    kids = np.asarray(src.child_nodes(lane.node))
+    orphans = kids[(kids < kt.n_events) & src.gpu_work[np.minimum(kids, kt.n_nodes - 1)]]
+    assert orphans.size == 509  # 436 kernels + 73 memsets whose launch is not in the file
+    assert np.all(kt.launch_of[orphans] == -1)
+    from tracetui.ui.keys import JumpError, launching_op
+
+    with pytest.raises(JumpError, match="GPU-only"):
+        launching_op(src, int(orphans[0]))

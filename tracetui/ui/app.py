@@ -190,7 +190,8 @@ class MainScreen(Screen):
             self.notify(Text(str(exc)), severity="warning")
             return
         note = Text("< launched ", style="bold")
-        note.append(self._label_of(k), style="green")
+        name = self._label_of(k)
+        note.append(name if len(name) <= 60 else name[:59] + "…", style="green")
         if via >= 0:
             note.append(" via ")
             note.append(kt.name(via), style="yellow")
