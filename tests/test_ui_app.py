@@ -261,6 +261,11 @@ async def test_command_palette_offers_the_browser_actions():
         screen = await open_app(app, pilot)
         titles = {c.title for c in app.get_system_commands(screen)}
         assert {"GPU event", "Launching op", "Search", "Filter", "Export"} <= titles
+        await search(pilot, "aten::addmm")
+        op = screen.current
+        await press(pilot, "ctrl+p", *"GPU event", "enter")
+        await pilot.pause()
+        assert screen.current == int(screen.source.kt.gpu_events_of(op)[0])
 
 
 async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):

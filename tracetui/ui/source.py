@@ -210,6 +210,8 @@ class TraceTreeSource:
             self.weight = np.zeros(self.n_k, dtype=np.float64)
             self.weight[: kt.n_events] = kt.dur
             self._roots = np.array([lane.node for lane in kt.lanes], dtype=np.int64)
+            if self._roots.size:
+                kt.nopy_children(int(self._roots[0]))  # build the python-hidden CSR now, off the UI thread
         if et is not None:
             self.et_order = tree_order(et.parent, et.depth, et.child_start, et.child_index, et.roots())
             self._et_rows = self._et_listed_roots() if kt is not None else np.asarray(et.roots(), dtype=np.int64)
