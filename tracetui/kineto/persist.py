@@ -308,6 +308,9 @@ def _check(t: KinetoTrace) -> None:
     if n and (int(t.args_offsets[-1]) > len(t.args_blob) or int(t.args_offsets[0]) != 0
               or int(t.name_id.max()) >= len(t.names) or int(t.cat_id.max()) >= len(t.cats)):
         raise CacheFormatError("args offsets or name ids out of range")
+    fl = t.flows
+    if not (fl.ph.shape[0] == fl.ts.shape[0] == len(fl.cat) == len(fl.flow_id) == len(fl.pid) == len(fl.tid)):
+        raise CacheFormatError("flow columns do not match")
     if int(t.child_start[-1]) != t.child_index.shape[0] or nn - n != len(t.lanes):
         raise CacheFormatError("tree arrays do not match")
     if nn and (int(t.parent.max()) >= nn or (t.child_index.size and int(t.child_index.max()) >= nn)):
