@@ -246,7 +246,7 @@ def test_et_truncated_at_any_byte(path, frac, gz):
     p.write_bytes(gzip.compress(data[:cut], compresslevel=1) if gz else data[:cut])
     et = _load_et(p)
     if isinstance(et, TraceError):
-        if data[:cut].endswith(b"-") and "invalid number" in str(et):
+        if data[:cut].endswith(b"-") and ("invalid number" in str(et) or "invalid character" in str(et)):
             return  # known, reported: see test_known_et_truncation_gaps
         assert cut <= el.array_start, str(et)
         return
@@ -322,4 +322,14 @@ def test_known_et_truncation_gaps(tmp_path):
 
     p = tmp_path / "et.json"
     p.write_bytes(b'{"schema": "1.0.1", "nodes": [{"id": 2, "name": "a", "parent": 1}, {"id": 3, "seq_id": -')
+    assert len(load_et(p)) == 1
+
+
+@pytest.mark.xfail(strict=True, reason="same gap inside a nested attrs list: 'invalid character' (reported)")
+def test_known_et_truncation_gap_in_attrs(tmp_path):
+    from tracetui.et import load_et
+
+    p = tmp_path / "et.json"
+    doc = ('{"schema": "1.1.0", "nodes": [%s, %s' % (_ROOT, _NODE.replace("EXTRA", "").replace("INPUTS", "[]")))
+    p.write_bytes(doc.encode().replace(b'"value": 5}]}', b'"value": -'))
     assert len(load_et(p)) == 1
