@@ -40,10 +40,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import __version__, errors
-from .errors import TraceError, TraceFormatError, WrongTraceKindError
+from .errors import TraceError
 from .kineto import KinetoTrace
 from .kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
-from .model import LinkedTrace, _load_any
+from .model import LinkedTrace, _load_any, open_traces
 
 log = logging.getLogger(__name__)
 
@@ -375,31 +375,4 @@ def load_cached(paths: list[str], *, use_cache: bool = True,
     after a fresh load; ``use_cache=False`` neither reads nor writes the cache.
     ``progress(message, fraction)`` is called as loading goes on.
     """
-    if not paths or len(paths) > 2:
-        raise TraceFormatError(None, "give one trace file, or an Execution Trace and its Kineto trace")
-    report = progress or (lambda msg, frac: None)
-    from .link import link_et_kineto
-
-    loaded = []
-    for k, p in enumerate(paths):
-        p = os.fspath(p)
-        scale = 1.0 / len(paths)
-
-        def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
-            report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
-
-        loaded.append(_load_one(p, use_cache, sub))
-    kin = [t for t in loaded if isinstance(t, KinetoTrace)]
-    ets = [t for t in loaded if not isinstance(t, KinetoTrace)]
-    if len(kin) > 1:
-        raise WrongTraceKindError(paths[1], "both files are Kineto traces; give an Execution Trace as the other")
-    if len(ets) > 1:
-        raise WrongTraceKindError(paths[1], "both files are Execution Traces; give the Kineto trace of the same run")
-    kt = kin[0] if kin else None
-    et = ets[0] if ets else None
-    link = None
-    if kt is not None and et is not None:
-        report("linking ET to Kineto", 0.99)
-        link = link_et_kineto(et, kt)
-    report("ready", 1.0)
-    return LinkedTrace(kt, et, link)
+    return open_traces(paths, progress, load_one=lambda p, sub: _load_one(p, use_cache, sub))

@@ -108,19 +108,26 @@ def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[st
     return open_traces([os.fspath(et_path), os.fspath(kineto_path)], progress)
 
 
-def open_traces(paths: list[str], progress: Progress | None = None) -> LinkedTrace:
-    """Load one Kineto trace, one ET, or one of each (any order) into a :class:`LinkedTrace`."""
+def open_traces(paths: list[str], progress: Progress | None = None,
+                load_one: Callable[[str, Progress], object] | None = None) -> LinkedTrace:
+    """Load one Kineto trace, one ET, or one of each (any order) into a :class:`LinkedTrace`.
+
+    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`); the
+    cache passes its own to serve Kineto traces from disk.
+    """
     if not paths or len(paths) > 2:
         raise TraceFormatError(None, "give one trace file, or an Execution Trace and its Kineto trace")
     report = progress or (lambda msg, frac: None)
+    loader = load_one or _load_any
     loaded = []
     for k, p in enumerate(paths):
+        p = os.fspath(p)
         scale = 1.0 / len(paths)
 
         def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
             report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
 
-        loaded.append(_load_any(p, sub))
+        loaded.append(loader(p, sub))
     kin = [t for t in loaded if isinstance(t, KinetoTrace)]
     ets = [t for t in loaded if not isinstance(t, KinetoTrace)]
     if len(kin) > 1:
