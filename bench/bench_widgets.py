@@ -5,7 +5,8 @@ Prints one table row per measurement (milliseconds, median of repeats unless not
 
 * Tree: 2,000,001 nodes: one thread root with 200,000 children, each child with 3
   children of 2 children each (9 descendants), served through a CSR TreeSource.
-* Timeline: 4 lanes of 1,000,000 intervals each, rendered 200 time cells wide.
+* Timeline: 4 lanes of 1,000,000 intervals each, rendered 200 time cells wide; highlights
+  as 5,000 tuples and as 1,000,000 ranges given as arrays.
 """
 
 from __future__ import annotations
@@ -243,7 +244,13 @@ async def run(children: int, per_lane: int) -> list[tuple[str, float, str]]:
         timeline.set_highlights([(k % 4, s, s + 5) for k, s in enumerate(
             np.linspace(t0, t1, 5000).tolist())])
         timeline.fit_all()
-        rows.append(("timeline: render with 5k highlights", timed(render_timeline, 9), ""))
+        rows.append(("timeline: render with 5k highlights", timed(render_timeline, 9), "tuple form"))
+        marks = np.sort(np.concatenate([lane.starts for lane in lanes[:2]]))[:1_000_000]
+        mark_lanes = np.arange(marks.size) % 4
+        rows.append(("timeline: set_highlights, 1M ranges (arrays)", timed(
+            lambda: timeline.set_highlights(lanes=mark_lanes, starts=marks, ends=marks + 5), 3),
+            "group by lane + merge"))
+        rows.append(("timeline: render with 1M highlights", timed(render_timeline, 9), ""))
         rows.append(("timeline: zoom(1.25) + render", timed(
             lambda: (timeline.zoom(1.25), render_timeline()), 9), ""))
     return rows

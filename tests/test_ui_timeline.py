@@ -194,6 +194,56 @@ async def test_highlights_and_cursor_range_are_styled():
         assert set(kinds.tolist()) <= {0, 1, 2}
 
 
+async def test_highlight_arrays_match_tuples_and_the_per_range_rule():
+    # Random ranges (some zero-length, some touching, some reversed) on 3 lanes, in
+    # random order: the array form, the tuple form and the per-range cell rule
+    # (cells from floor(start) to ceil(end) - 1, at least the start's cell) agree.
+    rng = np.random.default_rng(7)
+    n = 150
+    lanes = rng.integers(0, 3, n)
+    starts = rng.uniform(-200, 10_200, n)
+    ends = starts + np.where(rng.random(n) < 0.2, 0.0, rng.uniform(-5, 200, n))
+    ends[::10] = starts[1::10][: ends[::10].size]  # some ends touch another start
+    app = TimelineApp(demo_lanes() + [Lane("c", np.array([0.0]), np.array([1.0]))])
+    async with app.run_test(size=(80, 24)) as pilot:
+        tl = app.query_one(TimelineStrip)
+        tl.set_window(0, 10_000)
+        cells, t0, _t1, dt = tl._cells(80)
+        tl.set_highlights(lanes=lanes, starts=starts, ends=ends)
+        await pilot.pause()
+        by_arrays = [tl.lane_cells(lane, 80)[1] % 4 == 3 for lane in range(3)]
+        tl.set_highlights(zip(lanes.tolist(), starts.tolist(), ends.tolist()))
+        by_tuples = [tl.lane_cells(lane, 80)[1] % 4 == 3 for lane in range(3)]
+        for lane in range(3):
+            pick = lanes == lane
+            rule = TimelineStrip._range_mask(starts[pick] - tl.origin, ends[pick] - tl.origin, t0, dt, cells)
+            assert by_arrays[lane].tolist() == rule.tolist() == by_tuples[lane].tolist()
+            assert 0 < rule.sum() < cells
+        # Lanes that do not exist are ignored; mismatched arrays are refused.
+        tl.set_highlights(lanes=np.array([9, -1]), starts=np.array([1.0, 2.0]), ends=np.array([5.0, 6.0]))
+        assert not any((tl.lane_cells(lane, 80)[1] % 4 == 3).any() for lane in range(3))
+        with pytest.raises(ValueError, match="2 lanes, 1 starts"):
+            tl.set_highlights(lanes=np.array([0, 1]), starts=np.array([1.0]), ends=np.array([2.0]))
+
+
+async def test_a_million_highlights_draw_without_a_cap():
+    # 1M kernels on 2 lanes in the first 40% of the trace (a whole-thread selection).
+    n = 1_000_000
+    starts = np.linspace(0.0, 4000.0, n)
+    app = TimelineApp(demo_lanes())
+    async with app.run_test(size=(80, 24)) as pilot:
+        tl = app.query_one(TimelineStrip)
+        tl.set_window(0, 10_000)
+        started = time.perf_counter()
+        tl.set_highlights(lanes=np.arange(n) % 2, starts=starts, ends=starts + 0.001)
+        marked = tl.lane_cells(1, 80)[1] % 4 == 3
+        elapsed = time.perf_counter() - started
+        await pilot.pause()
+        cells, _t0, _t1, dt = tl._cells(80)
+        assert np.flatnonzero(marked).tolist() == list(range(int(4000.001 // dt) + 1))
+        assert elapsed < 2.0, f"1M highlights took {elapsed:.2f} s"
+
+
 async def test_window_zoom_pan_follow_math_and_messages():
     app = TimelineApp(demo_lanes())
     async with app.run_test(size=(80, 24)) as pilot:

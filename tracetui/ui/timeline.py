@@ -10,13 +10,14 @@ are relative to ``origin`` (by default the earliest interval start of all lanes)
 On :meth:`TimelineStrip.set_lanes` each lane's intervals are merged into sorted,
 disjoint busy runs with a prefix sum of their lengths, so rendering a row costs
 ``O(cells * log(runs))`` whatever the number of intervals; idle gaps are found by
-searching only the runs inside the window.
+searching only the runs inside the window.  Highlighted ranges get the same treatment
+(merged once per lane in :meth:`TimelineStrip.set_highlights`, drawn by binary search).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import ClassVar, Iterable, Sequence
 
 import numpy as np
 from rich.segment import Segment
@@ -52,6 +53,46 @@ class Lane:
     ends: np.ndarray
 
 
+def _merge_intervals(
+    starts: np.ndarray, ends: np.ndarray, *, join_touching: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """(run starts, run ends): the union of ``[starts[i], ends[i]]`` as sorted runs.
+
+    ``starts`` must be sorted; an end before its start counts as a zero-length interval
+    at the start.  With ``join_touching`` an interval starting exactly where the union
+    so far ends extends that run; without it, it opens a new run (so a zero-length
+    interval at a run's end stays visible as its own run).  Runs never overlap and both
+    returned arrays are non-decreasing.
+    """
+    if not starts.size:
+        empty = np.empty(0, dtype=np.float64)
+        return empty, empty
+    ends = np.maximum(ends, starts)
+    run_end = np.maximum.accumulate(ends)
+    first = np.empty(starts.size, dtype=bool)
+    first[0] = True
+    if join_touching:
+        first[1:] = starts[1:] > run_end[:-1]
+    else:
+        first[1:] = starts[1:] >= run_end[:-1]
+    heads = np.flatnonzero(first)
+    return starts[heads], run_end[np.append(heads[1:] - 1, starts.size - 1)]
+
+
+def _runs_mask(run_starts: np.ndarray, run_ends: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Cells ``[edges[c], edges[c + 1])`` that any run ``[start, end]`` overlaps (a
+    zero-length run marks the cell holding it).  Runs as from :func:`_merge_intervals`;
+    costs ``O(cells * log(runs))``."""
+    if not run_starts.size:
+        return np.zeros(edges.size - 1, dtype=bool)
+    # The last run starting before a cell's right edge decides: run ends and starts are
+    # non-decreasing, so if any earlier run reached into the cell this one does too.
+    j = np.searchsorted(run_starts, edges[1:], side="left") - 1
+    jc = np.maximum(j, 0)
+    left = edges[:-1]
+    return (j >= 0) & ((run_ends[jc] > left) | (run_starts[jc] >= left))
+
+
 class _BusyRuns:
     """A lane's intervals merged into disjoint busy runs, times relative to ``origin``."""
 
@@ -63,17 +104,7 @@ class _BusyRuns:
         if starts.size and np.any(starts[1:] < starts[:-1]):
             order = np.argsort(starts, kind="stable")
             starts, ends = starts[order], ends[order]
-        ends = np.maximum(ends, starts)
-        if starts.size:
-            run_end = np.maximum.accumulate(ends)
-            first = np.empty(starts.size, dtype=bool)
-            first[0] = True
-            first[1:] = starts[1:] > run_end[:-1]
-            heads = np.flatnonzero(first)
-            self.starts = starts[heads]
-            self.ends = run_end[np.append(heads[1:] - 1, starts.size - 1)]
-        else:
-            self.starts = self.ends = np.empty(0, dtype=np.float64)
+        self.starts, self.ends = _merge_intervals(starts, ends)
         self.prefix = np.concatenate(([0.0], np.cumsum(self.ends - self.starts)))
         self.gaps = self.starts[1:] - self.ends[:-1]
 
@@ -162,6 +193,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         self._origin = 0.0
         self._extent = (0.0, 1.0)
         self._window = (0.0, 1.0)
+        # lane index -> (run starts, run ends) of its highlighted ranges, relative to origin.
         self._highlights: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._cursor_range: tuple[float, float] | None = None
         self._strip_cache: dict[int, Strip] = {}
@@ -213,17 +245,50 @@ class TimelineStrip(ScrollView, can_focus=False):
         self._min_gap_us = max(0.0, float(value))
         self._invalidate()
 
-    def set_highlights(self, highlights: Sequence[tuple[int, float, float]]) -> None:
-        """Mark ``(lane_index, start_us, end_us)`` ranges (e.g. the selected op's kernels)."""
-        grouped: dict[int, tuple[list[float], list[float]]] = {}
-        for lane, start, end in highlights:
-            starts, ends = grouped.setdefault(int(lane), ([], []))
-            starts.append(float(start))
-            ends.append(float(end))
-        self._highlights = {
-            lane: (np.asarray(s) - self._origin, np.asarray(e) - self._origin)
-            for lane, (s, e) in grouped.items()
-        }
+    def set_highlights(
+        self,
+        highlights: Iterable[tuple[int, float, float]] | None = None,
+        *,
+        lanes: np.ndarray | None = None,
+        starts: np.ndarray | None = None,
+        ends: np.ndarray | None = None,
+    ) -> None:
+        """Mark time ranges on lanes (e.g. the selected op's kernels); replaces the previous marks.
+
+        Give either ``(lane_index, start_us, end_us)`` tuples, or three equal-length
+        arrays ``lanes`` (lane index), ``starts`` and ``ends`` (microseconds, lane clock).
+        Each lane's ranges are sorted and merged into runs here, once, so drawing costs
+        ``O(cells * log(runs))`` per lane whatever their number (a million is fine).
+        Ranges on lanes that do not exist are never drawn.
+        """
+        if lanes is None:
+            if starts is not None or ends is not None:
+                raise ValueError("set_highlights: starts/ends given without lanes")
+            table = np.asarray(list(() if highlights is None else highlights), dtype=np.float64).reshape(-1, 3)
+            lane_of, s, e = table[:, 0].astype(np.int64), table[:, 1], table[:, 2]
+        else:
+            if highlights is not None:
+                raise ValueError("set_highlights: give tuples or arrays, not both")
+            lane_of = np.asarray(lanes, dtype=np.int64).ravel()
+            s = np.asarray(starts, dtype=np.float64).ravel()
+            e = np.asarray(ends, dtype=np.float64).ravel()
+            if not lane_of.size == s.size == e.size:
+                raise ValueError(
+                    f"set_highlights: {lane_of.size} lanes, {s.size} starts, {e.size} ends")
+        self._highlights = {}
+        if lane_of.size:
+            if np.any(lane_of[1:] < lane_of[:-1]):
+                order = np.argsort(lane_of, kind="stable")
+                lane_of, s, e = lane_of[order], s[order], e[order]
+            s = s - self._origin
+            e = e - self._origin
+            bounds = [0, *(np.flatnonzero(np.diff(lane_of)) + 1).tolist(), lane_of.size]
+            for a, b in zip(bounds, bounds[1:]):
+                ls, le = s[a:b], e[a:b]
+                if np.any(ls[1:] < ls[:-1]):
+                    order = np.argsort(ls, kind="stable")
+                    ls, le = ls[order], le[order]
+                self._highlights[int(lane_of[a])] = _merge_intervals(ls, le, join_touching=False)
         self._invalidate()
 
     def set_cursor_range(self, t0: float | None, t1: float | None = None) -> None:
@@ -361,7 +426,7 @@ class TimelineStrip(ScrollView, can_focus=False):
                 glyphs[at : at + len(text)] = list(text)
                 kind[at : at + len(text)] = _GAP_LABEL
         if lane in self._highlights:
-            mask = self._range_mask(*self._highlights[lane], t0, dt, cells)
+            mask = _runs_mask(*self._highlights[lane], edges)
             kind[mask] = _HIGHLIGHT
             glyphs[mask & (level == 0)] = BLOCKS[1]
         if self._cursor_range is not None:

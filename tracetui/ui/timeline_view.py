@@ -20,9 +20,6 @@ from ..kineto.kinds import Kind
 from .source import TraceTreeSource
 from .timeline import Lane, TimelineStrip
 
-#: Most GPU events highlighted for one selection (beyond it only the op's span is tinted).
-MAX_HIGHLIGHTS = 20_000
-
 
 def short_lane_label(lane) -> str:
     """``GPU0 s7`` for a stream, ``T 19392`` for a thread (the strip's label column is narrow)."""
@@ -59,6 +56,7 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self.lane_ids: list[int] = []  #: Kineto lane index of each timeline row
         self.lane_events: list[np.ndarray] = []  #: event ids per row, by start time
         self._row_of_lane: dict[int, int] = {}
+        self._row_table = np.full(1, -1, dtype=np.int64)  # Kineto lane index -> row; [-1] is -1
         self._selected: int | None = None
         self.build()
 
@@ -89,6 +87,8 @@ class TraceTimeline(TimelineStrip, can_focus=True):
                 self.lane_events.append(chunk)
                 lanes.append(Lane(short_lane_label(lane), kt.ts[chunk], kt.ts[chunk] + kt.dur[chunk]))
         self._row_of_lane = {lane: row for row, lane in enumerate(self.lane_ids)}
+        self._row_table = np.full(len(kt.lanes) + 1, -1, dtype=np.int64)
+        self._row_table[self.lane_ids] = np.arange(len(self.lane_ids))
         self.set_lanes(lanes, origin_us=0.0)
 
     def set_show_cpu(self, show: bool) -> None:
@@ -127,16 +127,10 @@ class TraceTimeline(TimelineStrip, can_focus=True):
             self.set_cursor_range(None)
             return
         events = src.gpu_events(node)
-        if events.size > MAX_HIGHLIGHTS:
-            events = events[:0]
-        marks: list[tuple[int, float, float]] = []
-        if events.size:
-            starts, ends = kt.ts[events].tolist(), (kt.ts[events] + kt.dur[events]).tolist()
-            for li, t0, t1 in zip(kt.lane_of[events].tolist(), starts, ends):
-                row = self._row_of_lane.get(li, -1)
-                if row >= 0:
-                    marks.append((row, t0, t1))
-        self.set_highlights(marks)
+        rows = self._row_table[kt.lane_of[events]]  # lane_of -1 (no lane) maps to -1 too
+        shown = events[rows >= 0]
+        self.set_highlights(lanes=rows[rows >= 0], starts=kt.ts[shown],
+                            ends=kt.ts[shown] + kt.dur[shown])
         k = src.kineto_of(node)
         if 0 <= k < kt.n_events:
             self.set_cursor_range(float(kt.ts[k]), float(kt.ts[k] + kt.dur[k]))
