@@ -8,18 +8,23 @@ array, so a node's arguments are decoded only when ``ETTrace.node`` asks for the
 Both node layouts are read by the same struct, and each node by its own keys: ``ctrl_deps``
 and ``attrs`` (nested, schema 1.0.2+) or ``parent`` and ``input_shapes`` (flat, 1.0.1).
 Integers of any size decode (msgspec keeps > 64-bit values as Python ints); a value that
-does not fit an int64 column is replaced by the column's default and counted.
+does not fit an int64 column is replaced by the column's default and counted.  Numbers beyond
+the float range decode as +-inf.  Invalid UTF-8 is replaced byte for byte by ``?`` before
+decoding (:func:`repair_utf8`).  Malformed ``attrs`` (not a list, an element that is not an
+object or has no string ``name``) are skipped element by element and counted, never fatal.
 """
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import numpy as np
 
-__all__ = ["ETFile", "RawColumn", "DecodedNodes", "decode_file", "decode_nodes", "HOT_ATTRS"]
+__all__ = ["ETFile", "RawColumn", "DecodedNodes", "decode_file", "decode_nodes", "decode_attr_list",
+           "decode_value", "repair_utf8", "HOT_ATTRS"]
 
 _EMPTY = msgspec.Raw()
 
@@ -51,7 +56,7 @@ class _Node(msgspec.Struct, gc=False):
     """Union of the flat and nested node layouts; unknown keys are skipped."""
 
     id: Any
-    name: str
+    name: Any
     ctrl_deps: Any = None
     parent: Any = None
     rf_id: Any = None
@@ -87,19 +92,75 @@ class _Attr(msgspec.Struct, gc=False):
     value: Any = None
 
 
-_FILE_DECODER = msgspec.json.Decoder(ETFile)
-_ATTRS_DECODER = msgspec.json.Decoder(list[list[_Attr]])
-_ATTR_LIST_DECODER = msgspec.json.Decoder(list[_Attr])
+# float_hook: numbers beyond the float range become +-inf instead of failing the decode
+_FILE_DECODER = msgspec.json.Decoder(ETFile, float_hook=float)
+_ATTRS_DECODER = msgspec.json.Decoder(list[list[_Attr]], float_hook=float)
+_ANY_DECODER = msgspec.json.Decoder(float_hook=float)
 
 
 def decode_file(data: bytes) -> ETFile:
-    """Decode the whole document; raises msgspec.DecodeError/ValidationError."""
+    """Decode the whole document; raises msgspec.DecodeError/ValidationError.
+
+    ``data`` must be valid UTF-8 (see :func:`repair_utf8`)."""
     return _FILE_DECODER.decode(data)
 
 
+def decode_value(raw: bytes | memoryview) -> Any:
+    """Any JSON value of a (UTF-8-repaired) document; numbers beyond the float range -> +-inf."""
+    return _ANY_DECODER.decode(raw)
+
+
+def attr_pairs(value: Any) -> tuple[dict[str, Any], int]:
+    """``{name: value}`` of an attrs list decoded as plain JSON, and how many elements were
+    unusable (not an object, no string ``name``; an ``attrs`` that is not a list counts 1)."""
+    if not isinstance(value, list):
+        return {}, 1
+    out: dict[str, Any] = {}
+    bad = 0
+    for a in value:
+        if isinstance(a, dict) and isinstance(a.get("name"), str):
+            out[a["name"]] = a.get("value")
+        else:
+            bad += 1
+    return out, bad
+
+
 def decode_attr_list(raw: bytes | memoryview) -> dict[str, Any]:
-    """All attrs of one nested-layout node, by name."""
-    return {a.name: a.value for a in _ATTR_LIST_DECODER.decode(raw)}
+    """All usable attrs of one nested-layout node, by name (malformed elements skipped)."""
+    return attr_pairs(decode_value(raw))[0]
+
+
+def _qmark(exc: UnicodeDecodeError) -> tuple[str, int]:
+    return "?" * (exc.end - exc.start), exc.end
+
+
+codecs.register_error("tracetui.et_qmark", _qmark)
+
+
+def _valid_utf8(data: bytes) -> bool:
+    """True when ``data`` is UTF-8, ignoring an incomplete sequence at the very end (a file
+    cut inside a character: the cut drops that node anyway)."""
+    if data.isascii():
+        return True
+    dec = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    step = 1 << 24
+    try:
+        for s in range(0, len(data), step):
+            dec.decode(view[s : s + step])
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def repair_utf8(data: bytes) -> tuple[bytes, int, int]:
+    """``data`` with every byte of invalid UTF-8 replaced by ``?`` (same length, so byte
+    positions stay valid); returns (data, bytes replaced, offset of the first, -1 if none)."""
+    if _valid_utf8(data):
+        return data, 0, -1
+    fixed = data.decode("utf-8", "tracetui.et_qmark").encode("utf-8")
+    diff = np.flatnonzero(np.frombuffer(fixed, dtype=np.uint8) != np.frombuffer(data, dtype=np.uint8))
+    return fixed, int(diff.size), int(diff[0]) if diff.size else -1
 
 
 @dataclass
@@ -136,6 +197,12 @@ class DecodedNodes:
     flat: int
     #: per column, how many values did not fit an int64 (replaced by the default)
     bad_values: dict[str, int] = field(default_factory=dict)
+    #: attrs elements skipped (not an object, no string name; an attrs that is not a list: 1)
+    bad_attrs: int = 0
+    #: nodes whose attrs held a skipped element (or were not a list)
+    bad_attr_nodes: int = 0
+    #: names that were not strings (shown as their JSON text)
+    bad_names: int = 0
 
 
 def int_column(values: list[Any], default: int) -> tuple[np.ndarray, int]:
@@ -163,30 +230,51 @@ def _intern(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return np.array(ids, dtype=np.int32), list(table)
 
 
-def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, list[Any]], list[Any]]:
-    """Hot attr values (None where absent) and op_schema per node, decoding attrs in batches."""
+def _attr_batch(pieces: list[bytes]) -> tuple[list[list[tuple[str, Any]]], int, int]:
+    """Decode the attrs of a batch of nodes: per node its (name, value) pairs, plus the
+    number of skipped elements and of nodes that had any (fast typed path, then per node)."""
+    try:
+        decoded = _ATTRS_DECODER.decode(b"[" + b",".join(pieces) + b"]")
+        return [[(a.name, a.value) for a in attr_list] for attr_list in decoded], 0, 0
+    except msgspec.ValidationError:
+        pass
+    out = []
+    bad = bad_nodes = 0
+    for piece in pieces:
+        pairs, b = attr_pairs(decode_value(piece))
+        out.append(list(pairs.items()))
+        bad += b
+        bad_nodes += b > 0
+    return out, bad, bad_nodes
+
+
+def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, list[Any]], list[Any], int, int]:
+    """Hot attr values (None where absent) and op_schema per node, decoding attrs in batches;
+    also the counts of skipped attrs elements and of the nodes holding them."""
     n = len(nodes)
     cols: dict[str, list[Any]] = {k: [None] * n for k in HOT_ATTRS}
     op_schema: list[Any] = [None] * n
     offsets = attrs.offsets
+    bad = bad_nodes = 0
     for lo in range(0, n, _ATTR_BATCH):
         pieces = [nd.attrs if len(nd.attrs) else b"[]" for nd in nodes[lo : lo + _ATTR_BATCH]]
-        decoded = _ATTRS_DECODER.decode(b"[" + b",".join(pieces) + b"]")
+        decoded, b, bn = _attr_batch(pieces)
+        bad += b
+        bad_nodes += bn
         for i, attr_list in enumerate(decoded, start=lo):
-            for attr in attr_list:
-                name = attr.name
+            for name, value in attr_list:
                 col = cols.get(name)
                 if col is not None:
-                    col[i] = attr.value
+                    col[i] = value
                 elif name == "op_schema":
-                    op_schema[i] = attr.value
+                    op_schema[i] = value
     # nodes in the flat layout carry the same fields at the top level
     for i in np.flatnonzero(offsets[1:] == offsets[:-1]).tolist():
         node = nodes[i]
         for key in HOT_ATTRS:
             cols[key][i] = getattr(node, key)
         op_schema[i] = node.op_schema
-    return cols, op_schema
+    return cols, op_schema, bad, bad_nodes
 
 
 def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
@@ -199,15 +287,20 @@ def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
     ids, bad["id"] = int_column([nd.id for nd in nodes], -1)
     parents = [nd.ctrl_deps if nd.ctrl_deps is not None else nd.parent for nd in nodes]
     parent_ids, bad["parent"] = int_column(parents, -1)
+    bad_attrs = bad_attr_nodes = 0
     if nested:
-        hot_values, op_schema = _hot_from_attrs(nodes, raw["attrs"])
+        hot_values, op_schema, bad_attrs, bad_attr_nodes = _hot_from_attrs(nodes, raw["attrs"])
     else:
         hot_values = {k: [getattr(nd, k) for nd in nodes] for k in HOT_ATTRS}
         op_schema = [nd.op_schema for nd in nodes]
     hot = {}
     for key, default in HOT_ATTRS.items():
         hot[key], bad[key] = int_column(hot_values[key], default)
-    name_ids, names = _intern([nd.name for nd in nodes])
+    node_names = [nd.name for nd in nodes]
+    bad_names = sum(1 for v in node_names if type(v) is not str)
+    if bad_names:
+        node_names = [v if type(v) is str else msgspec.json.encode(v).decode() for v in node_names]
+    name_ids, names = _intern(node_names)
     op_schema_ids, op_schemas = _intern([s if isinstance(s, str) else "" for s in op_schema])
     return DecodedNodes(
         ids=ids,
@@ -221,4 +314,7 @@ def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
         nested=nested,
         flat=flat,
         bad_values={k: v for k, v in bad.items() if v},
+        bad_attrs=bad_attrs,
+        bad_attr_nodes=bad_attr_nodes,
+        bad_names=bad_names,
     )

@@ -18,7 +18,7 @@ import msgspec
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from ..fileio import FileBytes, read_trace_bytes
 from ..jsonrecover import recover_truncated_json
-from .decode import ETFile, decode_file, decode_nodes
+from .decode import ETFile, decode_file, decode_nodes, repair_utf8
 from .trace import ETTrace
 
 __all__ = ["is_execution_trace", "load_et"]
@@ -105,6 +105,15 @@ def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> ETFile
     if data.endswith(b"\x00"):
         # a writer killed after preallocating leaves NUL padding behind the cut
         data = data.rstrip(b"\x00 \t\r\n")
+    data, bad_utf8, first_bad = repair_utf8(data)
+    if bad_utf8:
+        warnings.append(
+            LoadWarning(
+                "invalid_utf8",
+                f"{path}: {bad_utf8} bytes of invalid UTF-8 replaced by '?' (first at byte {first_bad})",
+                bad_utf8,
+            )
+        )
     try:
         top = decode_file(data)
     except msgspec.ValidationError as exc:

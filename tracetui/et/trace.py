@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import numpy as np
 
 from ..errors import LoadWarning
-from .decode import HOT_ATTRS, DecodedNodes, RawColumn, decode_attr_list
+from .decode import HOT_ATTRS, DecodedNodes, RawColumn, decode_attr_list, decode_value
 from .model import ETArg, ETNode, build_args
 from .tree import build_tree
 
@@ -33,7 +32,7 @@ def is_thread_root_name(name: str) -> bool:
 
 
 def _decode(raw: memoryview) -> Any:
-    return msgspec.json.decode(raw) if len(raw) else None
+    return decode_value(raw) if len(raw) else None
 
 
 class ETTrace:
@@ -115,6 +114,24 @@ class ETTrace:
         if cycles:
             self.warnings.append(
                 LoadWarning("cycles", f"{self.path}: {cycles} parent links formed a cycle and were dropped", cycles)
+            )
+        if decoded.bad_names:
+            self.warnings.append(
+                LoadWarning(
+                    "bad_names",
+                    f"{self.path}: {decoded.bad_names} nodes have a name that is not a string; "
+                    "shown as its JSON text",
+                    decoded.bad_names,
+                )
+            )
+        if decoded.bad_attrs:
+            self.warnings.append(
+                LoadWarning(
+                    "bad_attrs",
+                    f"{self.path}: {decoded.bad_attrs} attrs entries of {decoded.bad_attr_nodes} nodes are not "
+                    "name/value objects (or attrs is not a list); skipped",
+                    decoded.bad_attrs,
+                )
             )
         for column, count in decoded.bad_values.items():
             self.warnings.append(
