@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..errors import LoadWarning
 from .decode import DecodedTrace, lenient_decode
@@ -30,9 +29,17 @@ for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Ki
     _KIND_RANK[int(_k)] = _r
 
 
-def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
-    return codes.astype(np.int32), list(uniques)
+def _compact(codes: np.ndarray, values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Renumber interned ``codes`` (a subset of rows) densely, in first-seen order of the subset.
+
+    Returns (int32 codes, their values): the same as factorizing the subset's values."""
+    if not codes.size:
+        return np.zeros(0, dtype=np.int32), []
+    used, first = np.unique(codes, return_index=True)
+    order = np.argsort(first, kind="stable")
+    remap = np.zeros(len(values), dtype=np.int32)
+    remap[used[order]] = np.arange(used.size, dtype=np.int32)
+    return remap[codes], [values[c] for c in used[order].tolist()]
 
 
 def csr_children(parent: np.ndarray, ts: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -80,10 +87,11 @@ def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarn
     return process_names, thread_names, process_sort, thread_sort, process_labels
 
 
-def _merge_begin_end(ph: np.ndarray, pid: list, tid: list, ts: np.ndarray, dur: np.ndarray,
+def _merge_begin_end(ph: np.ndarray, thread: np.ndarray, ts: np.ndarray, dur: np.ndarray,
                      idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Turn Chrome 'B'/'E' pairs into complete events (dur set on B, in µs).
 
+    ``thread`` holds one int64 code per row for its (pid, tid).
     Returns (E rows merged into their B, E rows without an open B, B rows left open).
     An open B keeps zero duration.  Rows are taken in timestamp order per (pid, tid).
     """
@@ -91,8 +99,8 @@ def _merge_begin_end(ph: np.ndarray, pid: list, tid: list, ts: np.ndarray, dur: 
     merged: list[int] = []
     orphan: list[int] = []
     order = idx[np.argsort(ts[idx], kind="stable")]
-    for i in order.tolist():
-        key = (pid[i], tid[i])
+    keys = thread[order].tolist()
+    for i, key in zip(order.tolist(), keys):
         if ph[i] == ord("B"):
             stacks.setdefault(key, []).append(i)
         else:
@@ -124,7 +132,9 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     ev = dec.events
     warnings = list(dec.warnings) + list(extra_warnings or [])
     n_all = len(ev.name)
-    ph_all = np.fromiter((ord(p[0]) if p else 0 for p in ev.ph), dtype=np.uint8, count=n_all)
+    ph_first = np.array([ord(p[0]) if p else 0 for p in ev.ph.values] or [0], dtype=np.uint32)
+    # a phase whose first character is beyond one byte is no known phase: code 0
+    ph_all = np.where(ph_first < 256, ph_first, 0).astype(np.uint8)[ev.ph.codes]
     ts_all, origin = relative_times(ev.ts_int, ev.ts_frac)
     dur_all = ev.dur.copy()
     is_meta = ph_all == ord("M")
@@ -134,7 +144,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     be = np.flatnonzero((ph_all == ord("B")) | (ph_all == ord("E")))
     drop_e = np.zeros(n_all, dtype=bool)
     if be.size:
-        merged_e, orphan_e, unmatched = _merge_begin_end(ph_all, ev.pid, ev.tid, ts_all, dur_all, be)
+        thread = ev.pid.codes.astype(np.int64) * (len(ev.tid.values) + 1) + ev.tid.codes
+        merged_e, orphan_e, unmatched = _merge_begin_end(ph_all, thread, ts_all, dur_all, be)
         for rows, reason in ((merged_e, _E_MERGED), (orphan_e, _E_ORPHAN)):
             if rows.size:
                 drop_e[rows] = True
@@ -155,17 +166,13 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     # ---- flows
     fidx = np.flatnonzero(is_flow)
     flows = FlowTable(
-        ph=ph_all[fidx], cat=[ev.cat[i] for i in fidx.tolist()], flow_id=[ev.flow_id[i] for i in fidx.tolist()],
-        pid=[ev.pid[i] for i in fidx.tolist()], tid=[ev.tid[i] for i in fidx.tolist()], ts=ts_all[fidx])
+        ph=ph_all[fidx], cat=ev.cat.take(fidx), flow_id=[ev.flow_id[i] for i in fidx.tolist()],
+        pid=ev.pid.take(fidx), tid=ev.tid.take(fidx), ts=ts_all[fidx])
 
     # ---- event columns
     n = ev_idx.size
-    take = ev_idx.tolist()
-    names_list = [ev.name[i] for i in take]
-    cats_list = [ev.cat[i] for i in take]
-    name_id, names = _factorize(names_list)
-    cat_id, cats = _factorize(cats_list)
-    del names_list
+    name_id, names = _compact(ev.name.codes[ev_idx], ev.name.values)
+    cat_id, cats = _compact(ev.cat.codes[ev_idx], ev.cat.values)
     ph = ph_all[ev_idx]
     cat_kind = np.array([int(CATEGORY_KIND.get(c, Kind.OTHER)) for c in cats] or [0], dtype=np.uint8)
     kind = cat_kind[cat_id] if n else np.zeros(0, np.uint8)
@@ -183,8 +190,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         warnings.append(LoadWarning("negative_duration", f"{int(neg.sum())} events with a negative duration "
                                     "(kept, treated as zero length)", int(neg.sum())))
         dur = np.where(neg, 0.0, dur)
-    pids = [ev.pid[i] for i in take]
-    tids = [ev.tid[i] for i in take]
+    pids = ev.pid.take(ev_idx)
+    tids = ev.tid.take(ev_idx)
     ka = {k: v[ev_idx] for k, v in ev.key_args.items()}
     ext = np.where(ka["external_id"] >= 0, ka["external_id"], ka["external_id_old"])
     lens = ev.args_offsets[1:] - ev.args_offsets[:-1]
@@ -193,10 +200,16 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     np.cumsum(sel_lens, out=args_offsets[1:])
     if n == n_all:
         args_blob = ev.args_blob
-    else:
-        blob = ev.args_blob
+    else:  # cut out the args of dropped rows (most dropped rows, flows, have none)
         offs = ev.args_offsets
-        args_blob = b"".join([blob[offs[i]:offs[i + 1]] for i in take])
+        cut = np.flatnonzero(~keep & (lens > 0))
+        pieces = []
+        at = 0
+        for a, b in zip(offs[cut].tolist(), offs[cut + 1].tolist()):
+            pieces.append(ev.args_blob[at:a])
+            at = b
+        pieces.append(ev.args_blob[at:])
+        args_blob = b"".join(pieces) if cut.size else ev.args_blob
     report("lanes", 0.6)
 
     # ---- lanes
@@ -208,8 +221,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     is_gpu = np.isin(kind, [int(k) for k in GPU_KINDS])
     is_host = np.isin(kind, [int(k) for k in HOST_KINDS]) & (ph == ord("X"))
     is_inst = kind == int(Kind.INSTANT)
-    pid_code, pid_vals = _factorize(pids)
-    tid_code, tid_vals = _factorize(tids)
+    pid_code, pid_vals = _compact(ev.pid.codes[ev_idx], ev.pid.values)
+    tid_code, tid_vals = _compact(ev.tid.codes[ev_idx], ev.tid.values)
     pair = pid_code.astype(np.int64) * (len(tid_vals) + 1) + tid_code
     lane_of = np.full(n, -1, dtype=np.int32)
     lane_keys: dict[tuple[bool, int], int] = {}

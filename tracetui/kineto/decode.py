@@ -22,6 +22,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Union
 
 import msgspec
@@ -32,6 +33,8 @@ from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 _EMPTY = msgspec.Raw(b"")
 #: events per msgspec call on the tolerant path
 _CHUNK = 4096
+#: events per typed decode on the fast path (a multiple of _CHUNK; bounds peak memory)
+_COL_CHUNK = 16 * _CHUNK
 #: untyped decoder that turns numbers beyond the float range into +-inf instead of failing
 _LENIENT = msgspec.json.Decoder(float_hook=float)
 #: decode any JSON value; numbers beyond the float range become +-inf (raises msgspec.DecodeError)
@@ -94,22 +97,43 @@ class Tally:
 
 
 @dataclass
+class Interned:
+    """A column of Python values stored as int32 codes into ``values`` (first-seen order)."""
+
+    codes: np.ndarray  #: int32, one per row
+    values: list[Any]  #: distinct values; row i holds values[codes[i]]
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    def __getitem__(self, row: int) -> Any:
+        return self.values[self.codes[row]]
+
+    def take(self, rows: np.ndarray) -> list[Any]:
+        """The values of ``rows`` as a Python list."""
+        if not self.values:
+            return []
+        vals = np.empty(len(self.values), dtype=object)
+        vals[:] = self.values
+        return vals[self.codes[rows]].tolist()
+
+
+@dataclass
 class DecodedEvents:
     """Columns of every usable event in file order (flows and metadata are split out later).
 
     Times are exact: integer microseconds plus a float64 fraction (see ``timestamps.py``).
     """
 
-    ph: list[str]
-    cat: list[str]
-    name: list[str]
-    pid: list[Any]
-    tid: list[Any]
+    ph: Interned  #: phase strings
+    cat: Interned
+    name: Interned
+    pid: Interned  #: int or str values
+    tid: Interned
     ts_int: np.ndarray  #: integer microseconds (absolute), int64
     ts_frac: np.ndarray  #: fractional microseconds, float64 (NaN = missing ts)
     dur: np.ndarray  #: microseconds, float64 (NaN = not a number in the file)
-    flow_id: list[Any]
-    bp: list[Any]
+    flow_id: list[Any]  #: ``id`` of each event (flows link by it), None when absent
     args_blob: bytes
     args_offsets: np.ndarray  #: int64, len n+1; args of event i = blob[off[i]:off[i+1]] (b"" = none)
     key_args: dict[str, np.ndarray]  #: name -> int64 column, see _KeyArgs
@@ -292,18 +316,20 @@ def _decode_events_tolerant(raws: list[msgspec.Raw], rejected: Tally,
 
 def _key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
     """Decode the linking fields of all args in one msgspec call; None if any is odd."""
-    doc = b"[" + b",".join([r if len(r) else b"null" for r in raws]) + b"]"
+    doc = b"[" + b",".join([r if len(r) else b"{}" for r in raws]) + b"]"
     try:
         parsed = msgspec.json.decode(doc, type=list[Union[_KeyArgs, None]])
     except msgspec.DecodeError:
         return None
+    del doc
     n = len(parsed)
-    none = _KeyArgs()
-    filled = [p if p is not None else none for p in parsed]
+    if None in parsed:  # "args": null
+        none = _KeyArgs()
+        parsed = [p if p is not None else none for p in parsed]
     out = {}
     try:
         for f in _KEY_FIELDS:
-            out[f] = np.fromiter((getattr(p, f) for p in filled), dtype=np.int64, count=n)
+            out[f] = np.fromiter(map(attrgetter(f), parsed), dtype=np.int64, count=n)
     except OverflowError:
         return None
     return out
@@ -311,6 +337,7 @@ def _key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
 
 def _key_args_slow(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
                    repaired: Tally) -> dict[str, np.ndarray]:
+    """Per-event decode of args (rows ``base`` ...), coercing ids and counting repairs."""
     n = len(raws)
     out = {f: np.full(n, _KEY_DEFAULTS[f], dtype=np.int64) for f in _KEY_FIELDS}
     for i, r in enumerate(raws):
@@ -337,15 +364,16 @@ def _key_args_slow(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | 
     return out
 
 
-def _key_args_columns(raws: list[msgspec.Raw], file_index: np.ndarray | None,
+def _key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
                       repaired: Tally) -> dict[str, np.ndarray]:
+    """Key args of rows ``base`` ...: one batch; on odd values, per 4096 rows, per event where needed."""
     whole = _key_args_batch(raws)
     if whole is not None:
         return whole
     parts = []
     for s in range(0, len(raws), _CHUNK):
         part = raws[s:s + _CHUNK]
-        parts.append(_key_args_batch(part) or _key_args_slow(part, s, file_index, repaired))
+        parts.append(_key_args_batch(part) or _key_args_slow(part, base + s, file_index, repaired))
     return {f: np.concatenate([p[f] for p in parts]) for f in _KEY_FIELDS}
 
 
@@ -437,7 +465,15 @@ def _decode(path: str, data: bytes, warnings: list[LoadWarning]) -> DecodedTrace
         events_raw, meta, form = _split_top(path, data)
     except msgspec.DecodeError as exc:
         raise as_format_error(path, exc) from None
-    rejected, repaired = Tally(), Tally()
+    rejected = Tally()
+    fast = _columns_chunked(events_raw)
+    if fast is not None:
+        cols, repaired = fast
+        cols.n_elements = len(cols.ph)
+        if repaired:
+            warnings.append(_repaired_warning(repaired))
+        return DecodedTrace(cols, meta, warnings, form)
+    repaired = Tally()
     file_index = None
     try:
         evs: list[_Event] = msgspec.json.decode(events_raw, type=list[_Event])
@@ -461,14 +497,19 @@ def _decode(path: str, data: bytes, warnings: list[LoadWarning]) -> DecodedTrace
         raise TraceFormatError(path, f"no usable events: every element of traceEvents was rejected "
                                      f"({rejected.describe()})")
     cols = _columns(evs, file_index, repaired)
+    del evs
     cols.rejected = rejected.counts
     cols.rejected_first = rejected.first
     cols.n_elements = n_elements
     if repaired:
-        warnings.append(LoadWarning("repaired", f"{sum(repaired.counts.values()):,} fields of an unexpected "
-                                    f"type were coerced (events kept): {repaired.describe()}",
-                                    sum(repaired.counts.values())))
+        warnings.append(_repaired_warning(repaired))
     return DecodedTrace(cols, meta, warnings, form)
+
+
+def _repaired_warning(repaired: Tally) -> LoadWarning:
+    total = sum(repaired.counts.values())
+    return LoadWarning("repaired", f"{total:,} fields of an unexpected type were coerced (events kept): "
+                                   f"{repaired.describe()}", total)
 
 
 def as_format_error(path: str, exc: Exception) -> TraceFormatError:
@@ -480,34 +521,93 @@ def as_format_error(path: str, exc: Exception) -> TraceFormatError:
     return TraceFormatError(path, f"not valid JSON ({msg})", position=pos)
 
 
-def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) -> DecodedEvents:
-    from .timestamps import parse_timestamps
+_INTERNED = ("ph", "cat", "name", "pid", "tid")
 
-    n = len(evs)
-    ts_int, ts_frac = parse_timestamps([e.ts for e in evs])
-    dur = np.fromiter((e.dur for e in evs), dtype=np.float64, count=n)
-    arg_raws = [e.args for e in evs]
-    lens = np.fromiter(map(len, arg_raws), dtype=np.int64, count=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    blob = b"".join(arg_raws)
-    if not blob.isascii():
-        _validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
-    key_args = _key_args_columns(arg_raws, file_index, repaired)
-    return DecodedEvents(
-        ph=[e.ph for e in evs],
-        cat=[e.cat for e in evs],
-        name=[e.name for e in evs],
-        pid=[e.pid for e in evs],
-        tid=[e.tid for e in evs],
-        ts_int=ts_int,
-        ts_frac=ts_frac,
-        dur=dur,
-        flow_id=[e.id for e in evs],
-        bp=[e.bp for e in evs],
-        args_blob=blob,
-        args_offsets=offsets,
-        key_args=key_args,
-        file_index=file_index,
-        n_elements=n,
-    )
+
+class _Columns:
+    """Columns built chunk by chunk from typed events, so that the structs of the whole
+    trace never exist at once.  Strings and pids/tids are interned into int32 codes."""
+
+    def __init__(self, file_index: np.ndarray | None, repaired: Tally) -> None:
+        self.file_index = file_index
+        self.repaired = repaired
+        self.index: dict[str, dict[Any, int]] = {f: {} for f in _INTERNED}
+        self.parts: dict[str, list[np.ndarray]] = {f: [] for f in (*_INTERNED, *_KEY_FIELDS, "ts_int", "ts_frac",
+                                                                   "dur", "args_len")}
+        self.blobs: list[bytes] = []
+        self.flow_id: list[Any] = []
+        self.rows = 0
+
+    def add(self, evs: list[_Event]) -> None:
+        """Append the columns of ``evs`` (rows ``self.rows`` ...)."""
+        from .timestamps import parse_timestamps
+
+        n = len(evs)
+        parts = self.parts
+        for f in _INTERNED:
+            index = self.index[f]
+            vals = list(map(attrgetter(f), evs))
+            for v in dict.fromkeys(vals):  # first-seen order, one Python step per distinct value
+                if v not in index:
+                    index[v] = len(index)
+            parts[f].append(np.fromiter(map(index.__getitem__, vals), dtype=np.int32, count=n))
+        ts_int, ts_frac = parse_timestamps(list(map(attrgetter("ts"), evs)))
+        parts["ts_int"].append(ts_int)
+        parts["ts_frac"].append(ts_frac)
+        parts["dur"].append(np.fromiter(map(attrgetter("dur"), evs), dtype=np.float64, count=n))
+        raws = list(map(attrgetter("args"), evs))
+        parts["args_len"].append(np.fromiter(map(len, raws), dtype=np.int64, count=n))
+        self.blobs.append(b"".join(raws))
+        for f, col in _key_args_columns(raws, self.rows, self.file_index, self.repaired).items():
+            parts[f].append(col)
+        self.flow_id.extend(map(attrgetter("id"), evs))
+        self.rows += n
+
+    def finish(self) -> DecodedEvents:
+        n = self.rows
+        p = self.parts
+
+        def cat(f: str, dtype: Any) -> np.ndarray:
+            return np.concatenate(p[f]) if p[f] else np.zeros(0, dtype=dtype)
+
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(cat("args_len", np.int64), out=offsets[1:])
+        blob = b"".join(self.blobs)
+        self.blobs.clear()
+        if not blob.isascii():
+            _validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
+        col = {f: Interned(cat(f, np.int32), list(self.index[f])) for f in _INTERNED}
+        return DecodedEvents(
+            **col, ts_int=cat("ts_int", np.int64), ts_frac=cat("ts_frac", np.float64), dur=cat("dur", np.float64),
+            flow_id=self.flow_id, args_blob=blob, args_offsets=offsets,
+            key_args={f: cat(f, np.int64) for f in _KEY_FIELDS}, file_index=self.file_index, n_elements=n)
+
+
+def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) -> DecodedEvents:
+    cols = _Columns(file_index, repaired)
+    for s in range(0, len(evs), _COL_CHUNK):
+        cols.add(evs[s:s + _COL_CHUNK])
+    return cols.finish()
+
+
+def _columns_chunked(events_raw: msgspec.Raw) -> tuple[DecodedEvents, Tally] | None:
+    """Fast path: split the events array into raw elements, then typed decode + columns in
+    chunks of ``_COL_CHUNK`` events (bounded memory).  None when any chunk is refused
+    (the caller then takes the whole-array path, which reports exactly what is wrong)."""
+    try:
+        raws = msgspec.json.decode(events_raw, type=list[msgspec.Raw])
+    except msgspec.DecodeError:
+        return None
+    repaired = Tally()
+    cols = _Columns(None, repaired)
+    try:
+        for s in range(0, len(raws), _COL_CHUNK):
+            part = raws[s:s + _COL_CHUNK]
+            evs = msgspec.json.decode(b"[" + b",".join(part) + b"]", type=list[_Event])
+            del part
+            cols.add(evs)
+            del evs
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    del raws
+    return cols.finish(), repaired
