@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -63,6 +64,9 @@ _GPU_ARG_FIELDS = ("grid", "block", "registers", "shared_mem", "blocks_per_sm", 
                    "nbytes")
 
 
+#: events per msgspec call in :func:`decode_args_batch` (bounds the joined document's size)
+_ARGS_CHUNK = 65536
+
 _CACHE: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
 
 
@@ -97,14 +101,18 @@ def decode_args_batch(trace: KinetoTrace, events: np.ndarray, struct: type) -> l
     whole (a field of an unexpected shape), events are decoded one by one and those that
     still fail give the default.
     """
+    events = np.asarray(events, dtype=np.int64)
+    out: list[Any] = []
+    for s in range(0, events.size, _ARGS_CHUNK):
+        out.extend(_decode_args_chunk(trace, events[s:s + _ARGS_CHUNK], struct))
+    return out
+
+
+def _decode_args_chunk(trace: KinetoTrace, events: np.ndarray, struct: type) -> list[Any]:
     blob, offs = trace.args_blob, trace.args_offsets
-    ev = events.tolist()
-    parts = []
-    for i in ev:
-        a, b = int(offs[i]), int(offs[i + 1])
-        parts.append(blob[a:b] if b > a else b"{}")
-    if not parts:
-        return []
+    # slices taken by C-level map calls: no Python step per event
+    parts = list(map(blob.__getitem__, map(slice, offs[events].tolist(), offs[events + 1].tolist())))
+    parts = [p or b"{}" for p in parts]
     try:
         return msgspec.json.decode(b"[" + b",".join(parts) + b"]", type=list[struct])
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -139,8 +147,18 @@ def _dims_texts(values: list[Any]) -> list[str | None]:
     return out
 
 
+_PLAIN_NUMBER_TYPES = {int, float, type(None)}
+
+
 def nums_or_nan(values: list[Any]) -> np.ndarray:
-    """Numbers as float64; anything else (None, text, lists, booleans) NaN."""
+    """Numbers as float64; anything else (None, text, lists, booleans) NaN.
+
+    Numeric text is read as its number (``"12"`` -> 12.0), as ``pandas.to_numeric`` does."""
+    if set(map(type, values)) <= _PLAIN_NUMBER_TYPES:  # ints, floats, None: numpy converts directly
+        try:
+            return np.array(values, dtype=np.float64).reshape(len(values))
+        except (OverflowError, ValueError, TypeError):
+            pass
     arr = np.array([np.nan if v is None or isinstance(v, bool) else v for v in values], dtype=object)
     return pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
@@ -250,7 +268,7 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         return out
 
     args = decode_args_batch(trace, ev, _GpuArgs)
-    cols: dict[str, Any] = {f: [getattr(a, f) for a in args] for f in _GPU_ARG_FIELDS}
+    cols: dict[str, Any] = {f: list(map(attrgetter(f), args)) for f in _GPU_ARG_FIELDS}
     df = pd.DataFrame({
         "event": ev,
         "kind": pd.Categorical([_KIND_WORD[int(k)] for k in kinds], categories=["kernel", "memcpy", "memset"]),
