@@ -211,7 +211,7 @@ async def run(children: int, per_lane: int) -> list[tuple[str, float, str]]:
         tree.set_source(medium)
         ms = timed(lambda: (tree.collapse_all(), tree.action_expand_subtree()), 3)
         rows.append(("tree: '*' on a root of 10k x 9 (default budget)", ms,
-                     f"{tree.row_count:,} rows, {len(tree._expanded):,} nodes expanded"))
+                     f"{tree.row_count:,} rows, {len(tree.rows.expanded):,} nodes expanded"))
         tree.set_source(CsrTree(np.array([-1, 0]), np.ones(2)))
         await pilot.pause()
         rows.append(("baseline: 'j' round-trip via Pilot, 2-node tree", await press_ms(pilot, app), ""))

@@ -1,4 +1,5 @@
-"""VirtualTree over synthetic flat-array trees, driven through Textual's Pilot at 80x24."""
+"""VirtualTree over synthetic flat-array trees, driven through Textual's Pilot at 80x24,
+and its row model (VisibleRows) directly, without an app."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from tracetui.ui.vtree import MIN_LABEL_CELLS, VirtualTree
+from rich.style import Style
+
+from tracetui.ui.vtree import MIN_LABEL_CELLS, VirtualTree, VisibleRows
+from tracetui.ui.vtree_rows import ASCII_GLYPHS, RowStyles, clean_label, fit_right, scan_down, scan_up
 
 
 class ArraySource:
@@ -394,3 +398,118 @@ async def test_expand_subtree_always_expands_the_node_itself():
         assert tree.expand_subtree(0, max_nodes=10) == 1
         assert tree.row_count == 1001
         assert tree.expand_subtree(5) == 0  # a leaf
+
+
+# ------------------------------------------------------------- VisibleRows, no app
+
+
+def visible_by_recursion(source, expanded) -> tuple[list[int], list[int]]:
+    """Reference: depth-first walk of the roots, descending into expanded nodes."""
+    nodes, depths = [], []
+
+    def walk(kids, depth):
+        for kid in kids.tolist():
+            nodes.append(kid)
+            depths.append(depth)
+            if kid in expanded:
+                walk(source.child_nodes(kid), depth + 1)
+
+    walk(source.root_nodes(), 0)
+    return nodes, depths
+
+
+def test_rows_expand_collapse_keep_the_cursor_and_remember_expansion():
+    rows = VisibleRows(small_source())
+    assert rows.nodes.tolist() == [0, 8] and rows.depths.tolist() == [0, 0]
+    assert rows.cursor_node == 0
+    rows.cursor = 1  # on root2 (node 8), below the rows about to be inserted
+    assert rows.expand_at(0)
+    assert rows.nodes.tolist() == [0, 1, 2, 3, 8] and rows.depths.tolist() == [0, 1, 1, 1, 0]
+    assert rows.cursor_node == 8 and rows.cursor == 4
+    assert rows.expand_at(1)
+    assert rows.nodes.tolist() == [0, 1, 4, 5, 6, 2, 3, 8]
+    rows.mark_expanded(4)  # 4 is visible but its rows are only built on the next rebuild
+    rows.cursor = rows.find_row(5)
+    assert rows.subtree_end(1) == 5 and rows.parent_row(rows.cursor) == 1
+    assert rows.sibling_row(rows.cursor, 1) == 4 and rows.sibling_row(rows.cursor, -1) == 2
+    assert rows.sibling_row(4, 1) == -1 and rows.parent_row(0) == -1
+    # Collapsing the root removes the run holding the cursor: the cursor goes to the root.
+    assert rows.collapse_at(0)
+    assert rows.nodes.tolist() == [0, 8] and rows.cursor_node == 0
+    assert rows.expanded == {1, 4}
+    # Re-expanding rebuilds the remembered nesting (1 and 4 expanded) in one block.
+    rows.expand_at(0)
+    assert rows.nodes.tolist() == [0, 1, 4, 7, 5, 6, 2, 3, 8]
+    assert rows.depths.tolist() == [0, 1, 2, 3, 2, 2, 1, 1, 0]
+    assert (rows.nodes.tolist(), rows.depths.tolist()) == visible_by_recursion(rows.source, rows.expanded)
+    # A no-op splice changes nothing; collapse_all lands on the root of the cursor node.
+    assert not rows.splice(3, 3, np.empty(0, np.int64), np.empty(0, np.int32))
+    rows.cursor = rows.find_row(7)
+    rows.collapse_all()
+    assert rows.nodes.tolist() == [0, 8] and rows.cursor_node == 0 and not rows.expanded
+
+
+def test_rows_rebuild_matches_a_recursive_walk_on_random_trees():
+    rng = np.random.default_rng(3)
+    widest = 0
+    for trial in range(24):
+        n = int(rng.integers(2, 3000))
+        k = np.arange(1, n)
+        span = np.minimum(k, [3, 10, 200, 4000][trial % 4])
+        if trial % 2:  # wide: parents among the first few nodes (hundreds of children)
+            parent = rng.integers(0, span)
+        else:  # deep: parents among the last few nodes (long chains)
+            parent = k - 1 - rng.integers(0, span)
+        parent = np.concatenate(([-1], np.where(rng.random(n - 1) < 0.01, -1, parent)))
+        source = ArraySource(parent)
+        rows = VisibleRows(source)
+        counts = np.bincount(parent[parent >= 0], minlength=n)
+        widest = max(widest, int(counts.max()))
+        has_kids = np.flatnonzero(counts)
+        expanded = set(has_kids[rng.random(has_kids.size) < 0.7].tolist())
+        rows.mark_expanded(*expanded)
+        rows.rebuild()
+        assert (rows.nodes.tolist(), rows.depths.tolist()) == visible_by_recursion(source, expanded)
+        # Collapsing then expanding any visible expanded node gives the same rows back.
+        before = rows.nodes.copy()
+        for node in list(expanded)[:5]:
+            row = rows.find_row(node)
+            if row >= 0:
+                rows.collapse_at(row)
+                rows.expand_at(row)
+        assert rows.nodes.tolist() == before.tolist()
+    assert widest > 64
+
+
+def test_scans_cross_chunk_boundaries():
+    rng = np.random.default_rng(5)
+    depths = rng.integers(2, 6, 5000).astype(np.int32)
+    depths[[0, 700, 4321]] = 0
+    for start in (0, 1, 255, 256, 701, 4000, 4999):
+        expect = next((i for i in range(start, depths.size) if depths[i] <= 1), depths.size)
+        assert scan_down(depths, start, 1) == expect
+        expect = next((i for i in range(start, -1, -1) if depths[i] <= 1), -1)
+        assert scan_up(depths, start, 1) == expect
+
+
+def test_rows_longest_child_plan_and_text():
+    source = small_source()
+    rows = VisibleRows(source, glyphs=ASCII_GLYPHS)
+    assert rows.longest_child(0) == 2 and rows.longest_child(1) == 5 and rows.longest_child(8) is None
+    source.child_weights = lambda node: -source.weights[source.child_nodes(node)]
+    assert rows.longest_child(0) == 3  # the vectorised shortcut wins when offered
+    assert rows.subtree_plan(0, 100) == [0, 1, 4] and rows.subtree_plan(0, 4) == [0]
+    assert rows.subtree_plan(7, 100) == [] and rows.ancestors(7) == [4, 1, 0]
+    rows.mark_expanded(0, 1, 4)
+    rows.rebuild()
+    plain = RowStyles(*[Style()] * 5)
+    assert rows.header_text("Name", 60, plain.header).plain == f"{'Name':<33} {'Total':>9} {'Id':>9} {'Calls':>6}"
+    assert rows.row_text(rows.find_row(7), 60, plain).plain == (
+        f"{'| | `-  deep':<33} {'1.0':>9} {'#7':>9} {'c':>6}")
+    assert rows.row_text(rows.find_row(3), 60, plain).plain.startswith("`-  [bold]not bold[/bold]")
+    assert rows.row_text(0, 40, plain).plain == f"{'- root':<30} {'100.0':>9}"  # columns dropped
+    label = clean_label(Text("a\tb\nc", style="red", spans=[]))
+    label.stylize("bold", 2, 3)
+    assert clean_label(label).plain == "a b c" and clean_label(label).spans == label.spans
+    assert clean_label("[x]\x7f").plain == "[x] "
+    assert fit_right("12", 4) == "  12" and fit_right("123456", 4) == "123…"
