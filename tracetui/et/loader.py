@@ -68,6 +68,16 @@ def _problem_from(exc: msgspec.MsgspecError) -> tuple[str, str | None]:
     return msg, None
 
 
+def _cut_short(msg: str, data: bytes) -> bool:
+    """Does the decode error ``msg`` mean the JSON is cut short?  msgspec says "truncated",
+    or, for a cut right after ``-``, ``1.`` or ``1e``, an invalid character/number at the end
+    of the data (everything after the error position is whitespace or NUL padding)."""
+    if "truncated" in msg:
+        return True
+    m = _BYTE_POS.search(msg)
+    return m is not None and not data[int(m.group(1)) :].strip(b" \t\r\n\x00")
+
+
 def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool) -> ETFile:
     """Decode a truncated ET from its complete nodes; record a "truncated" warning."""
     try:
@@ -122,7 +132,7 @@ def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> ETFile
         problem, where = _problem_from(exc)
         raise TraceFormatError(path, f"is not an Execution Trace: {problem}", position=where) from None
     except msgspec.DecodeError as exc:
-        if "truncated" not in str(exc):
+        if not _cut_short(str(exc), data):
             problem, where = _problem_from(exc)
             raise TraceFormatError(path, f"is not valid JSON: {problem}", position=where) from None
         top = _recover(path, data, warnings, fb.gzip_truncated)
