@@ -244,6 +244,50 @@ async def test_a_million_highlights_draw_without_a_cap():
         assert elapsed < 2.0, f"1M highlights took {elapsed:.2f} s"
 
 
+class TraceTimelineApp(App):
+    def __init__(self, source):
+        super().__init__()
+        self.source = source
+
+    def compose(self) -> ComposeResult:
+        from tracetui.ui.timeline_view import TraceTimeline
+
+        yield TraceTimeline(self.source, id="timeline")
+
+
+async def test_thread_selection_highlights_every_gpu_event_of_a_real_trace():
+    # a100_cudagraph_nccl_rank0: thread 4515 runs the cudaGraphLaunch steps; its subtree
+    # holds 4,100 GPU events on 6 streams (3,650 on stream 7).  Each stream row marks
+    # exactly the cells of its own events.
+    from tests.shared_traces import load_shared_kineto
+    from tracetui.model import LinkedTrace
+    from tracetui.ui.source import TraceTreeSource
+
+    src = TraceTreeSource(LinkedTrace(load_shared_kineto("a100_cudagraph_nccl_rank0.json.gz")))
+    kt = src.kt
+    root = next(int(r) for r in src.root_nodes() if src.row_label(int(r)).plain.startswith("thread 4515 "))
+    events = src.gpu_events(root)
+    streams, counts = np.unique(kt.lane_of[events], return_counts=True)
+    assert events.size == 4100
+    assert sorted(zip((kt.lanes[s].tid for s in streams), counts.tolist())) == [
+        (7, 3650), (25, 35), (27, 370), (84, 25), (285, 10), (363, 10)]
+    app = TraceTimelineApp(src)
+    async with app.run_test(size=(100, 24)) as pilot:
+        tl = app.query_one("#timeline")
+        tl.show_selection(root)
+        await pilot.pause()
+        cells, t0, _t1, dt = tl._cells(100)
+        marked = 0
+        for row, lane in enumerate(tl.lane_ids):
+            mine = events[kt.lane_of[events] == lane]
+            rule = TimelineStrip._range_mask(kt.ts[mine] - tl.origin, kt.ts[mine] + kt.dur[mine] - tl.origin,
+                                             t0, dt, cells)
+            got = tl.lane_cells(row, 100)[1] % 4 == 3
+            assert got.tolist() == rule.tolist()
+            marked += int(got.any())
+        assert marked == 6
+
+
 async def test_window_zoom_pan_follow_math_and_messages():
     app = TimelineApp(demo_lanes())
     async with app.run_test(size=(80, 24)) as pilot:
