@@ -41,7 +41,7 @@ _LENIENT = msgspec.json.Decoder(float_hook=float)
 lenient_decode = _LENIENT.decode
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     ph: str = ""
     cat: str = ""
     name: str = ""
@@ -54,7 +54,7 @@ class _Event(msgspec.Struct):
     args: msgspec.Raw = _EMPTY
 
 
-class _KeyArgs(msgspec.Struct):
+class _KeyArgs(msgspec.Struct, gc=False):
     """The args fields that linking needs; every other field stays raw."""
 
     correlation: int = -1
