@@ -194,6 +194,18 @@ async def test_highlights_and_cursor_range_are_styled():
         assert set(kinds.tolist()) <= {0, 1, 2}
 
 
+def per_range_cells(starts, ends, t0, dt, cells) -> np.ndarray:
+    """Reference rule, one range at a time: ``[start, end]`` marks cells floor((start - t0)
+    / dt) to ceil((end - t0) / dt) - 1, and at least the cell holding its start."""
+    mask = np.zeros(cells, dtype=bool)
+    for start, end in zip(starts.tolist(), ends.tolist()):
+        first = math.floor((start - t0) / dt)
+        last = max(first, math.ceil((end - t0) / dt) - 1)
+        if last >= 0 and first < cells:
+            mask[max(0, first) : min(cells - 1, last) + 1] = True
+    return mask
+
+
 async def test_highlight_arrays_match_tuples_and_the_per_range_rule():
     # Random ranges (some zero-length, some touching, some reversed) on 3 lanes, in
     # random order: the array form, the tuple form and the per-range cell rule
@@ -216,7 +228,7 @@ async def test_highlight_arrays_match_tuples_and_the_per_range_rule():
         by_tuples = [tl.lane_cells(lane, 80)[1] % 4 == 3 for lane in range(3)]
         for lane in range(3):
             pick = lanes == lane
-            rule = TimelineStrip._range_mask(starts[pick] - tl.origin, ends[pick] - tl.origin, t0, dt, cells)
+            rule = per_range_cells(starts[pick] - tl.origin, ends[pick] - tl.origin, t0, dt, cells)
             assert by_arrays[lane].tolist() == rule.tolist() == by_tuples[lane].tolist()
             assert 0 < rule.sum() < cells
         # Lanes that do not exist are ignored; mismatched arrays are refused.
@@ -280,7 +292,7 @@ async def test_thread_selection_highlights_every_gpu_event_of_a_real_trace():
         marked = 0
         for row, lane in enumerate(tl.lane_ids):
             mine = events[kt.lane_of[events] == lane]
-            rule = TimelineStrip._range_mask(kt.ts[mine] - tl.origin, kt.ts[mine] + kt.dur[mine] - tl.origin,
+            rule = per_range_cells(kt.ts[mine] - tl.origin, kt.ts[mine] + kt.dur[mine] - tl.origin,
                                              t0, dt, cells)
             got = tl.lane_cells(row, 100)[1] % 4 == 3
             assert got.tolist() == rule.tolist()

@@ -278,7 +278,8 @@ class TimelineStrip(ScrollView, can_focus=False):
         self._highlights = {}
         if lane_of.size:
             if np.any(lane_of[1:] < lane_of[:-1]):
-                order = np.argsort(lane_of, kind="stable")
+                small = -(2**15) <= lane_of.min() and lane_of.max() < 2**15
+                order = np.argsort(lane_of.astype(np.int16) if small else lane_of, kind="stable")
                 lane_of, s, e = lane_of[order], s[order], e[order]
             s = s - self._origin
             e = e - self._origin
@@ -433,23 +434,12 @@ class TimelineStrip(ScrollView, can_focus=False):
             kind[self._cursor_mask(t0, dt, cells)] += _CURSOR
         return "".join(glyphs.tolist()), kind
 
-    @staticmethod
-    def _range_mask(starts: np.ndarray, ends: np.ndarray, t0: float, dt: float, cells: int) -> np.ndarray:
-        """Cells overlapping any ``[start, end]`` (times relative to origin)."""
-        first = np.floor((starts - t0) / dt).astype(np.int64)
-        last = np.maximum(first, np.ceil((ends - t0) / dt).astype(np.int64) - 1)
-        keep = (last >= 0) & (first < cells)
-        first = np.clip(first[keep], 0, cells - 1)
-        last = np.clip(last[keep], 0, cells - 1)
-        diff = np.zeros(cells + 1, dtype=np.int64)
-        np.add.at(diff, first, 1)
-        np.add.at(diff, last + 1, -1)
-        return np.cumsum(diff[:cells]) > 0
-
     def _cursor_mask(self, t0: float, dt: float, cells: int) -> np.ndarray:
+        """Cells overlapping the cursor range (``t0``: window start relative to origin)."""
         assert self._cursor_range is not None
         c0, c1 = self._cursor_range
-        return self._range_mask(np.array([c0 - self._origin]), np.array([c1 - self._origin]), t0, dt, cells)
+        edges = t0 + dt * np.arange(cells + 1)
+        return _runs_mask(np.array([c0 - self._origin]), np.array([max(c0, c1) - self._origin]), edges)
 
     def _render_lane(self, lane: int, width: int) -> Strip:
         base = self.rich_style

@@ -37,14 +37,8 @@ from .vtree_rows import (
     VisibleRows,
 )
 
-__all__ = [
-    "MAX_INDENT_FRACTION",
-    "MIN_LABEL_CELLS",
-    "MIN_TEXT_CELLS",
-    "TreeSource",
-    "VirtualTree",
-    "VisibleRows",
-]
+__all__ = ["MAX_INDENT_FRACTION", "MIN_LABEL_CELLS", "MIN_TEXT_CELLS", "TreeSource", "VirtualTree",
+           "VisibleRows"]
 
 
 class VirtualTree(ScrollView, can_focus=True):

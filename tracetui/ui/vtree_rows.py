@@ -10,8 +10,9 @@ usually indices into the model's arrays).  :class:`VisibleRows` keeps only:
 
 Expanding a node inserts the visible rows of its subtree right below its row (one
 ``np.concatenate``); collapsing deletes the contiguous run of deeper rows below it.
-A node with 100k children toggles in milliseconds; nothing is built per node.  The
-widget owns one ``VisibleRows`` and adds scrolling, messages and drawing.
+A node with 100k children toggles in milliseconds; nothing is built per node.  It
+also lays out a row as rich ``Text`` (guides, fold marker, label, metric columns).
+The widget owns one ``VisibleRows`` and adds keys, scrolling, messages and strips.
 """
 
 from __future__ import annotations
