@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 Progress = Callable[[str, float], None]
 
 _SNIFF = 1 << 16
+#: top-level keys Kineto writes before its traceEvents array (an ET has schema/pid/time/start_ts)
+_KINETO_KEYS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"', b'"record_shapes"',
+                b'"cupti_version"', b'"roctracer_version"', b'"displayTimeUnit"', b'"baseTimeNanoseconds"')
+_ET_KEYS = (b'"schema"', b'"start_ts"', b'"finish_ts"')
 
 
 def detect_kind(fb: FileBytes) -> str:
@@ -49,12 +53,33 @@ def detect_kind(fb: FileBytes) -> str:
             return "kineto"
         if j >= 0:
             return "et"
-        return "unknown"
+        # neither array appears: a file cut inside its header; its visible keys tell the kind,
+        # and the loader then says where the file ends
+        if any(k in head for k in _KINETO_KEYS):
+            return "kineto"
+        if any(k in head for k in _ET_KEYS):
+            return "et"
+        return "kineto" if _cut_short(fb.data) else "unknown"
     if "traceEvents" in top:
         return "kineto"
     if "nodes" in top:
         return "et"
     return "unknown"
+
+
+def _cut_short(data: bytes) -> bool:
+    """Is ``data`` a JSON object cut short (msgspec reports truncation, or an invalid
+    character/number with nothing but whitespace/NUL after it)?"""
+    try:
+        msgspec.json.decode(data, type=msgspec.Raw)
+    except msgspec.DecodeError as exc:
+        msg = str(exc)
+        if "truncated" in msg:
+            return True
+        at = msg.rsplit("(byte ", 1)
+        return len(at) == 2 and at[1].rstrip(")").isdigit() and not data[int(at[1].rstrip(")")) :].strip(
+            b" \t\r\n\x00")
+    return False
 
 
 def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
