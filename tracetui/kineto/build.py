@@ -20,6 +20,7 @@ from .trace import FlowTable, GpuLinkStats, KinetoTrace
 Progress = Callable[[str, float], None]
 
 _FLOW_PH = {"s", "f", "t"}
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _E_MERGED = "end events (ph E) merged into their begin event"
 _E_ORPHAN = "end events (ph E) without a begin event"
 #: tie-break for events with the same start and duration: outer kinds first
@@ -240,10 +241,13 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         lane_of[sel] = np.asarray(ids, dtype=np.int32)[inv]
     # instants sit on a host lane when their thread has one
     inst = np.flatnonzero(is_inst)
-    for i in inst.tolist():
-        li = lane_keys.get((False, int(pair[i])))
-        if li is not None:
-            lane_of[i] = li
+    host_keys = sorted((u, li) for (flag, u), li in lane_keys.items() if not flag)
+    if inst.size and host_keys:
+        hk = np.array([u for u, _ in host_keys], dtype=np.int64)
+        hl = np.array([li for _, li in host_keys], dtype=np.int32)
+        pos = np.minimum(np.searchsorted(hk, pair[inst]), hk.size - 1)
+        on = hk[pos] == pair[inst]
+        lane_of[inst[on]] = hl[pos[on]]
     order_l = sorted(range(len(lanes_tmp)), key=lambda k: lane_sort_key(
         lanes_tmp[k][0], lanes_tmp[k][1], lanes_tmp[k][2], psort, tsort))
     remap = np.empty(max(len(lanes_tmp), 1), dtype=np.int32)
@@ -291,25 +295,22 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         launch_of[gpu_work[hit]] = l_sorted[pos_c[hit]]
     stats.no_correlation = int((corr[gpu_work] < 0).sum()) if gpu_work.size else 0
     # flows: confirmation, and the link for GPU events that carry no correlation
-    launch_flow_ids = set()
-    fcat = flows.cat
-    f_end_by_pos: dict = {}
-    f_start_ids: dict = {}
-    for j in range(len(fcat)):
-        if fcat[j] in LAUNCH_FLOW_CATEGORIES:
-            if flows.ph[j] == ord("s"):
-                f_start_ids[flows.flow_id[j]] = j
-            elif flows.ph[j] == ord("f"):
-                launch_flow_ids.add(flows.flow_id[j])
-                f_end_by_pos[(flows.pid[j], flows.tid[j], float(flows.ts[j]))] = flows.flow_id[j]
+    n_flows = len(flows.cat)
+    launch_cat = np.fromiter(map(LAUNCH_FLOW_CATEGORIES.__contains__, flows.cat), dtype=bool, count=n_flows)
+    launch_ends = np.flatnonzero(launch_cat & (flows.ph == ord("f"))).tolist()  # flow rows, file order
     if gpu_work.size:
         linked_mask = launch_of[gpu_work] >= 0
-        if launch_flow_ids:
-            cids = corr[gpu_work]
-            conf = np.fromiter((int(c) in launch_flow_ids for c in cids.tolist()), dtype=bool, count=cids.size)
+        if launch_ends:
+            # integer flow ids of launch flow ends (a GPU event's correlation confirms its link)
+            ids = {flows.flow_id[j] for j in launch_ends}
+            int_ids = np.fromiter((x for x in ids if isinstance(x, int) and _I64_MIN <= x <= _I64_MAX),
+                                  dtype=np.int64)
+            conf = np.isin(corr[gpu_work], int_ids)
             stats.confirmed_by_flow = int((conf & linked_mask).sum())
         missing = gpu_work[(corr[gpu_work] < 0)]
-        if missing.size and f_end_by_pos:
+        if missing.size and launch_ends:
+            # the flow end sits on the GPU event (same pid, tid, ts); later flows win
+            f_end_by_pos = {(flows.pid[j], flows.tid[j], float(flows.ts[j])): flows.flow_id[j] for j in launch_ends}
             corr_to_launch = {int(corr[l]): int(l) for l in launches.tolist()}
             for g in missing.tolist():
                 fid = f_end_by_pos.get((pids[g], tids[g], float(ts[g])))

@@ -524,6 +524,14 @@ def as_format_error(path: str, exc: Exception) -> TraceFormatError:
 _INTERNED = ("ph", "cat", "name", "pid", "tid")
 
 
+class _Codes(dict):
+    """value -> int code; a missing value gets the next code (one dict lookup per value)."""
+
+    def __missing__(self, value: Any) -> int:
+        code = self[value] = len(self)
+        return code
+
+
 class _Columns:
     """Columns built chunk by chunk from typed events, so that the structs of the whole
     trace never exist at once.  Strings and pids/tids are interned into int32 codes."""
@@ -531,7 +539,7 @@ class _Columns:
     def __init__(self, file_index: np.ndarray | None, repaired: Tally) -> None:
         self.file_index = file_index
         self.repaired = repaired
-        self.index: dict[str, dict[Any, int]] = {f: {} for f in _INTERNED}
+        self.index: dict[str, _Codes] = {f: _Codes() for f in _INTERNED}
         self.parts: dict[str, list[np.ndarray]] = {f: [] for f in (*_INTERNED, *_KEY_FIELDS, "ts_int", "ts_frac",
                                                                    "dur", "args_len")}
         self.blobs: list[bytes] = []
@@ -545,12 +553,9 @@ class _Columns:
         n = len(evs)
         parts = self.parts
         for f in _INTERNED:
-            index = self.index[f]
-            vals = list(map(attrgetter(f), evs))
-            for v in dict.fromkeys(vals):  # first-seen order, one Python step per distinct value
-                if v not in index:
-                    index[v] = len(index)
-            parts[f].append(np.fromiter(map(index.__getitem__, vals), dtype=np.int32, count=n))
+            # codes in first-seen order; C-level loop, Python runs only for a new value
+            parts[f].append(np.fromiter(map(self.index[f].__getitem__, map(attrgetter(f), evs)),
+                                        dtype=np.int32, count=n))
         ts_int, ts_frac = parse_timestamps(list(map(attrgetter("ts"), evs)))
         parts["ts_int"].append(ts_int)
         parts["ts_frac"].append(ts_frac)
