@@ -7,6 +7,12 @@ Fallback, only when the Kineto trace carries no Record function ids at all (olde
 pairs such as ``param_*``): align ET op names (id order, per ET thread) with Kineto op
 names (start order, per thread) and link equal names along the alignment.  Such links
 are flagged *heuristic* everywhere they are shown; they are never presented as exact.
+
+Different runs: a pair is flagged ``suspect_mismatch`` (with a warning) when fewer than half
+of the ET rf_ids are found in Kineto or over 10% of the rf_id links name different ops, or
+when order alignment links fewer than half of the ET ops.  In a flagged rf_id pair, the
+links whose names differ are dropped (counted in ``LinkStats.dropped``): they would point at
+unrelated ops.
 ``External id`` is never used: equality with ``rf_id`` in some old files is a coincidence.
 """
 
@@ -37,7 +43,8 @@ class LinkStats:
     et_only: int = 0  #: ET ops with no Kineto event
     kineto_only: int = 0  #: Kineto ops with no ET node
     et_with_rf_id: int = 0  #: ET ops whose rf_id != 0
-    name_mismatches: int = 0  #: exact links whose names differ
+    name_mismatches: int = 0  #: ET rf_ids found in Kineto on an op of another name
+    dropped: int = 0  #: of those, links not kept because the pair looks like different runs
     suspect_mismatch: bool = False  #: the two files look like different runs
 
     def as_dict(self) -> dict[str, object]:
@@ -88,16 +95,21 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
         pos = np.searchsorted(rf_sorted, et.rf_id[cand])
         pos_c = np.minimum(pos, max(rf_sorted.size - 1, 0))
         hit = rf_sorted[pos_c] == et.rf_id[cand]
-        et_to_k[cand[hit]] = ev_sorted[pos_c[hit]]
-        k_to_et[ev_sorted[pos_c[hit]]] = cand[hit]
-        linked = cand[hit]
-        mism = sum(1 for p in linked.tolist() if et.name(p) != kt.name(int(et_to_k[p])))
-        stats.name_mismatches = mism
-        if stats.et_with_rf_id and (hit.sum() < 0.5 * stats.et_with_rf_id or mism > 0.1 * max(hit.sum(), 1)):
+        linked, events = cand[hit], ev_sorted[pos_c[hit]]
+        differ = _names_differ(et, kt, linked, events)
+        stats.name_mismatches = int(differ.sum())
+        found = int(hit.sum())
+        if stats.et_with_rf_id and (found < 0.5 * stats.et_with_rf_id
+                                    or stats.name_mismatches > 0.1 * max(found, 1)):
             stats.suspect_mismatch = True
+            stats.dropped = stats.name_mismatches
+            linked, events = linked[~differ], events[~differ]
+        et_to_k[linked] = events
+        k_to_et[events] = linked
     elif stats.et_ops and stats.kineto_ops:
         stats.method = "order"
         _align_by_order(et, kt, et_ops, k_ops, et_to_k, k_to_et, heur)
+        stats.suspect_mismatch = bool(int((et_to_k >= 0).sum()) < 0.5 * stats.et_ops)
     stats.linked = int((et_to_k >= 0).sum())
     stats.heuristic = int(heur.sum())
     stats.et_only = stats.et_ops - stats.linked
@@ -106,10 +118,17 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
         warnings.append(LoadWarning(
             "heuristic_link", f"the Kineto trace has no Record function ids: {stats.heuristic:,} ET ops were "
             "linked by name-and-order alignment (heuristic, may be wrong)", stats.heuristic))
-    if stats.suspect_mismatch:
+    if stats.suspect_mismatch and stats.method == "rf_id":
+        found = stats.linked + stats.dropped
+        msg = (f"the ET and Kineto traces look like different runs: {found:,} of {stats.et_with_rf_id:,} ET "
+               f"rf_ids found in Kineto, {stats.name_mismatches:,} linked names differ")
+        if stats.dropped:
+            msg += f" (those {stats.dropped:,} are not shown as links)"
+        warnings.append(LoadWarning("mismatched_pair", msg, stats.dropped))
+    elif stats.suspect_mismatch:
         warnings.append(LoadWarning(
-            "mismatched_pair", f"the ET and Kineto traces look like different runs: {stats.linked:,} of "
-            f"{stats.et_with_rf_id:,} ET rf_ids found in Kineto, {stats.name_mismatches:,} linked names differ", 0))
+            "mismatched_pair", f"the ET and Kineto traces look like different runs: name-and-order alignment "
+            f"linked only {stats.linked:,} of {stats.et_ops:,} ET ops", stats.et_only))
     elif stats.method == "none" and stats.et_ops:
         warnings.append(LoadWarning("no_link", "no ET op could be linked: the Kineto trace has no cpu_op events",
                                     stats.et_ops))
@@ -117,6 +136,15 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
         warnings.append(LoadWarning("et_only", f"{stats.et_only:,} ET ops have no Kineto event (ET records every "
                                     "thread; Kineto only the profiled ones)", stats.et_only))
     return ETLink(et_to_k, k_to_et, heur, stats, warnings)
+
+
+def _names_differ(et, kt: KinetoTrace, et_pos: np.ndarray, events: np.ndarray) -> np.ndarray:
+    """Bool per pair: the ET node's name differs from the Kineto event's name."""
+    if not et_pos.size:
+        return np.zeros(0, dtype=bool)
+    et_names = np.array(et.names, dtype=object)[et.name_ids[et_pos]]
+    k_names = np.array(kt.names, dtype=object)[kt.name_id[events]]
+    return et_names != k_names
 
 
 def _align_by_order(et, kt: KinetoTrace, et_ops: np.ndarray, k_ops: np.ndarray, et_to_k: np.ndarray,
