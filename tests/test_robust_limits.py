@@ -56,11 +56,20 @@ def test_deep_nesting_walks_without_recursion(deep_trace):
     assert (gcount[:DEPTH] == 1).all() and (gtime[:DEPTH] == 3.0).all() and gcount[root] == 1
     text = format_subtree(kt, 0, depth=20)
     assert text.count("\n") == 20 and "op20" in text
-    # the full text of the bottom part: indentation grows with depth, so keep it to 2,000 levels
     text = format_subtree(kt, DEPTH - 2_000)
     assert text.count("\n") == 2_000 + 1 and text.rstrip().endswith("dev=0 stream=7")
     chain = format_parent_chain(kt, 2_000)
     assert chain.count("\n") == 2_001 and chain.splitlines()[0].startswith("[lane]")
+    # the whole 50,000-deep chain: indentation stops at 64 levels (128 spaces), deeper lines
+    # carry a depth tag, so the text stays linear in size (was ~2.5 GB)
+    lines = format_subtree(kt, root).splitlines()
+    assert len(lines) == DEPTH + 3 and max(len(ln) for ln in lines) < 300
+    assert lines[64].startswith(" " * 128 + "[cpu_op] op63 ")
+    assert lines[65].startswith(" " * 128 + "[d=65] [cpu_op] op64 ")
+    assert lines[-1].startswith(" " * 128 + f"[d={DEPTH + 2}] [kernel] k ")
+    chain = format_parent_chain(kt, DEPTH + 1).splitlines()
+    assert len(chain) == DEPTH + 3 and chain[-1].startswith(" " * 128 + f"[d={DEPTH + 2}] [kernel] k ")
+    assert chain == [ln.split(" gpu=")[0] for ln in lines]
     assert kt.nopy_children(root).tolist() == [0]
 
 

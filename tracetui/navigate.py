@@ -35,15 +35,28 @@ def describe_node(kt: KinetoTrace, node: int) -> str:
     return " ".join(bits)
 
 
+#: levels of indentation (two spaces each) before lines carry a depth tag instead
+MAX_INDENT = 64
+
+
+def indent(level: int) -> str:
+    """Two spaces per level up to :data:`MAX_INDENT` levels; deeper lines get the same
+    indentation plus a ``[d=level] `` tag, so a 50,000-deep chain stays linear in size."""
+    if level <= MAX_INDENT:
+        return "  " * level
+    return "  " * MAX_INDENT + f"[d={level}] "
+
+
 def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide_python: bool = False,
                    gpu_totals: tuple | None = None) -> str:
-    """The subtree under ``node`` as indented text (iterative, no recursion limit)."""
+    """The subtree under ``node`` as indented text (iterative, no recursion limit; levels below
+    :data:`MAX_INDENT` are tagged ``[d=N]``, N counted from ``node``)."""
     gtime, gcount = gpu_totals or subtree_gpu_totals(kt)
     lines: list[str] = []
     stack: list[tuple[int, int]] = [(node, 0)]
     while stack:
         x, lvl = stack.pop()
-        line = "  " * lvl + describe_node(kt, x)
+        line = indent(lvl) + describe_node(kt, x)
         if gcount[x] and not kt.is_gpu_work(x):
             line += f" gpu={gtime[x]:.3f}us kernels={int(gcount[x])}"
         lines.append(line)
@@ -56,9 +69,9 @@ def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide
 
 
 def format_parent_chain(kt: KinetoTrace, node: int) -> str:
-    """The node and its ancestors, root first, one per line."""
+    """The node and its ancestors, root first, one per line (indented as in :func:`format_subtree`)."""
     chain = [node] + kt.ancestors(node)
-    return "\n".join("  " * i + describe_node(kt, x) for i, x in enumerate(reversed(chain)))
+    return "\n".join(indent(i) + describe_node(kt, x) for i, x in enumerate(reversed(chain)))
 
 
 def print_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, file: TextIO | None = None) -> None:
