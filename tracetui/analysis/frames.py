@@ -55,9 +55,12 @@ class _GpuArgs(msgspec.Struct):
     nbytes: Any = msgspec.field(default=None, name="bytes")
 
 
-class _OpArgs(msgspec.Struct):
-    input_dims: Any = msgspec.field(default=None, name="Input Dims")
-    input_type: Any = msgspec.field(default=None, name="Input type")
+class _OpArgs(msgspec.Struct, gc=False):
+    """Shapes and types of a cpu_op, kept as JSON text: ops repeat a few distinct shapes,
+    so each distinct text is decoded once (:func:`_op_shape_texts`)."""
+
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
 
 
 _GPU_ARG_FIELDS = ("grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy",
@@ -308,6 +311,32 @@ def shapes_text(v: Any) -> str:
     return str(v)
 
 
+class _ShapeTexts(dict):
+    """raw JSON bytes -> :func:`shapes_text` of the decoded value (None: undecodable);
+    a missing entry is decoded once, so only distinct texts run Python code."""
+
+    def __missing__(self, raw: bytes) -> str | None:
+        try:
+            text = shapes_text(msgspec.json.decode(raw)) if raw else ""
+        except msgspec.DecodeError:
+            text = None
+        self[raw] = text
+        return text
+
+
+def _op_shape_texts(args: list[_OpArgs]) -> tuple[list[str], list[str]]:
+    """(input_dims texts, input_types texts) of each op, as :func:`shapes_text` of the decoded
+    values; an op whose dims or types cannot be decoded gets "" for both."""
+    cache = _ShapeTexts()
+    dims = list(map(cache.__getitem__, map(bytes, map(attrgetter("input_dims"), args))))
+    types = list(map(cache.__getitem__, map(bytes, map(attrgetter("input_type"), args))))
+    if None in cache.values():
+        for i, (d, t) in enumerate(zip(dims, types)):
+            if d is None or t is None:
+                dims[i] = types[i] = ""
+    return dims, types
+
+
 def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.DataFrame:
     """One row per cpu_op, in start-time order.
 
@@ -330,7 +359,7 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
     n_direct = np.bincount(launched[launched >= 0], minlength=trace.n_nodes)
     par = trace.parent[ops].astype(np.int64)
     parent_op = np.where(par >= 0, trace.cpu_op_of[np.maximum(par, 0)], -1)
-    args = decode_args_batch(trace, ops, _OpArgs)
+    dims, types = _op_shape_texts(decode_args_batch(trace, ops, _OpArgs))
     lanes = trace.lanes
     lane_label = np.array([ln.label for ln in lanes] + [""], dtype=object)
     li = trace.lane_of[ops].astype(np.int64)
@@ -347,8 +376,8 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
         "parent_op": parent_op.astype(np.int64),
         "external_id": trace.external_id[ops],
         "seq": trace.seq[ops],
-        "input_dims": [shapes_text(a.input_dims) for a in args],
-        "input_types": [shapes_text(a.input_type) for a in args],
+        "input_dims": dims,
+        "input_types": types,
         "n_direct_gpu": n_direct[ops].astype(np.int64),
         "direct_gpu_us": direct[ops],
         "subtree_gpu_us": subtree[ops],
