@@ -144,3 +144,21 @@ def test_errors_are_one_family():
         assert issubclass(cls, TraceError)
     e = TraceFormatError("f.json", "bad thing", position="byte 12")
     assert str(e) == "f.json at byte 12: bad thing"
+
+
+def test_control_characters_are_escaped_so_every_message_is_one_line(tmp_path, monkeypatch, capsys):
+    e = TraceFormatError("a\nb\x1b[31m.json", "bad\r\nthing", position="byte\u20281")
+    assert str(e) == "a\\nb\\x1b[31m.json at byte\\u20281: bad\\r\\nthing"
+    assert (e.path, e.problem) == ("a\nb\x1b[31m.json", "bad\r\nthing")  # originals kept for code
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    d = tmp_path / "two\nlines"
+    d.mkdir()
+    p = d / "bad.json"
+    p.write_bytes(b"hello")
+    assert main(["info", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err == (f"tracetui: {tmp_path}/two\\nlines/bad.json: not a PyTorch profiler trace or Execution Trace "
+                   "(no 'traceEvents' or 'nodes' found)\n")
+    assert main(["info", str(d / "nope\n.json")]) == 2
+    assert capsys.readouterr().err == f"tracetui: {tmp_path}/two\\nlines/nope\\n.json: no such file\n"

@@ -9,22 +9,32 @@ kept on the loaded trace (``trace.warnings``) and shown to the user, never dropp
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters and line separators escaped (``\\n``, ``\\x1b``), so
+    a path or a problem holding a newline still makes a one-line message."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class TraceError(Exception):
     """Base class: a trace file could not be used.
 
-    ``str(err)`` is the one-line message shown to the user.
+    ``str(err)`` is the one-line message shown to the user: control characters in the
+    path, the position and the problem are escaped (``path``/``problem`` keep the originals).
     """
 
     def __init__(self, path: str | None, problem: str, *, position: str | None = None):
         self.path = path
         self.problem = problem
         self.position = position
-        where = f" at {position}" if position else ""
-        name = path if path else "<input>"
-        super().__init__(f"{name}{where}: {problem}")
+        where = f" at {one_line(position)}" if position else ""
+        name = one_line(path) if path else "<input>"
+        super().__init__(f"{name}{where}: {one_line(problem)}")
 
 
 class TraceFileError(TraceError):
