@@ -161,6 +161,12 @@ def test_huge_integers_in_args_and_ids(tmp_path):
     assert kt.pids[7] == big and kt.tids[7] == -big
 
 
+def test_numbers_beyond_the_float_range_in_args_are_shown(tmp_path):
+    raw = json.dumps({"traceEvents": [_op("aten::mm", 0, 100, scale="BIG", tiny="SMALL")]}).encode()
+    kt = _load(tmp_path, None, raw=raw.replace(b'"BIG"', b"1e400").replace(b'"SMALL"', b"-1e400"))
+    assert kt.args(0) == {"External id": 1, "scale": float("inf"), "tiny": float("-inf")}
+
+
 def test_nan_and_infinity_written_as_strings(tmp_path):
     evs = [_op("a", ts="NaN"), _op("b", ts=0, dur="Infinity"), _op("c", ts="Infinity", dur=1),
            _op("d", ts=0, dur="-Infinity"), _op("e", ts="12.5", dur="NaN"),

@@ -12,6 +12,9 @@ Links kept here:
 - ``cpu_op_of[node]``: the innermost cpu_op at or above a node (for a GPU event: above
   its launch), -1 when none;
 - forward/backward: ``fwd_of[bwd_op]`` is the forward cpu_op (-1: none).
+
+``subtree`` and ``gpu_events_of`` slice a preorder numbering of the tree (``order.py``),
+computed once on first use.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import msgspec
 import numpy as np
 
 from ..errors import LoadWarning
+from .decode import lenient_decode
 from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from .lanes import Lane
+from .order import Preorder, preorder
 
 
 @dataclass
@@ -88,7 +93,7 @@ class KinetoTrace:
     parent: np.ndarray  #: int32, -1 for lane roots and events outside the tree
     child_start: np.ndarray  #: int64 CSR offsets (len nodes+1)
     child_index: np.ndarray  #: int32 children, each node's children in ts order
-    depth: np.ndarray  #: int16; lane roots are 0
+    depth: np.ndarray  #: int32; lane roots are 0 (exact at any depth)
     lanes: list[Lane]
     # --- links ---
     launch_of: np.ndarray  #: int32 per event: launching runtime/driver event for GPU work, -1
@@ -100,11 +105,14 @@ class KinetoTrace:
     thread_names: dict[tuple[Any, Any], str] = field(default_factory=dict)
     process_labels: dict[Any, str] = field(default_factory=dict)
     warnings: list[LoadWarning] = field(default_factory=list)
-    rejected: dict[str, int] = field(default_factory=dict)  #: reason -> events not used
+    #: reason -> elements of traceEvents that are not separate events in the model (not a JSON
+    #: object, an E event merged into its B event, ...); metadata and flow events are not counted
+    rejected: dict[str, int] = field(default_factory=dict)
     bytes_lost: int = 0  #: bytes after a truncation point
     nopy_parent: np.ndarray | None = None  #: parent skipping python_function nodes
     _nopy_csr: tuple[np.ndarray, np.ndarray] | None = None
     _ext_index: dict | None = None
+    _preorder: Preorder | None = None
 
     # ------------------------------------------------------------------ basics
     @property
@@ -158,15 +166,16 @@ class KinetoTrace:
         return self.origin_us + float(self.ts[event])
 
     def args(self, event: int) -> dict[str, Any]:
-        """All args of an event, decoded on demand (big integers kept exact)."""
+        """All args of an event, decoded on demand (big integers kept exact, numbers beyond
+        the float range shown as +-inf)."""
         if event >= self.n_events:
             return {}
         a, b = int(self.args_offsets[event]), int(self.args_offsets[event + 1])
         if a == b:
             return {}
         try:
-            obj = msgspec.json.decode(self.args_blob[a:b])
-        except msgspec.DecodeError:
+            obj = lenient_decode(self.args_blob[a:b])
+        except (msgspec.DecodeError, UnicodeDecodeError):
             return {"<undecodable args>": self.args_blob[a:b].decode("utf-8", "replace")}
         return obj if isinstance(obj, dict) else {"<args>": obj}
 
@@ -186,8 +195,21 @@ class KinetoTrace:
             p = int(self.parent[p])
         return out
 
+    @property
+    def order(self) -> Preorder:
+        """Preorder numbering of the tree (computed on first use, then cached)."""
+        if self._preorder is None:
+            self._preorder = preorder(self)
+        return self._preorder
+
     def subtree(self, node: int) -> np.ndarray:
-        """All nodes under ``node`` (inclusive), preorder, iteratively (no recursion)."""
+        """All nodes under ``node`` (inclusive), preorder (children by start time), as int64."""
+        sub = self.order.subtree(node)
+        if sub.size:
+            return sub.copy()
+        return self._walk(node)  # an event outside the tree
+
+    def _walk(self, node: int) -> np.ndarray:
         out = []
         stack = [node]
         while stack:
@@ -218,7 +240,9 @@ class KinetoTrace:
     # ------------------------------------------------------------------ links
     def gpu_events_of(self, node: int) -> np.ndarray:
         """Every GPU event (kernel/memcpy/memset) under ``node``, in start-time order."""
-        sub = self.subtree(node)
+        sub = self.order.subtree(node)
+        if not sub.size:
+            sub = self._walk(node)
         sub = sub[sub < self.n_events]
         k = self.kind[sub]
         gpu = sub[np.isin(k, [int(x) for x in GPU_WORK_KINDS])]
