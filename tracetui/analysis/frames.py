@@ -42,11 +42,12 @@ GPU_COLUMNS = (
 )
 
 
-class _GpuArgs(msgspec.Struct):
-    """The args of a kernel/memcpy/memset that the tables show (all optional)."""
+class _GpuArgs(msgspec.Struct, gc=False):
+    """The args of a kernel/memcpy/memset that the tables show (all optional).  grid and
+    block stay JSON text: kernels repeat a few distinct shapes (see :class:`_DimTexts`)."""
 
-    grid: Any = None
-    block: Any = None
+    grid: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""))
+    block: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""))
     registers: Any = msgspec.field(default=None, name="registers per thread")
     shared_mem: Any = msgspec.field(default=None, name="shared memory")
     blocks_per_sm: Any = msgspec.field(default=None, name="blocks per SM")
@@ -151,6 +152,22 @@ def _dims_texts(values: list[Any]) -> list[str | None]:
 
 
 _PLAIN_NUMBER_TYPES = {int, float, type(None)}
+
+
+#: a grid/block text that cannot be decoded (its event's args count as absent)
+_UNDECODABLE = object()
+
+
+class _DimTexts(dict):
+    """raw JSON bytes of a grid/block -> its :func:`_dims_texts` text; decoded once per distinct text."""
+
+    def __missing__(self, raw: bytes) -> Any:
+        try:
+            text = _dims_texts([msgspec.json.decode(raw)])[0] if raw else None
+        except msgspec.DecodeError:
+            text = _UNDECODABLE
+        self[raw] = text
+        return text
 
 
 def nums_or_nan(values: list[Any]) -> np.ndarray:
@@ -272,6 +289,14 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
 
     args = decode_args_batch(trace, ev, _GpuArgs)
     cols: dict[str, Any] = {f: list(map(attrgetter(f), args)) for f in _GPU_ARG_FIELDS}
+    dim_texts = _DimTexts()
+    for f in ("grid", "block"):
+        cols[f] = list(map(dim_texts.__getitem__, map(bytes, cols[f])))
+    if _UNDECODABLE in dim_texts.values():  # as if the event had no args (like a failed decode)
+        for i, (g, b) in enumerate(zip(cols["grid"], cols["block"])):
+            if g is _UNDECODABLE or b is _UNDECODABLE:
+                for f in _GPU_ARG_FIELDS:
+                    cols[f][i] = None
     df = pd.DataFrame({
         "event": ev,
         "kind": pd.Categorical([_KIND_WORD[int(k)] for k in kinds], categories=["kernel", "memcpy", "memset"]),
@@ -292,8 +317,8 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "op_name": names_of(op),
         "top_op": top,
         "top_op_name": names_of(top),
-        "grid": _dims_texts(cols["grid"]),
-        "block": _dims_texts(cols["block"]),
+        "grid": cols["grid"],
+        "block": cols["block"],
         "registers": nums_or_nan(cols["registers"]),
         "shared_mem": nums_or_nan(cols["shared_mem"]),
         "blocks_per_sm": nums_or_nan(cols["blocks_per_sm"]),
