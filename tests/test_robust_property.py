@@ -280,6 +280,21 @@ def test_et_node_damage(path, data):
         assert len(et) == len(nodes)
 
 
+@FUZZ
+@given(st.sampled_from(ET_FILES), st.lists(st.tuples(st.floats(0, 1), st.sampled_from([0x00, 0x22, 0x2c, 0x2d, 0x5b,
+                                                                                      0x5d, 0x7b, 0x7d, 0x80, 0xff])),
+                                           min_size=1, max_size=4))
+def test_et_byte_flips(path, flips):
+    """A flipped byte (a quote, a bracket, a comma, a minus sign, invalid UTF-8 ...) anywhere in
+    an ET: only TraceError escapes, and a loaded trace has a consistent tree (``_load_et``)."""
+    data = bytearray(et_plain(path))
+    for frac, val in flips:
+        data[min(int(frac * len(data)), len(data) - 1)] = val
+    p = _TMP / "flip.json"
+    p.write_bytes(bytes(data))
+    _load_et(p)
+
+
 _ROOT = ('{"id": 1, "name": "[pytorch|profiler|execution_trace|process]", "ctrl_deps": 1, "inputs": {"values": [], '
          '"shapes": [], "types": []}, "outputs": {"values": [], "shapes": [], "types": []}, "attrs": []}')
 _NODE = ('{"id": 2, "name": "NAME", "ctrl_deps": 1, "inputs": {"values": INPUTS, "shapes": [], "types": []}, '
