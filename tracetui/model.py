@@ -86,7 +86,7 @@ def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace,
     fb = read_trace_bytes(path)
     kind = detect_kind(fb)
     if kind == "kineto":
-        return load_kineto(path, file_bytes=fb, progress=progress)
+        return load_kineto(path, file_bytes=fb, progress=progress, release_bytes=True)
     if kind == "et":
         from .et import load_et
 
