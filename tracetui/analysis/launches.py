@@ -76,7 +76,8 @@ def launch_frame(trace: KinetoTrace, gpu: pd.DataFrame) -> pd.DataFrame:
     ev = agg["launch"].to_numpy().astype(np.int64)
     cls = _launch_classes(trace, ev)
     agg["name"] = np.asarray(trace.names, dtype=object)[trace.name_id[ev]]
-    agg["launch_class"] = [LaunchClass(int(c)).name.lower() for c in cls]
+    class_names = np.array([c.name.lower() for c in LaunchClass], dtype=object)
+    agg["launch_class"] = class_names[np.asarray(cls, dtype=np.int64)]
     agg["ts"] = trace.ts[ev]
     agg["dur"] = trace.dur[ev]
     agg["delay_us"] = agg["first_gpu_ts"] - agg["ts"]

@@ -32,7 +32,6 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from ..errors import LoadWarning
 from .lanes import Lane
@@ -104,6 +103,8 @@ class _Writer:
 
     def _column(self, v: list) -> Any:
         """A long list of scalars as codes + uniques, or as an int64 column; None: not a column."""
+        import pandas as pd  # only when writing a cache entry, never on the reopen path
+
         types = set(map(type, v))
         if not types <= {int, str, type(None)}:
             return None
