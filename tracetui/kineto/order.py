@@ -41,6 +41,19 @@ class Preorder:
             return np.empty(0, dtype=np.int64)
         return self.by_pre[p : p + int(self.size[node])]
 
+    def in_subtrees(self, seeds: np.ndarray) -> np.ndarray:
+        """Bool per node: inside the subtree of any of ``seeds`` (seeds included)."""
+        n = self.pre.size
+        seeds = np.asarray(seeds, dtype=np.int64)
+        seeds = seeds[self.pre[seeds] >= 0]
+        diff = np.zeros(self.by_pre.size + 1, dtype=np.int64)
+        np.add.at(diff, self.pre[seeds], 1)
+        np.add.at(diff, self.pre[seeds] + self.size[seeds], -1)
+        inside_pre = np.cumsum(diff[:-1]) > 0
+        out = np.zeros(n, dtype=bool)
+        out[self.by_pre[inside_pre]] = True
+        return out
+
 
 def tree_preorder(parent: np.ndarray, depth: np.ndarray, child_start: np.ndarray, child_index: np.ndarray,
                   roots: np.ndarray) -> Preorder:

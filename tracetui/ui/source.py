@@ -19,13 +19,13 @@ This module does not import textual.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from rich.text import Text
 
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from ..kineto.order import tree_preorder
 from ..kineto.rollup import subtree_gpu_totals
 from ..model import LinkedTrace
 from .timescale import format_duration_us
@@ -54,83 +54,6 @@ ET_ROOT_STYLE = "bold italic"
 ET_ROOT_LABEL = "ET-only ops"
 
 _GPU_WORK = np.array(sorted(int(k) for k in GPU_WORK_KINDS), dtype=np.uint8)
-
-
-# ---------------------------------------------------------------------- tree order
-@dataclass
-class TreeOrder:
-    """Preorder numbering of a forest given as parent / depth / CSR children arrays.
-
-    ``pre[node]``: the node's preorder index (-1 when it is not in the tree);
-    ``size[node]``: nodes in its subtree, itself included; ``by_pre[i]``: the node with
-    preorder index ``i``.  The subtree of ``x`` is ``by_pre[pre[x] : pre[x] + size[x]]``.
-    """
-
-    pre: np.ndarray
-    size: np.ndarray
-    by_pre: np.ndarray
-
-    def subtree(self, node: int) -> np.ndarray:
-        p = int(self.pre[node])
-        if p < 0:
-            return np.empty(0, dtype=np.int64)
-        return self.by_pre[p:p + int(self.size[node])]
-
-    def in_subtrees(self, seeds: np.ndarray) -> np.ndarray:
-        """Bool per node: inside the subtree of any of ``seeds`` (seeds included)."""
-        n = self.pre.size
-        seeds = np.asarray(seeds, dtype=np.int64)
-        seeds = seeds[self.pre[seeds] >= 0]
-        diff = np.zeros(self.by_pre.size + 1, dtype=np.int64)
-        np.add.at(diff, self.pre[seeds], 1)
-        np.add.at(diff, self.pre[seeds] + self.size[seeds], -1)
-        inside_pre = np.cumsum(diff[:-1]) > 0
-        out = np.zeros(n, dtype=bool)
-        out[self.by_pre[inside_pre]] = True
-        return out
-
-
-def tree_order(parent: np.ndarray, depth: np.ndarray, child_start: np.ndarray, child_index: np.ndarray,
-               roots: np.ndarray) -> TreeOrder:
-    """Vectorised preorder of the forest (children in their CSR order, roots in the given
-    order): subtree sizes bottom-up and offsets top-down, one numpy pass per depth level."""
-    n = parent.size
-    parent = parent.astype(np.int64, copy=False)
-    roots = np.asarray(roots, dtype=np.int64)
-    in_tree = parent >= 0
-    in_tree[roots] = True
-    nodes = np.flatnonzero(in_tree)
-    d = depth[nodes].astype(np.int64)
-    o = np.argsort(d, kind="stable")
-    ordered, ds = nodes[o], d[o]
-    groups = np.split(ordered, np.flatnonzero(np.diff(ds)) + 1) if ordered.size else []
-    size = np.zeros(n, dtype=np.int64)
-    size[nodes] = 1
-    for grp in reversed(groups):
-        p = parent[grp]
-        m = p >= 0
-        if m.any():
-            size += np.bincount(p[m], weights=size[grp[m]], minlength=n).astype(np.int64)
-    ci = child_index.astype(np.int64)
-    sz = size[ci]
-    excl = np.cumsum(sz) - sz
-    seg_parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(child_start))
-    off = np.zeros(n, dtype=np.int64)
-    if ci.size:
-        off[ci] = excl - excl[child_start[:-1][seg_parent]]
-    pre = np.full(n, -1, dtype=np.int64)
-    if roots.size:
-        rs = size[roots]
-        pre[roots] = np.cumsum(rs) - rs
-    for grp in groups:
-        p = parent[grp]
-        m = p >= 0
-        pre[grp[m]] = pre[p[m]] + 1 + off[grp[m]]
-    total = int(size[roots].sum()) if roots.size else 0
-    by_pre = np.empty(total, dtype=np.int64)
-    ok = pre >= 0
-    by_pre[pre[ok]] = np.flatnonzero(ok)
-    return TreeOrder(pre, size, by_pre)
 
 
 def ancestors_mask(parent: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -201,8 +124,7 @@ class TraceTreeSource:
         self.et_base = self.n_k + 1 if kt is not None else 0
         if kt is not None:
             self.gpu_time, self.gpu_count = subtree_gpu_totals(kt)
-            self.order = tree_order(kt.parent, kt.depth, kt.child_start, kt.child_index,
-                                    np.array([lane.node for lane in kt.lanes], dtype=np.int64))
+            self.order = kt.order
             self.gpu_work = np.zeros(self.n_k, dtype=bool)
             self.gpu_work[: kt.n_events] = np.isin(kt.kind, _GPU_WORK)
             self.is_python = np.zeros(self.n_k, dtype=bool)
@@ -213,7 +135,7 @@ class TraceTreeSource:
             if self._roots.size:
                 kt.nopy_children(int(self._roots[0]))  # build the python-hidden CSR now, off the UI thread
         if et is not None:
-            self.et_order = tree_order(et.parent, et.depth, et.child_start, et.child_index, et.roots())
+            self.et_order = tree_preorder(et.parent, et.depth, et.child_start, et.child_index, et.roots())
             self._et_rows = self._et_listed_roots() if kt is not None else np.asarray(et.roots(), dtype=np.int64)
             self.et_visible = self.et_order.in_subtrees(self._et_rows)
         self.et_link_k = self.link.kineto_to_et if self.link is not None else None
