@@ -484,3 +484,15 @@ def test_gpu_events_without_a_launch_sit_under_their_stream():
 
     with pytest.raises(JumpError, match="GPU-only"):
         launching_op(src, int(orphans[0]))
+
+
+def test_status_line_says_when_the_pair_looks_like_different_runs():
+    from tracetui.model import load_pair
+    from tracetui.ui.screens import trace_summary
+
+    from shared_traces import ET_DIR
+
+    lt = load_pair(ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz",
+                   ET_DIR / "param_linear_cuda_pair" / "kineto.json.gz")
+    assert lt.link.stats.suspect_mismatch
+    assert "different runs" in trace_summary(lt).plain

@@ -102,6 +102,8 @@ def trace_summary(linked) -> Text:
         if s.heuristic:
             text.append(f" ({s.heuristic:,} heuristic)", style="yellow")
         text.append(f", ET-only {s.et_only:,}")
+        if s.suspect_mismatch:
+            text.append(" · ET and Kineto look like different runs", style="bold red")
     n_warn = len(linked.all_warnings())
     if n_warn:
         text.append(f" · ⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow")
