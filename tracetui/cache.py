@@ -43,7 +43,7 @@ from . import __version__, errors
 from .errors import TraceError
 from .kineto import KinetoTrace
 from .kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
-from .model import LinkedTrace, _load_any, open_traces
+from .model import LinkedTrace, load_trace, open_traces
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ def _load_one(path: str, use_cache: bool, progress: Progress):
                 kt = _load_in_child(path, key, progress)
                 if kt is not None:
                     return kt
-    loaded = _load_any(path, progress)
+    loaded = load_trace(path, progress)
     if use_cache and key is not None and isinstance(loaded, KinetoTrace):
         progress("writing cache", 1.0)
         write_cached_kineto(path, loaded, key)
