@@ -32,13 +32,13 @@ def cache_home(tmp_path, monkeypatch):
 def count_parses(monkeypatch):
     """Count real (non-cache) loads done by load_cached."""
     calls = []
-    real = cache._load_any
+    real = cache.load_trace
 
     def wrapped(path, progress=None):
         calls.append(path)
         return real(path, progress)
 
-    monkeypatch.setattr(cache, "_load_any", wrapped)
+    monkeypatch.setattr(cache, "load_trace", wrapped)
     return calls
 
 
