@@ -12,14 +12,13 @@ again in chunks; only a chunk that fails is decoded one event at a time.  A fiel
 the wrong type is coerced and counted (a *repair*, reported as a warning); an element
 that is not an event at all (not a JSON object) is *rejected with a reason* and counted,
 never silently dropped.  Invalid UTF-8 is replaced byte for byte with ``?`` (byte
-offsets in messages stay exact) and reported.
+offsets in messages stay exact) and reported.  That code lives in ``tolerant.py``,
+imported only on those paths.
 """
 
 from __future__ import annotations
 
 import codecs
-import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -68,13 +67,6 @@ class _KeyArgs(msgspec.Struct, gc=False):
 
 
 _KEY_FIELDS = ("correlation", "external_id", "external_id_old", "stream", "device", "rf_id", "seq", "fwd_tid")
-_KEY_DEFAULTS = {"correlation": -1, "external_id": -1, "external_id_old": -1, "stream": -1, "device": -1,
-                 "rf_id": 0, "seq": -1, "fwd_tid": -1}
-_KEY_JSON = {"correlation": "correlation", "external_id": "External id", "external_id_old": "external id",
-             "stream": "stream", "device": "device", "rf_id": "Record function id",
-             "seq": "Sequence number", "fwd_tid": "Fwd thread id"}
-
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 class Tally:
@@ -212,108 +204,6 @@ def _split_top(path: str, data: bytes) -> tuple[msgspec.Raw, dict[str, Any], str
     return events, meta, "object"
 
 
-def _coerce_int(v: Any) -> int | None:
-    """An integer id from a JSON value, or None when it is not a 64-bit integer."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v if _I64_MIN <= v <= _I64_MAX else None
-    if isinstance(v, float):
-        return int(v) if math.isfinite(v) and v.is_integer() and _I64_MIN <= v <= _I64_MAX else None
-    if isinstance(v, str):
-        t = v.strip()
-        try:
-            c = int(t, 16) if t[:2].lower() == "0x" else int(t)
-        except ValueError:
-            return None
-        return c if _I64_MIN <= c <= _I64_MAX else None
-    return None
-
-
-def _as_float(v: Any) -> float:
-    """A duration from a JSON value: numbers and numeric strings ("NaN", "Infinity", "1.5"); else NaN."""
-    if isinstance(v, bool):
-        return math.nan
-    if isinstance(v, (int, float)):
-        try:
-            return float(v)
-        except OverflowError:
-            return math.inf if v > 0 else -math.inf
-    if isinstance(v, str):
-        try:
-            return float(v.strip())
-        except ValueError:
-            return math.nan
-    return math.nan
-
-
-def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tally) -> _Event | None:
-    """Decode one event that the typed path refused; coerce what can be coerced."""
-    try:
-        return msgspec.json.decode(raw, type=_Event)
-    except msgspec.DecodeError:
-        pass
-    try:
-        obj = _LENIENT.decode(raw)
-    except msgspec.DecodeError:
-        rejected.add("undecodable JSON value", index)
-        return None
-    if not isinstance(obj, dict):
-        rejected.add("not a JSON object", index)
-        return None
-    ev = _Event()
-    for key in ("ph", "cat", "name"):
-        v = obj.get(key, "")
-        if not isinstance(v, str):
-            repaired.add(f"'{key}' not a string", index)
-            v = msgspec.json.encode(v).decode()
-        setattr(ev, key, v)
-    for key in ("pid", "tid"):
-        v = obj.get(key, 0)
-        if isinstance(v, bool) or not isinstance(v, (int, str)):
-            repaired.add(f"'{key}' not an integer or string", index)
-            v = int(v) if isinstance(v, float) and v.is_integer() else msgspec.json.encode(v).decode()
-        setattr(ev, key, v)
-    ts = obj.get("ts")
-    ev.ts = _EMPTY if ts is None else msgspec.Raw(msgspec.json.encode(ts))
-    if "dur" in obj:
-        ev.dur = _as_float(obj["dur"])
-    fid = obj.get("id")
-    if not (fid is None or isinstance(fid, str) or (isinstance(fid, int) and not isinstance(fid, bool))):
-        repaired.add("'id' not an integer or string", index)
-        fid = int(fid) if isinstance(fid, float) and fid.is_integer() else msgspec.json.encode(fid).decode()
-    ev.id = fid
-    bp = obj.get("bp")
-    ev.bp = bp if isinstance(bp, str) else None
-    args = obj.get("args")
-    ev.args = msgspec.Raw(msgspec.json.encode(args)) if args is not None else _EMPTY
-    return ev
-
-
-def _decode_events_tolerant(raws: list[msgspec.Raw], rejected: Tally,
-                            repaired: Tally) -> tuple[list[_Event], np.ndarray | None]:
-    """Typed decode chunk by chunk; per event only inside a chunk that fails."""
-    evs: list[_Event] = []
-    kept: list[int] = []
-    lost = False
-    for s in range(0, len(raws), _CHUNK):
-        part = raws[s:s + _CHUNK]
-        try:
-            evs.extend(msgspec.json.decode(b"[" + b",".join(part) + b"]", type=list[_Event]))
-            kept.extend(range(s, s + len(part)))
-            continue
-        except msgspec.DecodeError:
-            pass
-        for j, r in enumerate(part, s):
-            ev = _tolerant_event(r, j, rejected, repaired)
-            if ev is None:
-                lost = True
-            else:
-                evs.append(ev)
-                kept.append(j)
-    return evs, (np.asarray(kept, dtype=np.int64) if lost else None)
-
-
 def _key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
     """Decode the linking fields of all args in one msgspec call; None if any is odd."""
     doc = b"[" + b",".join([r if len(r) else b"{}" for r in raws]) + b"]"
@@ -335,35 +225,6 @@ def _key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
     return out
 
 
-def _key_args_slow(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
-                   repaired: Tally) -> dict[str, np.ndarray]:
-    """Per-event decode of args (rows ``base`` ...), coercing ids and counting repairs."""
-    n = len(raws)
-    out = {f: np.full(n, _KEY_DEFAULTS[f], dtype=np.int64) for f in _KEY_FIELDS}
-    for i, r in enumerate(raws):
-        if not len(r):
-            continue
-        src = int(file_index[base + i]) if file_index is not None else base + i
-        try:
-            obj = _LENIENT.decode(r)
-        except msgspec.DecodeError:
-            repaired.add("'args' undecodable (kept as text)", src)
-            continue
-        if not isinstance(obj, dict):
-            repaired.add("'args' not an object", src)
-            continue
-        for f in _KEY_FIELDS:
-            v = obj.get(_KEY_JSON[f])
-            if v is None:
-                continue
-            c = _coerce_int(v)
-            if c is None:
-                repaired.add(f"'{_KEY_JSON[f]}' not a 64-bit integer (kept in args, not used for linking)", src)
-            else:
-                out[f][i] = c
-    return out
-
-
 def _key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
                       repaired: Tally) -> dict[str, np.ndarray]:
     """Key args of rows ``base`` ...: one batch; on odd values, per 4096 rows, per event where needed."""
@@ -373,15 +234,12 @@ def _key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray
     parts = []
     for s in range(0, len(raws), _CHUNK):
         part = raws[s:s + _CHUNK]
-        parts.append(_key_args_batch(part) or _key_args_slow(part, base + s, file_index, repaired))
+        if (batch := _key_args_batch(part)) is None:
+            from .tolerant import key_args_slow
+
+            batch = key_args_slow(part, base + s, file_index, repaired)
+        parts.append(batch)
     return {f: np.concatenate([p[f] for p in parts]) for f in _KEY_FIELDS}
-
-
-def _qmark(exc: UnicodeDecodeError) -> tuple[str, int]:
-    return "?" * (exc.end - exc.start), exc.end
-
-
-codecs.register_error("tracetui.qmark", _qmark)
 
 
 def _validate_utf8(buf: bytes) -> None:
@@ -392,39 +250,6 @@ def _validate_utf8(buf: bytes) -> None:
     for s in range(0, len(buf), step):
         dec.decode(view[s:s + step])
     dec.decode(b"", final=True)
-
-
-def _sanitize_utf8(data: bytes) -> tuple[bytes, int, int]:
-    """Replace every byte of invalid UTF-8 by ``?`` (same length); return (data, count, first offset)."""
-    fixed = data.decode("utf-8", "tracetui.qmark").encode("utf-8")
-    diff = np.flatnonzero(np.frombuffer(fixed, dtype=np.uint8) != np.frombuffer(data, dtype=np.uint8))
-    return fixed, int(diff.size), int(diff[0]) if diff.size else -1
-
-
-#: a JSON string (kept as is) or a bare constant outside strings (quoted)
-_BARE_CONSTANT = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?Infinity|NaN)(?![\w.])', re.DOTALL)
-
-
-def _bare_constant_at(data: bytes, exc: TraceFormatError) -> bool:
-    """Is the invalid character of ``exc`` a bare NaN/Infinity (Python's json writes them)?"""
-    pos = exc.position or ""
-    if not pos.startswith("byte ") or not pos[5:].isdigit():
-        return False
-    at = int(pos[5:])
-    return data.startswith((b"NaN", b"Infinity"), at)
-
-
-def _quote_bare_constants(data: bytes) -> tuple[bytes, int]:
-    count = 0
-
-    def quote(m: re.Match) -> bytes:
-        nonlocal count
-        if m.group(1) is None:
-            return m.group(0)
-        count += 1
-        return b'"' + m.group(1) + b'"'
-
-    return _BARE_CONSTANT.sub(quote, data), count
 
 
 def decode_events(path: str, data: bytes) -> DecodedTrace:
@@ -443,15 +268,19 @@ def decode_events(path: str, data: bytes) -> DecodedTrace:
         except UnicodeDecodeError as exc:
             if utf8_fixed:  # pragma: no cover - sanitized data is valid UTF-8
                 raise TraceFormatError(path, f"invalid UTF-8 ({exc.reason})") from None
-            data, count, first = _sanitize_utf8(data)
+            from .tolerant import sanitize_utf8
+
+            data, count, first = sanitize_utf8(data)
             utf8_fixed = True
             warnings.append(LoadWarning("invalid_utf8", f"{count:,} bytes of invalid UTF-8 replaced by '?' "
                                         f"(first at byte {first})", count))
         except TraceFormatError as exc:
-            if nan_fixed or not _bare_constant_at(data, exc):
+            from .tolerant import bare_constant_at, quote_bare_constants
+
+            if nan_fixed or not bare_constant_at(data, exc):
                 raise (first_error or exc) from None
             first_error = exc
-            data, count = _quote_bare_constants(data)
+            data, count = quote_bare_constants(data)
             nan_fixed = True
             if not count:
                 raise exc from None
@@ -489,7 +318,9 @@ def _decode(path: str, data: bytes, warnings: list[LoadWarning]) -> DecodedTrace
         except msgspec.DecodeError as exc:
             raise as_format_error(path, exc) from None
         n_elements = len(raws)
-        evs, file_index = _decode_events_tolerant(raws, rejected, repaired)
+        from .tolerant import decode_events_tolerant
+
+        evs, file_index = decode_events_tolerant(raws, rejected, repaired)
         del raws
     except msgspec.DecodeError as exc:
         raise as_format_error(path, exc) from None
