@@ -2,7 +2,8 @@
 
 Where: ``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else
 ``~/.cache/tracetui``; one file per trace path (``kineto-<hash of the absolute path>.ttc``,
-format in :mod:`tracetui.kineto.persist`).
+format in :mod:`tracetui.kineto.persist`), and the stored results of ``tracetui summary``
+(``summary-<hash>.json``, :mod:`tracetui.analysis.summary_cache`).
 
 An entry is used only when everything in its key still matches: the trace file's
 absolute path, size, ``mtime_ns`` and a hash of its first and last 64 KiB, the tracetui
@@ -35,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -77,12 +78,18 @@ def code_fingerprint() -> str:
 
 @lru_cache(maxsize=1)
 def _source_fingerprint() -> str:
+    return source_fingerprint(_CODE_FILES, [(d, "*.py") for d in _CODE_DIRS])
+
+
+def source_fingerprint(files: Sequence[str], globs: Sequence[tuple[str, str]] = ()) -> str:
+    """Hash of package source files: ``files`` and ``(folder, pattern)`` globs, relative to
+    the package root (names and contents; a missing file counts as such)."""
     root = Path(__file__).resolve().parent
     h = hashlib.blake2b(digest_size=12)
-    files = [root / f for f in _CODE_FILES]
-    for d in _CODE_DIRS:
-        files += sorted((root / d).glob("*.py"))
-    for f in files:
+    paths = [root / f for f in files]
+    for d, pattern in globs:
+        paths += sorted((root / d).glob(pattern))
+    for f in paths:
         try:
             h.update(f.name.encode() + b"\0" + f.read_bytes())
         except OSError:
@@ -164,7 +171,9 @@ def write_cached_kineto(path: str | os.PathLike[str], trace: KinetoTrace,
 def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
     """Delete least recently used entries until the folder is under ``max_bytes``.
 
-    Returns the number of entries removed.  Leftover temp files older than an hour go too.
+    Entries are trace entries and stored summaries (``summary-*.json``, see
+    :mod:`tracetui.analysis.summary_cache`).  Returns the number of entries removed.
+    Leftover temp files older than an hour go too.
     """
     if max_bytes is None:
         try:
@@ -177,7 +186,7 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
     try:
         with os.scandir(folder) as it:
             for e in it:
-                if not e.is_file() or not e.name.endswith(".ttc"):
+                if not e.is_file() or not _is_entry_name(e.name):
                     continue
                 st = e.stat()
                 if e.name.startswith(".tmp-"):
@@ -197,6 +206,11 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
             total -= size
             removed += 1
     return removed
+
+
+def _is_entry_name(name: str) -> bool:
+    """Trace entries (``*.ttc``), stored summaries (``summary-*.json``) and their temp files."""
+    return name.endswith(".ttc") or (name.endswith(".json") and name.startswith(("summary-", ".tmp-")))
 
 
 def _unlink(p: str) -> bool:

@@ -107,6 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .ui.app import run_app
 
             return run_app(_paths(args), use_cache=not args.no_cache)
+        if args.command == "summary":
+            from .analysis.summary_cli import summary_command
+
+            return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
+                                   top=args.top)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info
@@ -116,10 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .navigate import print_tree_command
 
             return print_tree_command(linked, depth=args.depth, selector=args.select, hide_python=args.hide_python)
-        if args.command == "summary":
-            from .analysis.summary import summary_command
-
-            return summary_command(linked, as_json=args.json, rules=args.rules, top=args.top)
         if args.command == "export":
             from .export import export_command
 

@@ -14,16 +14,14 @@ histogram), ``launches`` (see :func:`tracetui.analysis.launches.launch_summary`)
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from ..errors import WrongTraceKindError
 from ..model import LinkedTrace
-from .categories import KernelCategorizer, get_categorizer
+from .categories import KernelCategorizer
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
 from .launches import launch_summary
@@ -87,15 +85,3 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "launches": _plain(launch_summary(kt, gpu, tl)),
         "warnings": [w.message for w in linked.all_warnings()],
     }
-
-
-def summary_command(linked: LinkedTrace, as_json: bool, rules: str | None, top: int) -> int:
-    """``tracetui summary``: print the summary as rich tables or (``as_json``) one JSON object."""
-    summary = build_summary(linked, get_categorizer(rules), top=max(top, 0))
-    if as_json:
-        sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
-        return 0
-    from .summary_render import print_summary
-
-    print_summary(summary)
-    return 0

@@ -1,0 +1,102 @@
+"""Stored summaries: ``tracetui summary`` on an unchanged trace answers from the cache.
+
+The summary of a 2.16M-event trace takes ~3.5 s to compute even when the trace itself
+comes from the cache in 0.1 s (GPU event frame with args, launch and gap analysis, plus
+importing pandas).  Its result is a small JSON object, so it is stored next to the trace
+entry (``summary-<hash>.json`` in :func:`tracetui.cache.cache_dir`) and served as is when
+everything it was computed from still matches:
+
+* the identity of every input file (absolute path, size, ``mtime_ns``, hash of the first
+  and last 64 KiB: :func:`tracetui.cache.file_identity`), in the order given;
+* the kernel category rules in force (the ``--rules`` file or the user's rules file, by
+  path and content; the built-in rules through the source fingerprint);
+* ``top``;
+* the tracetui version and a fingerprint of the loader's and the analysis' source files.
+
+Anything else -- missing, stale, unreadable, corrupt -- means computing the summary again
+and rewriting the entry atomically.  Failing to write only means no stored summary.
+Pruned together with the trace entries (:func:`tracetui.cache.prune`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import __version__
+from ..cache import cache_dir, code_fingerprint, file_identity, source_fingerprint
+from .categories import user_rules_location
+
+log = logging.getLogger(__name__)
+
+#: bump when the stored layout changes
+SUMMARY_FORMAT = 1
+
+
+def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any] | None:
+    """Everything a stored summary must match; None when an input cannot be read (no caching)."""
+    try:
+        inputs = [file_identity(p) for p in paths]
+        rules_path = Path(rules) if rules is not None else user_rules_location()
+        rules_id = None
+        if rules_path is not None:
+            data = rules_path.read_bytes()
+            rules_id = {"path": os.path.abspath(rules_path), "hash": hashlib.blake2b(data, digest_size=16).hexdigest()}
+    except OSError:
+        return None
+    return {"format": SUMMARY_FORMAT, "inputs": inputs, "rules": rules_id, "top": top, "version": __version__,
+            "code": code_fingerprint(), "analysis": source_fingerprint((), [("analysis", "*.py"), ("analysis", "*.toml")])}
+
+
+def summary_path(key: dict[str, Any], folder: Path | None = None) -> Path:
+    digest = hashlib.blake2b(orjson.dumps(key, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+    return (folder or cache_dir()) / f"summary-{digest}.json"
+
+
+def read_summary(key: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored summary for ``key``, or None (never raises)."""
+    target = summary_path(key)
+    try:
+        entry = orjson.loads(target.read_bytes())
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # unreadable or corrupt: compute again
+        log.debug("tracetui cache: not using %s: %s", target, exc)
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("summary"), dict):
+        return None
+    try:
+        os.utime(target)  # recency for pruning
+    except OSError:
+        pass
+    return entry["summary"]
+
+
+def write_summary(key: dict[str, Any], summary: dict[str, Any]) -> bool:
+    """Store ``summary`` under ``key`` (temp file + rename); False (logged) when it cannot."""
+    from ..cache import prune
+
+    try:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        target = summary_path(key, folder)
+        data = orjson.dumps({"key": key, "summary": summary}, option=orjson.OPT_NON_STR_KEYS)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        prune(keep=target)
+        return True
+    except Exception as exc:
+        log.debug("tracetui cache: cannot store the summary: %s", exc)
+        return False
