@@ -19,6 +19,7 @@ imported only on those paths.
 from __future__ import annotations
 
 import codecs
+import mmap
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -242,7 +243,13 @@ def _key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray
     return {f: np.concatenate([p[f] for p in parts]) for f in _KEY_FIELDS}
 
 
-def _validate_utf8(buf: bytes) -> None:
+def _is_ascii(buf: bytes | mmap.mmap) -> bool:
+    """``buf.isascii()``, in 16 MiB slices (a memory map has no isascii)."""
+    step = 1 << 24
+    return all(buf[s:s + step].isascii() for s in range(0, len(buf), step))
+
+
+def _validate_utf8(buf: bytes | mmap.mmap) -> None:
     """Raise UnicodeDecodeError if ``buf`` is not UTF-8 (checked in chunks: bounded memory)."""
     dec = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(buf)
@@ -363,64 +370,137 @@ class _Codes(dict):
         return code
 
 
+#: dtype of every column that ``_Columns`` fills row by row
+_COLUMN_DTYPES: dict[str, Any] = {**{f: np.int32 for f in _INTERNED}, **{f: np.int64 for f in _KEY_FIELDS},
+                                  "ts_int": np.int64, "ts_frac": np.float64, "dur": np.float64,
+                                  "args_len": np.int64}
+
+
+def allocate_columns(n: int, shared: bool = False) -> dict[str, np.ndarray]:
+    """Empty columns for ``n`` rows; ``shared``: in one anonymous shared memory map, so that
+    forked decode workers write their rows in place (``parallel.py``)."""
+    if not shared or n == 0:
+        return {f: np.empty(n, dtype=dt) for f, dt in _COLUMN_DTYPES.items()}
+    sizes = [np.dtype(dt).itemsize * n for dt in _COLUMN_DTYPES.values()]
+    mm = mmap.mmap(-1, sum(sizes))
+    out, at = {}, 0
+    for (f, dt), size in zip(_COLUMN_DTYPES.items(), sizes):
+        out[f] = np.frombuffer(mm, dtype=dt, count=n, offset=at)
+        at += size
+    return out
+
+
 class _Columns:
     """Columns built chunk by chunk from typed events, so that the structs of the whole
-    trace never exist at once.  Strings and pids/tids are interned into int32 codes."""
+    trace never exist at once.  Strings and pids/tids are interned into int32 codes.
 
-    def __init__(self, file_index: np.ndarray | None, repaired: Tally) -> None:
+    The numeric columns are allocated once for all ``len(columns["ph"])`` rows of the
+    trace; this object fills rows ``base`` ... in order (a decode worker fills a slice).
+    """
+
+    def __init__(self, columns: dict[str, np.ndarray], file_index: np.ndarray | None, repaired: Tally,
+                 base: int = 0) -> None:
+        self.columns = columns
         self.file_index = file_index
         self.repaired = repaired
+        self.base = base  #: row number of this object's first row in the whole trace
         self.index: dict[str, _Codes] = {f: _Codes() for f in _INTERNED}
-        self.parts: dict[str, list[np.ndarray]] = {f: [] for f in (*_INTERNED, *_KEY_FIELDS, "ts_int", "ts_frac",
-                                                                   "dur", "args_len")}
         self.blobs: list[bytes] = []
         self.flow_id: list[Any] = []
         self.rows = 0
 
     def add(self, evs: list[_Event]) -> None:
-        """Append the columns of ``evs`` (rows ``self.rows`` ...)."""
+        """Fill the next ``len(evs)`` rows with the columns of ``evs``."""
         from .timestamps import parse_timestamps
 
         n = len(evs)
-        parts = self.parts
+        lo = self.base + self.rows
+        hi = lo + n
+        cols = self.columns
         for f in _INTERNED:
             # codes in first-seen order; C-level loop, Python runs only for a new value
-            parts[f].append(np.fromiter(map(self.index[f].__getitem__, map(attrgetter(f), evs)),
-                                        dtype=np.int32, count=n))
-        ts_int, ts_frac = parse_timestamps(list(map(attrgetter("ts"), evs)))
-        parts["ts_int"].append(ts_int)
-        parts["ts_frac"].append(ts_frac)
-        parts["dur"].append(np.fromiter(map(attrgetter("dur"), evs), dtype=np.float64, count=n))
+            cols[f][lo:hi] = np.fromiter(map(self.index[f].__getitem__, map(attrgetter(f), evs)),
+                                         dtype=np.int32, count=n)
+        cols["ts_int"][lo:hi], cols["ts_frac"][lo:hi] = parse_timestamps(list(map(attrgetter("ts"), evs)))
+        cols["dur"][lo:hi] = np.fromiter(map(attrgetter("dur"), evs), dtype=np.float64, count=n)
         raws = list(map(attrgetter("args"), evs))
-        parts["args_len"].append(np.fromiter(map(len, raws), dtype=np.int64, count=n))
+        cols["args_len"][lo:hi] = np.fromiter(map(len, raws), dtype=np.int64, count=n)
         self.blobs.append(b"".join(raws))
-        for f, col in _key_args_columns(raws, self.rows, self.file_index, self.repaired).items():
-            parts[f].append(col)
+        for f, col in _key_args_columns(raws, lo, self.file_index, self.repaired).items():
+            cols[f][lo:hi] = col
         self.flow_id.extend(map(attrgetter("id"), evs))
         self.rows += n
 
+    def add_raw(self, raws: list[msgspec.Raw]) -> None:
+        """Typed-decode raw events (chunks of ``_COL_CHUNK``) and fill the next rows.
+
+        Raises msgspec.DecodeError or UnicodeDecodeError when the fast path refuses them."""
+        for s in range(0, len(raws), _COL_CHUNK):
+            evs = msgspec.json.decode(b"[" + b",".join(raws[s:s + _COL_CHUNK]) + b"]", type=list[_Event])
+            self.add(evs)
+            del evs
+
+    def export(self) -> dict[str, Any]:
+        """What a decode worker sends back (``parallel.py``); its rows are already in the
+        shared columns, with interned codes of its own (``values``)."""
+        return {"values": {f: list(self.index[f]) for f in _INTERNED}, "blobs": self.blobs,
+                "flow_id": self.flow_id, "rows": self.rows,
+                "repaired": (dict(self.repaired.counts), self.repaired.first)}
+
+    def absorb(self, part: dict[str, Any]) -> None:
+        """Take over the next rows, filled by a worker that sent ``part`` (its :meth:`export`)."""
+        lo = self.base + self.rows
+        hi = lo + part["rows"]
+        for f in _INTERNED:
+            values = part["values"][f]
+            # the worker's codes -> this object's codes (new values get the next codes,
+            # in the worker's first-seen order: the same codes a serial decode gives)
+            lut = np.fromiter(map(self.index[f].__getitem__, values), dtype=np.int32, count=len(values))
+            if hi > lo:
+                self.columns[f][lo:hi] = lut[self.columns[f][lo:hi]]
+        self.blobs.extend(part["blobs"])
+        self.flow_id.extend(part["flow_id"])
+        self.rows += part["rows"]
+        counts, first = part["repaired"]
+        for reason, count in counts.items():
+            self.repaired.add(reason, first[reason], count)
+
     def finish(self) -> DecodedEvents:
         n = self.rows
-        p = self.parts
-
-        def cat(f: str, dtype: Any) -> np.ndarray:
-            return np.concatenate(p[f]) if p[f] else np.zeros(0, dtype=dtype)
-
+        c = self.columns
+        if n != len(c["ph"]):  # pragma: no cover - every row is filled before finishing
+            raise AssertionError(f"{n} of {len(c['ph'])} rows decoded")
         offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(cat("args_len", np.int64), out=offsets[1:])
-        blob = b"".join(self.blobs)
-        self.blobs.clear()
-        if not blob.isascii():
+        np.cumsum(c["args_len"], out=offsets[1:])
+        blob = _join_releasing(self.blobs)
+        if not _is_ascii(blob):
             _validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
-        col = {f: Interned(cat(f, np.int32), list(self.index[f])) for f in _INTERNED}
+        col = {f: Interned(c[f], list(self.index[f])) for f in _INTERNED}
         return DecodedEvents(
-            **col, ts_int=cat("ts_int", np.int64), ts_frac=cat("ts_frac", np.float64), dur=cat("dur", np.float64),
+            **col, ts_int=c["ts_int"], ts_frac=c["ts_frac"], dur=c["dur"],
             flow_id=self.flow_id, args_blob=blob, args_offsets=offsets,
-            key_args={f: cat(f, np.int64) for f in _KEY_FIELDS}, file_index=self.file_index, n_elements=n)
+            key_args={f: c[f] for f in _KEY_FIELDS}, file_index=self.file_index, n_elements=n)
+
+
+def _join_releasing(pieces: list[bytes]) -> bytes | mmap.mmap:
+    """The pieces joined, emptying ``pieces`` as they are copied (peak: the result plus one
+    piece).  Big results live in an anonymous memory map (slices give ``bytes``, as for a
+    blob mapped from the cache)."""
+    total = sum(map(len, pieces))
+    if total < (1 << 24):
+        out = b"".join(pieces)
+        pieces.clear()
+        return out
+    mm = mmap.mmap(-1, total)
+    pieces.reverse()
+    while pieces:
+        mm.write(pieces.pop())
+    mm.seek(0)
+    return mm
 
 
 def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) -> DecodedEvents:
-    cols = _Columns(file_index, repaired)
+    cols = _Columns(allocate_columns(len(evs)), file_index, repaired)
     for s in range(0, len(evs), _COL_CHUNK):
         cols.add(evs[s:s + _COL_CHUNK])
     return cols.finish()
@@ -428,21 +508,23 @@ def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) 
 
 def _columns_chunked(events_raw: msgspec.Raw) -> tuple[DecodedEvents, Tally] | None:
     """Fast path: split the events array into raw elements, then typed decode + columns in
-    chunks of ``_COL_CHUNK`` events (bounded memory).  None when any chunk is refused
-    (the caller then takes the whole-array path, which reports exactly what is wrong)."""
+    chunks of ``_COL_CHUNK`` events (bounded memory), in parallel worker processes for
+    big traces (``parallel.py``).  None when any chunk is refused (the caller then takes
+    the whole-array path, which reports exactly what is wrong)."""
     try:
         raws = msgspec.json.decode(events_raw, type=list[msgspec.Raw])
     except msgspec.DecodeError:
         return None
+    from .parallel import columns_parallel, decode_workers
+
     repaired = Tally()
-    cols = _Columns(None, repaired)
+    workers = decode_workers(len(raws))
     try:
-        for s in range(0, len(raws), _COL_CHUNK):
-            part = raws[s:s + _COL_CHUNK]
-            evs = msgspec.json.decode(b"[" + b",".join(part) + b"]", type=list[_Event])
-            del part
-            cols.add(evs)
-            del evs
+        if workers > 1:
+            cols = columns_parallel(raws, workers, _Columns(allocate_columns(len(raws), shared=True), None, repaired))
+        else:
+            cols = _Columns(allocate_columns(len(raws)), None, repaired)
+            cols.add_raw(raws)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
     del raws

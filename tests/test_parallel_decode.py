@@ -1,0 +1,148 @@
+"""Decoding in forked worker processes gives exactly the columns of a serial decode.
+
+Each comparison runs in a fresh interpreter (``_compare``): forking is only used by
+processes without other threads, which a pytest process may not be.  Slices are made
+small (1,024-event chunks, 1,000 events per worker) so real shared traces split into
+several workers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import textwrap
+
+import orjson
+import pytest
+
+from shared_traces import kineto_path
+from tracetui.kineto import parallel
+
+QWEN = kineto_path("h100_qwen_chat_inference.json.gz")
+
+_SCRIPT = textwrap.dedent('''
+    import json, os, sys
+    import numpy as np
+    import tracetui.kineto.decode as decode
+    import tracetui.kineto.parallel as parallel
+    from tracetui.fileio import read_trace_bytes
+    from tracetui.kineto import load_kineto
+
+    path, workers, sabotage = sys.argv[1], sys.argv[2], sys.argv[3]
+    decode._COL_CHUNK = 1024
+    parallel.MIN_EVENTS_PER_WORKER = 1000
+    used = []
+    real = parallel.columns_parallel
+    def spy(raws, n, cols):
+        used.append(n)
+        return real(raws, n, cols)
+    parallel.columns_parallel = spy
+    if sabotage == "worker_dies":  # every worker exits before sending anything
+        parent = os.getpid()
+        real_add = decode._Columns.add_raw
+        def add_raw(self, raws):
+            if os.getpid() != parent:
+                os._exit(3)
+            return real_add(self, raws)
+        decode._Columns.add_raw = add_raw
+
+    def decoded(w):
+        os.environ["TRACETUI_DECODE_WORKERS"] = w
+        data = read_trace_bytes(path).data
+        return decode.decode_events(path, data)
+
+    a, b = decoded("1"), decoded(workers)
+    ea, eb = a.events, b.events
+    for f in ("ph", "cat", "name", "pid", "tid"):
+        assert getattr(ea, f).values == getattr(eb, f).values, f
+        assert np.array_equal(getattr(ea, f).codes, getattr(eb, f).codes), f
+    for f in ("ts_int", "args_offsets"):
+        assert np.array_equal(getattr(ea, f), getattr(eb, f)), f
+    for f in ("ts_frac", "dur"):  # NaN: missing / not a number in the file
+        assert np.array_equal(getattr(ea, f), getattr(eb, f), equal_nan=True), f
+    assert ea.args_blob[:] == eb.args_blob[:], "args"
+    assert ea.flow_id == eb.flow_id, "flow ids"
+    for k in ea.key_args:
+        assert np.array_equal(ea.key_args[k], eb.key_args[k]), k
+    assert [w.message for w in a.warnings] == [w.message for w in b.warnings]
+    os.environ["TRACETUI_DECODE_WORKERS"] = workers
+    kt = load_kineto(path)
+    print(json.dumps({"rows": len(ea.ph), "parallel_calls": used, "warnings": [w.message for w in b.warnings],
+                      "events": kt.n_events}))
+''')
+
+
+def _compare(path, workers: int = 4, sabotage: str = "") -> dict:
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(path), str(workers), sabotage or "-"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_parallel_decode_of_a_real_trace_is_identical():
+    out = _compare(QWEN)
+    assert out["parallel_calls"][:2] == [4, 4]  # both decodes of the parallel run went through workers
+    assert out["rows"] == 18221  # 4 slices of 4,608 rows or fewer
+    assert out["warnings"] == []
+
+
+def test_a_worker_that_dies_costs_only_time():
+    out = _compare(QWEN, sabotage="worker_dies")
+    assert out["parallel_calls"][:1] == [4]
+
+
+def _write_mutated(tmp_path, mutate) -> str:
+    doc = orjson.loads(gzip.decompress(QWEN.read_bytes()))
+    mutate(doc["traceEvents"])
+    p = tmp_path / "mutated.json"
+    p.write_bytes(orjson.dumps(doc))
+    return str(p)
+
+
+def test_repairs_in_a_worker_slice_are_reported_with_their_file_index(tmp_path):
+    # the last event with a correlation id (traceEvents[18155] of 18,221): in the last worker's slice
+    def mutate(evs):
+        i = max(k for k, e in enumerate(evs) if isinstance(e.get("args"), dict) and "correlation" in e["args"])
+        assert i == 18155
+        evs[i]["args"]["correlation"] = "corr-699228"  # not an integer: kept in args, counted
+    out = _compare(_write_mutated(tmp_path, mutate))
+    assert len(out["warnings"]) == 1 and "coerced" in out["warnings"][0]
+    assert "'correlation' not a 64-bit integer" in out["warnings"][0]
+    assert "(first: traceEvents[18155])" in out["warnings"][0]  # the worker's row numbers are global
+
+
+def test_a_slice_the_fast_path_refuses_falls_back_like_a_serial_decode(tmp_path):
+    at = []
+
+    def mutate(evs):
+        at.append(max(k for k, e in enumerate(evs) if e.get("ph") == "X"))
+        evs[at[0]]["name"] = 12345  # not a string: the typed decode refuses, the tolerant path repairs
+    out = _compare(_write_mutated(tmp_path, mutate))
+    assert at[0] > out["rows"] * 3 // 4  # in the last worker's slice
+    assert len(out["warnings"]) == 1 and "coerced" in out["warnings"][0]
+    assert f"'name' not a string (first: traceEvents[{at[0]}])" in out["warnings"][0]
+
+
+def test_worker_count_rules(monkeypatch):
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 16)
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    monkeypatch.delenv("TRACETUI_DECODE_WORKERS", raising=False)
+    assert parallel.decode_workers(2_160_000) == parallel.MAX_WORKERS == 4
+    assert parallel.decode_workers(450_000) == 2  # at least MIN_EVENTS_PER_WORKER each
+    assert parallel.decode_workers(150_000) == 1
+    monkeypatch.setenv("TRACETUI_DECODE_WORKERS", "1")
+    assert parallel.decode_workers(2_160_000) == 1
+    monkeypatch.setenv("TRACETUI_DECODE_WORKERS", "3")
+    assert parallel.decode_workers(2_160_000) == 3
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 2)  # forking a threaded process: never
+    assert parallel.decode_workers(2_160_000) == 1
+
+
+@pytest.mark.parametrize("n,workers", [(10, 3), (65536 * 3 + 1, 4), (65536, 2)])
+def test_bounds_cover_every_row_once(n, workers):
+    b = parallel._bounds(n, workers, 65536)
+    assert b[0][0] == 0 and b[-1][1] == n
+    assert all(hi == lo2 for (_, hi), (lo2, _) in zip(b, b[1:]))
+    assert all(lo % 65536 == 0 for lo, _ in b)
