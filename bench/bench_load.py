@@ -13,10 +13,16 @@ own RSS high-water mark, and nothing is warm in Python):
   from the loader's own progress callbacks;
 - peak: RSS high-water mark (VmHWM) of the load child; held: RSS after load (after gc)
   minus the RSS before loading (imports done);
+- decode procs: processes that decode the events (``kineto/parallel.py``: forked
+  workers for big traces, as many as CPUs allow, at most 4);
+- tree peak: the highest sum of PSS (proportional set size) over the measurement
+  process and all its descendants (parse child, decode workers), sampled every 20 ms:
+  counts decode workers, which one process's VmHWM does not, and pages they share once;
 - cold open: ``tracetui.cache.load_cached`` with an empty cache (load + cache write; big
   traces are parsed by a child process and mapped), its peak (max of the process and
-  its parse child) and held RSS; cached open: the same call again (median of 3
-  children), its held RSS;
+  its parse child), its tree peak and held RSS; for traces decoded by several
+  processes, the same cold open again with ``TRACETUI_DECODE_WORKERS=1`` ("1 proc");
+  cached open: the same call again (median of 3 children), its held RSS;
 - summary: wall time of ``python -m tracetui summary FILE`` (process start to exit),
   empty cache / warm cache; only if ``tracetui.analysis.summary`` exists;
 - HTA: HolisticTraceAnalysis ``TraceAnalysis`` load time and peak RSS, run with the
@@ -105,6 +111,11 @@ def child_load(path: str) -> dict:
     def progress(msg: str, frac: float) -> None:
         marks.setdefault(msg, time.perf_counter())
 
+    import tracetui.kineto.parallel as parallel
+
+    workers: list[int] = []
+    real = parallel.decode_workers
+    parallel.decode_workers = lambda n: workers.append(real(n)) or workers[-1]  # what the decode chose
     t0 = time.perf_counter()
     kt = load_kineto(path, progress=progress)
     t1 = time.perf_counter()
@@ -114,7 +125,7 @@ def child_load(path: str) -> dict:
     t_build = m("building", t1)
     t_links = m("gpu links", t1)
     return {"load": t1 - t0, "decode": t_build - t0, "build": t_links - t_build, "link": t1 - t_links,
-            "peak": _peak(), "held": held, "n_events": kt.n_events}
+            "peak": _peak(), "held": held, "n_events": kt.n_events, "workers": workers[0] if workers else 1}
 
 
 def child_open(path: str) -> dict:
@@ -139,13 +150,66 @@ CHILDREN = {"floor": child_floor, "load": child_load, "open": child_open}
 PIN = {"TRACETUI_CODE_FINGERPRINT": f"bench-{os.getpid()}-{int(time.time())}"}
 
 
-def run_child(kind: str, path: str, cache_dir: Path, timeout: float = 900) -> dict:
-    env = dict(os.environ, TRACETUI_CACHE_DIR=str(cache_dir), **PIN)
-    out = subprocess.run([sys.executable, __file__, "--child", kind, path], env=env, capture_output=True,
-                         text=True, timeout=timeout)
-    if out.returncode != 0:
-        raise RuntimeError(f"child {kind} {path} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def tree_pss(root: int) -> int:
+    """Sum of the proportional set size (bytes) of ``root`` and all its descendants: memory
+    the process tree takes, shared pages (forked workers, mapped files) counted once."""
+    kids = _children_map()
+    todo, total = [root], 0
+    while todo:
+        pid = todo.pop()
+        todo.extend(kids.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            continue
+    return total
+
+
+def run_child(kind: str, path: str, cache_dir: Path, timeout: float = 900, **env_extra: str) -> dict:
+    """Run a measurement child; adds ``tree_peak``: the highest :func:`tree_pss` of the child
+    and its descendants (parse child, decode workers), sampled every 20 ms."""
+    env = dict(os.environ, TRACETUI_CACHE_DIR=str(cache_dir), **PIN, **env_extra)
+    proc = subprocess.Popen([sys.executable, __file__, "--child", kind, path], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    import threading
+
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.02):
+            peak[0] = max(peak[0], tree_pss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        done.set()
+        sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {kind} {path} failed:\n{stderr[-3000:]}")
+    res = json.loads(stdout.strip().splitlines()[-1])
+    res["tree_peak"] = peak[0]
+    return res
 
 
 def wall(cmd: list[str], env: dict, timeout: float = 900) -> float:
@@ -223,12 +287,19 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
     log(f"floor {fl['floor']:.2f}s")
     ld = run_child("load", path, cdir)
     row.update(load=ld["load"], decode=ld["decode"], build=ld["build"], link=ld["link"], peak=ld["peak"] / MB,
-               held=ld["held"] / MB, n_events=ld["n_events"])
-    log(f"load {ld['load']:.2f}s peak {ld['peak'] / MB:.0f} MB")
+               sys_peak=ld["tree_peak"] / MB, held=ld["held"] / MB, n_events=ld["n_events"],
+               workers=ld["workers"])
+    log(f"load {ld['load']:.2f}s peak {ld['peak'] / MB:.0f} MB, tree {ld['tree_peak'] / MB:.0f} MB, "
+        f"{ld['workers']} decode processes")
+    if ld["workers"] > 1:  # the same cold open decoded in one process, for comparison
+        shutil.rmtree(cdir, ignore_errors=True)
+        serial = run_child("open", path, cdir, TRACETUI_DECODE_WORKERS="1")
+        row.update(cold_open_1=serial["open"], cold_sys_peak_1=serial["tree_peak"] / MB)
+        log(f"cold open in one process {serial['open']:.2f}s, tree {serial['tree_peak'] / MB:.0f} MB")
     shutil.rmtree(cdir, ignore_errors=True)
     cold = run_child("open", path, cdir)
     row.update(cold_open=cold["open"], cold_held=cold["held"] / MB,
-               cold_peak=max(cold["peak"], cold["child_peak"]) / MB)
+               cold_peak=max(cold["peak"], cold["child_peak"]) / MB, cold_sys_peak=cold["tree_peak"] / MB)
     cached = [run_child("open", path, cdir) for _ in range(1 if args.quick else 3)]
     row.update(cached_open=statistics.median(c["open"] for c in cached),
                cached_held=statistics.median(c["held"] for c in cached) / MB,
@@ -253,8 +324,11 @@ COLUMNS = [
     ("trace", "trace", "{}"), ("events", "events", "{:,}"), ("file_mb", "file MB", "{:.0f}"),
     ("json_mb", "JSON MB", "{:.0f}"), ("floor", "floor s", "{:.2f}"), ("load", "load s", "{:.2f}"),
     ("decode", "decode s", "{:.2f}"), ("build", "build s", "{:.2f}"), ("link", "link s", "{:.2f}"),
-    ("peak", "peak MB", "{:.0f}"), ("held", "held MB", "{:.0f}"), ("cold_open", "cold open s", "{:.2f}"),
-    ("cold_peak", "cold open peak MB", "{:.0f}"), ("cold_held", "cold open held MB", "{:.0f}"),
+    ("workers", "decode procs", "{}"), ("peak", "peak MB", "{:.0f}"), ("sys_peak", "tree peak MB", "{:.0f}"),
+    ("held", "held MB", "{:.0f}"), ("cold_open", "cold open s", "{:.2f}"),
+    ("cold_peak", "cold open peak MB", "{:.0f}"), ("cold_sys_peak", "cold open tree peak MB", "{:.0f}"),
+    ("cold_held", "cold open held MB", "{:.0f}"), ("cold_open_1", "cold open 1 proc s", "{:.2f}"),
+    ("cold_sys_peak_1", "cold open 1 proc tree peak MB", "{:.0f}"),
     ("cached_open", "cached open s", "{:.3f}"), ("cached_held", "cached held MB", "{:.0f}"),
     ("summary_cold", "summary cold s", "{:.2f}"), ("summary_cached", "summary cached s", "{:.2f}"),
     ("hta_load", "HTA load s", "{:.1f}"), ("hta_peak", "HTA peak MB", "{:.0f}"),

@@ -6,8 +6,9 @@ importing pandas).  Its result is a small JSON object, so it is stored next to t
 entry (``summary-<hash>.json`` in :func:`tracetui.cache.cache_dir`) and served as is when
 everything it was computed from still matches:
 
-* the identity of every input file (absolute path, size, ``mtime_ns``, hash of the first
-  and last 64 KiB: :func:`tracetui.cache.file_identity`), in the order given;
+* the input paths as given (messages may quote them) and the identity of every input file
+  (absolute path, size, ``mtime_ns``, hash of the first and last 64 KiB:
+  :func:`tracetui.cache.file_identity`), in the order given;
 * the kernel category rules in force (the ``--rules`` file or the user's rules file, by
   path and content; the built-in rules through the source fingerprint);
 * ``top``;
@@ -50,7 +51,7 @@ def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any]
             rules_id = {"path": os.path.abspath(rules_path), "hash": hashlib.blake2b(data, digest_size=16).hexdigest()}
     except OSError:
         return None
-    return {"format": SUMMARY_FORMAT, "inputs": inputs, "rules": rules_id, "top": top, "version": __version__,
+    return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top, "version": __version__,
             "code": code_fingerprint(), "analysis": source_fingerprint((), [("analysis", "*.py"), ("analysis", "*.toml")])}
 
 
