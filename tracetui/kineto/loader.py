@@ -20,7 +20,6 @@ import msgspec
 
 from ..errors import LoadWarning, TraceError, TraceFormatError
 from ..fileio import FileBytes, read_trace_bytes
-from ..gcpause import gc_paused
 from .build import build_trace
 from .decode import DecodedTrace, decode_events
 from .trace import KinetoTrace
@@ -40,11 +39,8 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     ``release_bytes=True`` empties ``file_bytes.data`` once decoded (the caller no longer
     needs the JSON text), so it is not held during the build.
     """
-    with gc_paused():
-        return _load(os.fspath(path), file_bytes, progress or (lambda msg, frac: None), release_bytes)
-
-
-def _load(p: str, file_bytes: FileBytes | None, report: Progress, release_bytes: bool) -> KinetoTrace:
+    report = progress or (lambda msg, frac: None)
+    p = os.fspath(path)
     report("reading", 0.0)
     fb = file_bytes or read_trace_bytes(p)
     warnings: list[LoadWarning] = []
