@@ -413,49 +413,39 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
     ts_l = ts[host_sorted].tolist()
     end_l = end[host_sorted].tolist()
     py = (kind[host_sorted] == int(Kind.PYTHON)).tolist()
-    par = [0] * len(idx)
-    npar = [0] * len(idx)
-    dep = [0] * len(idx)
-    stack_i: list[int] = []
-    stack_end: list[float] = []
-    stack_np: list[int] = []  # nearest non-python node at/above each stack entry
-    stack_dep: list[int] = []
-    stack_len: list[float] = []  # durations (µs) of the stack entries
+    par: list[int] = []
+    npar: list[int] = []
+    dep: list[int] = []
+    # open events, innermost last: (nesting end, node, nearest non-python node at/above it,
+    # depth, duration in µs); one tuple per entry keeps the walk at one pop per close
+    stack: list[tuple[float, int, int, int, float]] = []
     cur_lane = -1
     root = -1
-    for k in range(len(idx)):
-        ln = lanes_l[k]
+    for i, ln, t, e_raw, is_py in zip(idx, lanes_l, ts_l, end_l, py):
         if ln != cur_lane:
             cur_lane = ln
             root = n + ln
-            stack_i.clear(); stack_end.clear(); stack_np.clear(); stack_dep.clear(); stack_len.clear()
-        t = ts_l[k]
-        while stack_end and t >= stack_end[-1]:
-            stack_end.pop(); stack_i.pop(); stack_np.pop(); stack_dep.pop(); stack_len.pop()
-        e = end_l[k]
-        if e < t:
-            e = t
+            stack.clear()
+        while stack and t >= stack[-1][0]:
+            stack.pop()
+        e = e_raw if e_raw >= t else t
         # An event longer than the open event it starts in, and ending after it, is not its
         # child: record_function annotations start inside their short Python enter call
         # (`_record_function_enter_new`, `__enter__`).  Close such entries for nesting.
-        while stack_end and e > stack_end[-1] and e - t > stack_len[-1]:
-            stack_end.pop(); stack_i.pop(); stack_np.pop(); stack_dep.pop(); stack_len.pop()
-        if stack_i:
-            p, pnp, d = stack_i[-1], stack_np[-1], stack_dep[-1] + 1
+        while stack and e > stack[-1][0] and e - t > stack[-1][4]:
+            stack.pop()
+        if stack:
+            top = stack[-1]
+            p, pnp, d = top[1], top[2], top[3] + 1
+            if e > top[0]:
+                # an overrunning child stays a child, but cannot capture events after its parent's end
+                e = top[0]
         else:
             p, pnp, d = root, root, 1
-        i = idx[k]
-        par[k] = p
-        npar[k] = pnp
-        dep[k] = d
-        if stack_end and e > stack_end[-1]:
-            # an overrunning child stays a child, but cannot capture events after its parent's end
-            e = stack_end[-1]
-        stack_i.append(i)
-        stack_end.append(e)
-        stack_np.append(pnp if py[k] else i)
-        stack_dep.append(d)
-        stack_len.append(end_l[k] - t)
+        par.append(p)
+        npar.append(pnp)
+        dep.append(d)
+        stack.append((e, i, pnp if is_py else i, d, e_raw - t))
     parent[host_sorted] = par
     nopy_parent[host_sorted] = npar
     depth[host_sorted] = dep
