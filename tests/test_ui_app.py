@@ -496,3 +496,23 @@ def test_status_line_says_when_the_pair_looks_like_different_runs():
                    ET_DIR / "param_linear_cuda_pair" / "kineto.json.gz")
     assert lt.link.stats.suspect_mismatch
     assert "different runs" in trace_summary(lt).plain
+
+
+async def test_detail_pane_scrolls_its_rendered_lines():
+    """The detail pane renders only its visible lines: scrolling shows the end of a long detail."""
+    app = TraceApp(use_cache=False, paths=[str(SAMPLES / "cpu_transformer_et.json.gz"),
+                                          str(SAMPLES / "cpu_transformer_kineto.json.gz")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_app(app, pilot)
+        await search(pilot, "aten::addmm")
+        pane = screen.query_one(DetailPane)
+        lines = [ln.rstrip() for ln in pane.text().splitlines() if ln.strip()]
+        assert pane.virtual_size.height > pane.scrollable_content_region.height  # longer than the pane
+        assert lines[-1] not in screen_text(app)
+        pane.focus()
+        await press(pilot, "end")
+        assert pane.scroll_offset.y == pane.max_scroll_y > 0
+        assert lines[-1].strip() in screen_text(app)
+        screen.op_tree.focus()  # a new selection starts the pane at its top
+        await press(pilot, "j")
+        assert pane.scroll_offset.y == 0

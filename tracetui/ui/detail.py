@@ -15,8 +15,9 @@ import numpy as np
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from .source import ET_ROOT_LABEL, KIND_STYLES, TraceTreeSource
@@ -476,24 +477,28 @@ def _flatten_args(args: list[Any], prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-class DetailPane(VerticalScroll, can_focus=True):
-    """Scrollable pane showing :class:`DetailBuilder` output for the selected node."""
+class DetailPane(ScrollView, can_focus=True):
+    """Scrollable pane showing :class:`DetailBuilder` output for the selected node.
+
+    A Line-API widget: the renderable is rendered to lines once per selection (at the
+    pane's width) and :meth:`render_line` hands out the visible ones.  Changing the
+    selection only sets the virtual size and repaints the pane; it never re-lays out the
+    screen (a ``Static`` with auto height did, re-rendering the content to measure it:
+    ~35 ms per cursor move on a 200x50 terminal).
+    """
 
     DEFAULT_CSS = """
     DetailPane { padding: 0 1; }
-    DetailPane > Static { width: 100%; }
     """
 
     def __init__(self, builder: DetailBuilder | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.builder = builder
         self.node: int | None = None
-        self._body = Static("", expand=True)
         self._renderable: RenderableType = Text("")
         self._note: Text | None = None
-
-    def compose(self):
-        yield self._body
+        self._lines: list[Strip] = []
+        self._lines_width = 0
 
     def show(self, node: int | None, note: Text | None = None) -> None:
         """Show ``node`` (and an optional one-line ``note`` above it, e.g. how it was reached)."""
@@ -502,17 +507,36 @@ class DetailPane(VerticalScroll, can_focus=True):
             return
         self._note = note
         self._renderable = self.builder.build(node, note, self._width())
-        self._body.update(self._renderable)
+        self._render_lines()
         self.scroll_home(animate=False)
 
     def _width(self) -> int:
         width = self.scrollable_content_region.width
         return width if width > 0 else 80
 
+    def _render_lines(self) -> None:
+        width = self._width()
+        console = self.app.console
+        options = console.options.update(width=width, min_width=width, max_width=width, height=None)
+        lines = console.render_lines(self._renderable, options, style=self.rich_style, pad=True)
+        self._lines = [Strip(line, width) for line in lines]
+        self._lines_width = width
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = self.scroll_offset.y + y
+        if 0 <= row < len(self._lines):
+            return self._lines[row].crop_extend(0, width, self.rich_style)
+        return Strip.blank(width, self.rich_style)
+
     def on_resize(self) -> None:
-        if self.builder is not None and (self.builder.width >= WIDE) != (self._width() >= WIDE):
+        if self.builder is None or self._width() == self._lines_width:
+            return
+        if (self.builder.width >= WIDE) != (self._width() >= WIDE):
             self._renderable = self.builder.build(self.node, self._note, self._width())
-            self._body.update(self._renderable)
+        self._render_lines()
 
     def text(self) -> str:
         """The pane's content as plain text (for tests)."""
