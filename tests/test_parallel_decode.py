@@ -128,6 +128,7 @@ def test_a_slice_the_fast_path_refuses_falls_back_like_a_serial_decode(tmp_path)
 def test_worker_count_rules(monkeypatch):
     monkeypatch.setattr(parallel, "available_cpus", lambda: 16)
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(parallel.sys, "platform", "linux")
     monkeypatch.delenv("TRACETUI_DECODE_WORKERS", raising=False)
     assert parallel.decode_workers(2_160_000) == parallel.MAX_WORKERS == 4
     assert parallel.decode_workers(450_000) == 2  # at least MIN_EVENTS_PER_WORKER each
@@ -137,6 +138,9 @@ def test_worker_count_rules(monkeypatch):
     monkeypatch.setenv("TRACETUI_DECODE_WORKERS", "3")
     assert parallel.decode_workers(2_160_000) == 3
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 2)  # forking a threaded process: never
+    assert parallel.decode_workers(2_160_000) == 1
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(parallel.sys, "platform", "darwin")  # not fork-safe there
     assert parallel.decode_workers(2_160_000) == 1
 
 

@@ -7,7 +7,7 @@ Forking shares the raw events with the workers copy-on-write, so nothing is sent
 The numeric columns of the whole trace are allocated once, in an anonymous shared memory
 map, and every worker writes its rows there in place; what it sends back through its pipe
 (pickle) is small: its interned values, the flow ids, and how many args bytes it wrote
-into its region of a second shared map.  Used only where forking is safe and pays: a POSIX system, a
+into its region of a second shared map.  Used only where forking is safe and pays: Linux, a
 process with no other threads (the parse child of :mod:`tracetui.cache`, the CLI), and at
 least ``MIN_EVENTS_PER_WORKER`` events per worker.  ``$TRACETUI_DECODE_WORKERS`` sets the
 number of processes (1 = serial).  A worker that fails for any reason other than the data
@@ -23,6 +23,7 @@ import mmap
 import os
 import pickle
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -57,7 +58,8 @@ def decode_workers(n_events: int) -> int:
             wanted = 1
     else:
         wanted = min(available_cpus(), MAX_WORKERS)
-    if wanted <= 1 or not hasattr(os, "fork") or threading.active_count() > 1:
+    # Linux only: macOS system libraries are not fork-safe (why multiprocessing spawns there)
+    if wanted <= 1 or not sys.platform.startswith("linux") or threading.active_count() > 1:
         return 1
     return max(1, min(wanted, n_events // MIN_EVENTS_PER_WORKER))
 
