@@ -35,17 +35,17 @@ _SCRIPT = textwrap.dedent('''
     parallel.MIN_EVENTS_PER_WORKER = 1000
     used = []
     real = parallel.columns_parallel
-    def spy(raws, n, cols):
+    def spy(raws, n, cols, progress=None):
         used.append(n)
-        return real(raws, n, cols)
+        return real(raws, n, cols, progress)
     parallel.columns_parallel = spy
     if sabotage == "worker_dies":  # every worker exits before sending anything
         parent = os.getpid()
         real_add = decode._Columns.add_raw
-        def add_raw(self, raws):
+        def add_raw(self, raws, progress=None):
             if os.getpid() != parent:
                 os._exit(3)
-            return real_add(self, raws)
+            return real_add(self, raws, progress)
         decode._Columns.add_raw = add_raw
 
     def decoded(w):
@@ -150,3 +150,14 @@ def test_bounds_cover_every_row_once(n, workers):
     assert b[0][0] == 0 and b[-1][1] == n
     assert all(hi == lo2 for (_, hi), (lo2, _) in zip(b, b[1:]))
     assert all(lo % 65536 == 0 for lo, _ in b)
+
+
+def test_load_reports_decode_progress_chunk_by_chunk():
+    """The longest step of a load reports how far it is (one report per 64k-event chunk)."""
+    from tracetui.kineto import load_kineto
+
+    seen: list[tuple[str, float]] = []
+    load_kineto(kineto_path("v100x2_nccl_216k.json.gz"), progress=lambda m, f: seen.append((m, f)))
+    decoding = [f for m, f in seen if m == "decoding"]
+    assert decoding == sorted(decoding) and decoding[0] == pytest.approx(0.1) and decoding[-1] == pytest.approx(0.5)
+    assert len(decoding) == 1 + 4  # 216,092 events: 4 chunks of 65,536

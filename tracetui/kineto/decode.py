@@ -23,6 +23,7 @@ import mmap
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
+from collections.abc import Callable
 from typing import Any, Union
 
 import msgspec
@@ -31,6 +32,8 @@ import numpy as np
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 
 _EMPTY = msgspec.Raw(b"")
+#: called with the fraction (0..1) of the events decoded so far (fast path only)
+DecodeProgress = Callable[[float], None]
 #: events per msgspec call on the tolerant path
 _CHUNK = 4096
 #: events per typed decode on the fast path (a multiple of _CHUNK; bounds peak memory)
@@ -259,7 +262,7 @@ def _validate_utf8(buf: bytes | mmap.mmap) -> None:
     dec.decode(b"", final=True)
 
 
-def decode_events(path: str, data: bytes) -> DecodedTrace:
+def decode_events(path: str, data: bytes, progress: DecodeProgress | None = None) -> DecodedTrace:
     """Decode a whole Kineto document.  Raises TraceFormatError on bytes that are not a trace.
 
     Two repairs are tried before giving up, each reported as a warning: invalid UTF-8 is
@@ -271,7 +274,7 @@ def decode_events(path: str, data: bytes) -> DecodedTrace:
     first_error: TraceFormatError | None = None
     while True:
         try:
-            return _decode(path, data, warnings)
+            return _decode(path, data, warnings, progress)
         except UnicodeDecodeError as exc:
             if utf8_fixed:  # pragma: no cover - sanitized data is valid UTF-8
                 raise TraceFormatError(path, f"invalid UTF-8 ({exc.reason})") from None
@@ -296,13 +299,13 @@ def decode_events(path: str, data: bytes) -> DecodedTrace:
                                         count))
 
 
-def _decode(path: str, data: bytes, warnings: list[LoadWarning]) -> DecodedTrace:
+def _decode(path: str, data: bytes, warnings: list[LoadWarning], progress: DecodeProgress | None) -> DecodedTrace:
     try:
         events_raw, meta, form = _split_top(path, data)
     except msgspec.DecodeError as exc:
         raise as_format_error(path, exc) from None
     rejected = Tally()
-    fast = _columns_chunked(events_raw)
+    fast = _columns_chunked(events_raw, progress)
     if fast is not None:
         cols, repaired = fast
         cols.n_elements = len(cols.ph)
@@ -431,14 +434,17 @@ class _Columns:
         self.flow_id.extend(map(attrgetter("id"), evs))
         self.rows += n
 
-    def add_raw(self, raws: list[msgspec.Raw]) -> None:
-        """Typed-decode raw events (chunks of ``_COL_CHUNK``) and fill the next rows.
+    def add_raw(self, raws: list[msgspec.Raw], progress: DecodeProgress | None = None) -> None:
+        """Typed-decode raw events (chunks of ``_COL_CHUNK``) and fill the next rows;
+        ``progress(fraction of raws done)`` after each chunk.
 
         Raises msgspec.DecodeError or UnicodeDecodeError when the fast path refuses them."""
         for s in range(0, len(raws), _COL_CHUNK):
             evs = msgspec.json.decode(b"[" + b",".join(raws[s:s + _COL_CHUNK]) + b"]", type=list[_Event])
             self.add(evs)
             del evs
+            if progress is not None:
+                progress(min(1.0, (s + _COL_CHUNK) / len(raws)))
 
     def export(self) -> dict[str, Any]:
         """What a decode worker sends back (``parallel.py``); its rows are already in the
@@ -506,7 +512,8 @@ def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) 
     return cols.finish()
 
 
-def _columns_chunked(events_raw: msgspec.Raw) -> tuple[DecodedEvents, Tally] | None:
+def _columns_chunked(events_raw: msgspec.Raw, progress: DecodeProgress | None = None
+                     ) -> tuple[DecodedEvents, Tally] | None:
     """Fast path: split the events array into raw elements, then typed decode + columns in
     chunks of ``_COL_CHUNK`` events (bounded memory), in parallel worker processes for
     big traces (``parallel.py``).  None when any chunk is refused (the caller then takes
@@ -521,10 +528,11 @@ def _columns_chunked(events_raw: msgspec.Raw) -> tuple[DecodedEvents, Tally] | N
     workers = decode_workers(len(raws))
     try:
         if workers > 1:
-            cols = columns_parallel(raws, workers, _Columns(allocate_columns(len(raws), shared=True), None, repaired))
+            cols = columns_parallel(raws, workers, _Columns(allocate_columns(len(raws), shared=True), None, repaired),
+                                    progress)
         else:
             cols = _Columns(allocate_columns(len(raws)), None, repaired)
-            cols.add_raw(raws)
+            cols.add_raw(raws, progress)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
     del raws

@@ -54,7 +54,7 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
                                     "are not gzip data and were ignored", trailing))
     report("decoding", 0.1)
     try:
-        dec = decode_events(p, data)
+        dec = decode_events(p, data, progress=lambda done: report("decoding", 0.1 + 0.4 * done))
     except TraceFormatError as exc:
         dec, warning, bytes_lost = _recover(p, data, exc, fb)
         warnings.append(warning)

@@ -31,7 +31,7 @@ import msgspec
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .decode import _Columns
+    from .decode import DecodeProgress, _Columns
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,12 @@ def _bounds(n: int, workers: int, align: int) -> list[tuple[int, int]]:
     return [(s, min(s + step, n)) for s in range(0, n, step)]
 
 
-def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns) -> _Columns:
+def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns,
+                     progress: DecodeProgress | None = None) -> _Columns:
     """Fill ``cols`` with the columns of ``raws`` using ``workers`` processes; returns ``cols``.
+
+    ``progress`` follows the parent's own slice (the workers' slices are as big and
+    decode at the same pace).
 
     Raises msgspec.DecodeError / UnicodeDecodeError when the fast path refuses the data.
     """
@@ -96,7 +100,7 @@ def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns) -> _
             workers_started.append(_Worker(0, -1, lo, hi))
     try:
         lo, hi = ranges[0]
-        cols.add_raw(raws[lo:hi])
+        cols.add_raw(raws[lo:hi], progress)
         for w in workers_started:
             part = w.receive()
             if part == "refused":
