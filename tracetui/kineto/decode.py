@@ -21,9 +21,9 @@ from __future__ import annotations
 import codecs
 import mmap
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
-from collections.abc import Callable
 from typing import Any, Union
 
 import msgspec
@@ -247,7 +247,9 @@ def _key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray
 
 
 def _is_ascii(buf: bytes | mmap.mmap) -> bool:
-    """``buf.isascii()``, in 16 MiB slices (a memory map has no isascii)."""
+    """``buf.isascii()``; a memory map (no isascii) is checked in 16 MiB slices."""
+    if isinstance(buf, bytes):
+        return buf.isascii()
     step = 1 << 24
     return all(buf[s:s + step].isascii() for s in range(0, len(buf), step))
 
