@@ -65,5 +65,10 @@ class LoadWarning:
     message: str
     count: int = 0
 
+    def __post_init__(self) -> None:
+        # messages quote file paths and names from traces: keep them one line, with no
+        # terminal control sequences (``one_line`` escapes them)
+        object.__setattr__(self, "message", one_line(self.message))
+
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.message
