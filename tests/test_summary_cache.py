@@ -126,3 +126,12 @@ def test_missing_trace_still_gets_the_one_line_error(tmp_path, capsys):
     assert main(["summary", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tracetui: ") and "missing.json" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unwritable_cache_folder_still_prints_the_summary(trace, tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(blocker))
+    first = _summary(capsys, trace)
+    assert first["gpu_timeline"]["total_ms"] == pytest.approx(3.907825)
+    assert _summary(capsys, trace) == first  # computed again, same answer
