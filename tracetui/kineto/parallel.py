@@ -176,22 +176,11 @@ class _Worker:
             self.pid = 0
 
 
-def _widen_pipe(fd: int) -> None:
-    """Ask for a 1 MiB pipe buffer (Linux; default 64 KiB): fewer wake-ups per 100 MB sent."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except (ImportError, OSError):
-        pass
-
-
 def _fork_worker(raws: list[msgspec.Raw], lo: int, hi: int, columns: dict,
                  region: _BlobRegion) -> tuple[int, int]:
     from .decode import _Columns, Tally
 
     r, w = os.pipe()
-    _widen_pipe(w)
     pid = os.fork()
     if pid:
         os.close(w)
