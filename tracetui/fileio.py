@@ -14,7 +14,9 @@ soon as it passes the limit.
 from __future__ import annotations
 
 import os
+import tempfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import TraceFileError, TraceTooLargeError
@@ -216,3 +218,23 @@ def read_trace_bytes(path: str | os.PathLike[str]) -> FileBytes:
         g = _gunzip(p, raw, None if avail is None else max(avail - len(raw), 0))
         return FileBytes(p, g.data, True, g.truncated, size, g.error, g.used, g.trailing)
     return FileBytes(p, raw, False, False, size)
+
+
+def write_atomically(target: str | os.PathLike[str], pieces: Iterable[bytes | memoryview]) -> None:
+    """Write ``pieces`` to ``target`` through a temp file in the same folder (``.tmp-*``,
+    which cache pruning removes when left behind) renamed over it: readers see the old
+    file or the whole new one, never a part.  On any error the temp file is removed."""
+    target = os.fspath(target)
+    suffix = os.path.splitext(target)[1]
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=os.path.dirname(target) or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for piece in pieces:
+                fh.write(piece)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

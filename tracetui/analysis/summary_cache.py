@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import orjson
 
 from .. import __version__
 from ..cache import cache_dir, code_fingerprint, file_identity, source_fingerprint
+from ..fileio import write_atomically
 from .categories import user_rules_location
 
 log = logging.getLogger(__name__)
@@ -51,8 +51,9 @@ def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any]
             rules_id = {"path": os.path.abspath(rules_path), "hash": hashlib.blake2b(data, digest_size=16).hexdigest()}
     except OSError:
         return None
-    return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top, "version": __version__,
-            "code": code_fingerprint(), "analysis": source_fingerprint((), [("analysis", "*.py"), ("analysis", "*.toml")])}
+    return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top,
+            "version": __version__, "code": code_fingerprint(),
+            "analysis": source_fingerprint((), [("analysis", "*.py"), ("analysis", "*.toml")])}
 
 
 def summary_path(key: dict[str, Any], folder: Path | None = None) -> Path:
@@ -87,15 +88,7 @@ def write_summary(key: dict[str, Any], summary: dict[str, Any]) -> bool:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         target = summary_path(key, folder)
-        data = orjson.dumps({"key": key, "summary": summary}, option=orjson.OPT_NON_STR_KEYS)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_atomically(target, [orjson.dumps({"key": key, "summary": summary}, option=orjson.OPT_NON_STR_KEYS)])
         prune(keep=target)
         return True
     except Exception as exc:

@@ -27,13 +27,13 @@ import math
 import mmap
 import os
 import struct
-import tempfile
 from typing import Any
 
 import msgspec
 import numpy as np
 
 from ..errors import LoadWarning
+from ..fileio import write_atomically
 from .decode import _Codes
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
@@ -152,27 +152,19 @@ def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[
     if len(head) > width:  # pragma: no cover - the width above leaves room for every offset
         raise CacheFormatError("header grew past its reserved size")
     head = head + b" " * (width - len(head))
-    target = os.fspath(path)
-    folder = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".ttc", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC)
-            fh.write(struct.pack("<Q", width))
-            fh.write(head)
-            at = len(MAGIC) + 8 + width
-            for sec, payload in zip(w.sections, w.payloads):
-                if sec["off"] > at:
-                    fh.write(b"\0" * (sec["off"] - at))
-                fh.write(memoryview(payload).cast("B") if isinstance(payload, np.ndarray) else payload)
-                at = sec["off"] + sec["nbytes"]
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    def pieces():
+        yield MAGIC
+        yield struct.pack("<Q", width)
+        yield head
+        at = len(MAGIC) + 8 + width
+        for sec, payload in zip(w.sections, w.payloads):
+            if sec["off"] > at:
+                yield b"\0" * (sec["off"] - at)
+            yield memoryview(payload).cast("B") if isinstance(payload, np.ndarray) else payload
+            at = sec["off"] + sec["nbytes"]
+
+    write_atomically(path, pieces())
     return pos
 
 
