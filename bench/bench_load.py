@@ -45,6 +45,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -189,8 +190,6 @@ def run_child(kind: str, path: str, cache_dir: Path, timeout: float = 900, **env
     env = dict(os.environ, TRACETUI_CACHE_DIR=str(cache_dir), **PIN, **env_extra)
     proc = subprocess.Popen([sys.executable, __file__, "--child", kind, path], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    import threading
-
     peak = [0]
     done = threading.Event()
 

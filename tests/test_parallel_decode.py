@@ -83,7 +83,7 @@ def _compare(path, workers: int = 4, sabotage: str = "") -> dict:
 
 def test_parallel_decode_of_a_real_trace_is_identical():
     out = _compare(QWEN)
-    assert out["parallel_calls"][:2] == [4, 4]  # both decodes of the parallel run went through workers
+    assert out["parallel_calls"] == [4, 4]  # the compared decode and the full load_kineto both used 4 processes
     assert out["rows"] == 18221  # 4 slices of 4,608 rows or fewer
     assert out["warnings"] == []
 
