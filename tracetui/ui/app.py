@@ -27,6 +27,7 @@ from ..errors import TraceError
 from ..model import LinkedTrace
 from .detail import DetailBuilder, DetailPane
 from .keys import APP_BINDINGS, MAIN_BINDINGS, JumpCycle, JumpError, gpu_jump, launching_op, match_index
+from .notify import show_note
 from .screens import (ErrorDialog, ExportDialog, HelpScreen, LoadingScreen, SearchBar, WarningsScreen,
                       live_bindings, trace_summary, widget_bindings)
 from .source import TraceTreeSource
@@ -161,7 +162,7 @@ class MainScreen(Screen):
             ok = tree.select_node(target)
         if not ok:
             self._notes.pop(target, None)
-            self.notify(Text(f"cannot show node {node} in the tree"), severity="warning")
+            show_note(self, f"cannot show node {node} in the tree", severity="warning")
         return ok
 
     # ------------------------------------------------------------------ jumps
@@ -172,7 +173,7 @@ class MainScreen(Screen):
         try:
             cyc = gpu_jump(self.source, self.current, self.cycle)
         except JumpError as exc:
-            self.notify(Text(str(exc)), severity="warning")
+            show_note(self, str(exc), severity="warning")
             return
         self.cycle = cyc
         note = Text(f"> GPU event {cyc.index + 1} of {cyc.events.size} under ", style="bold")
@@ -187,7 +188,7 @@ class MainScreen(Screen):
         try:
             op, k, via = launching_op(src, self.current if self.current is not None else -1)
         except JumpError as exc:
-            self.notify(Text(str(exc)), severity="warning")
+            show_note(self, str(exc), severity="warning")
             return
         note = Text("< launched ", style="bold")
         name = self._label_of(k)
@@ -208,7 +209,7 @@ class MainScreen(Screen):
                 note.append("\n  ET op: none linked", style="dim")
                 message.append("  |  no linked ET op")
         if self.select(op, note) and src.et is not None:
-            self.notify(message, title="<")
+            show_note(self, message, title="<")
 
     def _label_of(self, node: int) -> str:
         src = self.source
@@ -245,7 +246,7 @@ class MainScreen(Screen):
         try:
             nodes, ranks = self.source.find(query)
         except ValueError as exc:
-            self.notify(Text(str(exc)), severity="error")
+            show_note(self, str(exc), severity="error")
             return
         self.query_text = query
         self.matches, self.match_ranks = nodes, ranks
@@ -253,7 +254,7 @@ class MainScreen(Screen):
             self._set_filter(True)
         self.update_status()
         if not nodes.size:
-            self.notify(Text(f"no match for {query!r}"), severity="warning")
+            show_note(self, f"no match for {query!r}", severity="warning")
             return
         if select:
             self._goto_match(0, inclusive=True)
@@ -264,11 +265,11 @@ class MainScreen(Screen):
 
     def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
         if self.query_text is None:
-            self.notify("no search yet: press / to search", severity="warning")
+            show_note(self, "no search yet: press / to search", severity="warning")
             return
         n = self.matches.size
         if not n:
-            self.notify(Text(f"no match for {self.query_text!r}"), severity="warning")
+            show_note(self, f"no match for {self.query_text!r}", severity="warning")
             return
         i = match_index(self.match_ranks, self._cursor_rank(), direction, inclusive=inclusive)
         note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
@@ -282,7 +283,7 @@ class MainScreen(Screen):
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):
-            self.notify("filter shows the subtrees holding search matches: search first (/)", severity="warning")
+            show_note(self, "filter shows the subtrees holding search matches: search first (/)", severity="warning")
             return
         self._set_filter(not self.source.filtered)
 
@@ -320,7 +321,7 @@ class MainScreen(Screen):
         if current is not None:
             self.op_tree.select_node(src.visible_ancestor(current))
         self.update_status()
-        self.notify("python_function rows " + ("hidden" if src.hide_python else "shown"))
+        show_note(self, "python_function rows " + ("hidden" if src.hide_python else "shown"))
 
     def action_focus_timeline(self) -> None:
         timeline = self.timeline
@@ -352,7 +353,7 @@ class MainScreen(Screen):
 
     def action_zoom_selection(self) -> None:
         if not self.timeline.zoom_to_selection():
-            self.notify("the selection has no time span", severity="warning")
+            show_note(self, "the selection has no time span", severity="warning")
 
     def action_fit_all(self) -> None:
         self.timeline.fit_all()
@@ -364,7 +365,7 @@ class MainScreen(Screen):
     def action_export(self) -> None:
         """``e``: export the selected subtree (the whole trace from a lane or ET row)."""
         if self.linked.kineto is None:
-            self.notify("export needs a Kineto trace", severity="warning")
+            show_note(self, "export needs a Kineto trace", severity="warning")
             return
         node = self.current
         k = self.source.kineto_of(node) if node is not None else -1
@@ -386,9 +387,9 @@ class MainScreen(Screen):
         try:
             write_export(self.linked, root, fmt, path, self.builder.categorizer)
         except (TraceError, OSError, ValueError) as exc:
-            self.app.call_from_thread(self.notify, Text(f"export failed: {exc}"), severity="error")
+            self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return
-        self.app.call_from_thread(self.notify, Text(f"exported {fmt} to {os.path.abspath(path)}"), title="export")
+        self.app.call_from_thread(show_note, self, f"exported {fmt} to {os.path.abspath(path)}", title="export")
 
 
 class TraceApp(App[int]):

@@ -1,0 +1,33 @@
+"""The one way the browser shows a notification (a toast).
+
+Notification text often quotes trace data (op names, search strings, file paths), which
+may contain ``[`` and ``]``.  Textual parses a toast's message as content markup unless
+told otherwise, and its ``notify`` takes only ``str``: handing it a ``rich.text.Text``
+fails inside the toast's render on Textual 8.2 (``Content.from_markup`` calls
+``str.translate``).  :func:`show_note` therefore always passes a plain ``str`` with
+``markup=False``, whatever it is given, so trace text is shown literally on every
+supported Textual.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rich.text import Text
+from textual.dom import DOMNode
+
+Severity = Literal["information", "warning", "error"]
+
+
+def plain(message: str | Text) -> str:
+    """The characters of ``message`` (a ``Text``'s styles are dropped)."""
+    return message.plain if isinstance(message, Text) else str(message)
+
+
+def show_note(node: DOMNode, message: str | Text, *, title: str | Text = "",
+              severity: Severity = "information", timeout: float | None = None) -> None:
+    """Show ``message`` as a toast from ``node``'s app, literally (never as markup).
+
+    Safe to call from the UI thread only; from a worker use ``app.call_from_thread``.
+    """
+    node.app.notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
