@@ -24,9 +24,21 @@ def screen_text(app) -> str:
     return "\n".join("".join(seg.text for seg in strip) for strip in strips)
 
 
-async def open_app(app, pilot) -> MainScreen:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
+    """Wait until the load worker has shown the browser (or failed), at most ``timeout`` s.
+
+    The worker starts after the loading screen's first frame, so waiting for workers alone
+    can return before it exists."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if isinstance(app.screen, MainScreen) or app.load_failed:
+            break
+        await asyncio.sleep(0.05)
     assert isinstance(app.screen, MainScreen), screen_text(app)
     return app.screen
 
