@@ -12,7 +12,8 @@ import pytest
 from tests.shared_traces import ET_DIR, SAMPLES, kineto_path, load_shared_kineto
 from tracetui.ui.app import EXIT_LOAD_FAILED, MainScreen, TraceApp
 from tracetui.ui.detail import DetailPane
-from tracetui.ui.screens import ErrorDialog, HelpScreen, WarningsScreen
+from tracetui.ui.help import HelpScreen
+from tracetui.ui.screens import ErrorDialog, WarningsScreen
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 MI250 = str(kineto_path("mi250_minitoy_train.json.gz"))
@@ -499,10 +500,10 @@ def test_gpu_events_without_a_launch_sit_under_their_stream():
 
 
 def test_status_line_says_when_the_pair_looks_like_different_runs():
-    from tracetui.model import load_pair
-    from tracetui.ui.screens import trace_summary
-
     from shared_traces import ET_DIR
+
+    from tracetui.model import load_pair
+    from tracetui.ui.status import trace_summary
 
     lt = load_pair(ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz",
                    ET_DIR / "param_linear_cuda_pair" / "kineto.json.gz")

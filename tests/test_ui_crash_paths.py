@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 from tests.shared_traces import ET_DIR, kineto_path
-from tests.test_ui_app import open_app, press, screen_text, search
+from tests.test_ui_app import open_app, press, search
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens import ExportDialog
+from tracetui.ui.export_dialog import ExportDialog
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 LINEAR = ET_DIR / "param_linear_cuda_pair"

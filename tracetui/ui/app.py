@@ -26,11 +26,13 @@ from textual.widgets import Footer, Input, Static
 from ..errors import TraceError
 from ..model import LinkedTrace
 from .detail import DetailBuilder, DetailPane
+from .export_dialog import ExportDialog
+from .help import HelpScreen, live_bindings, widget_bindings
 from .keys import APP_BINDINGS, MAIN_BINDINGS, JumpCycle, JumpError, gpu_jump, launching_op, match_index
 from .notify import show_note
-from .screens import (ErrorDialog, ExportDialog, HelpScreen, LoadingScreen, SearchBar, WarningsScreen,
-                      live_bindings, trace_summary, widget_bindings)
+from .screens import ErrorDialog, LoadingScreen, SearchBar, WarningsScreen
 from .source import TraceTreeSource
+from .status import trace_summary
 from .timeline_view import TraceTimeline
 from .vtree import VirtualTree
 
