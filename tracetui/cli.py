@@ -7,7 +7,9 @@
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
 
-Bad input prints one line ``tracetui: <file>: <problem>`` to stderr and exits 2.
+Bad input prints one line ``tracetui: <file>: <problem>`` to stderr and exits 2.  A bug
+(any other exception) prints one line naming what failed and the saved traceback file,
+and exits 3 (:mod:`tracetui.crash`).
 """
 
 from __future__ import annotations
@@ -94,7 +96,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "record":
         from .record import main as record_main
 
-        return record_main(argv[1:])
+        try:
+            return record_main(argv[1:])
+        except KeyboardInterrupt:
+            return 130
+        except Exception as exc:  # the error boundary, as below
+            from .crash import EXIT_INTERNAL_ERROR, report
+
+            print(report(exc, "recording a sample").line(), file=sys.stderr)
+            return EXIT_INTERNAL_ERROR
     if argv and argv[0] not in SUBCOMMANDS and not argv[0].startswith("-"):
         argv = ["open"] + argv
     parser = build_parser()
@@ -133,6 +143,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print(f"tracetui: {' + '.join(_paths(args))}: not enough memory for this command", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # the error boundary: a bug ends in one line, never a traceback
+        from .crash import EXIT_INTERNAL_ERROR, report
+
+        print(report(exc, f"running 'tracetui {args.command}' on", _paths(args)).line(), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
     return 0
 
 

@@ -10,6 +10,7 @@ ET op is named too).  Both work from the tree and from the focused timeline.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from functools import partial
 from typing import ClassVar, Iterable
@@ -23,6 +24,8 @@ from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from ..crash import EXIT_INTERNAL_ERROR, CrashReport
+from ..crash import report as report_crash
 from ..errors import TraceError
 from ..model import LinkedTrace
 from .detail import DetailBuilder, DetailPane
@@ -410,6 +413,7 @@ class TraceApp(App[int]):
         self.categorizer = categorizer
         self.linked: LinkedTrace | None = None
         self.load_failed = False
+        self.crash: CrashReport | None = None
         self._progress: tuple[str, float] = ("starting", 0.0)
         self._progress_lock = threading.Lock()
 
@@ -453,6 +457,22 @@ class TraceApp(App[int]):
             self._call(self._load_failed, f"{paths[0]}: internal error while loading: {type(exc).__name__}: {exc}")
             return
         self._call(self._loaded, linked, source, categorizer)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """The browser's error boundary: Textual calls this for any exception that a handler,
+        a worker or a render did not catch.  The traceback goes to a file
+        (:mod:`tracetui.crash`) instead of the screen; :func:`run_app` prints the one-line
+        report and returns :data:`~tracetui.crash.EXIT_INTERNAL_ERROR`.  (Tests still see the
+        exception: Textual keeps it for ``run_test`` to re-raise.)"""
+        if self.crash is None:
+            try:
+                where = type(self.screen).__name__
+            except Exception:  # no screen yet, or the stack is being torn down
+                where = "the browser"
+            self.crash = report_crash(error, f"browsing ({where})", self.paths)
+        super()._handle_exception(error)
+        self._exit_renderables.clear()  # saved to the crash file; never dumped on the terminal
+        self._return_code = EXIT_INTERNAL_ERROR
 
     def _call(self, fn, *args) -> None:
         try:
@@ -534,9 +554,13 @@ def _default_categorizer():
 def run_app(paths: list[str], use_cache: bool = True) -> int:
     """Open the browser on ``paths`` (one Kineto trace, an ET, or both in any order).
 
-    Returns the exit status: 0, or :data:`EXIT_LOAD_FAILED` when the initial load failed
-    and the user quit from the error dialog.
+    Returns the exit status: 0, :data:`EXIT_LOAD_FAILED` when the initial load failed
+    and the user quit from the error dialog, or :data:`~tracetui.crash.EXIT_INTERNAL_ERROR`
+    after a bug (its one-line report is printed on stderr, the traceback saved to a file).
     """
     app = TraceApp(paths, use_cache=use_cache)
     app.run()
+    if app.crash is not None:
+        print(app.crash.line(), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
     return int(app.return_code or 0)
