@@ -310,6 +310,7 @@ class MainScreen(Screen):
             self.matches = np.empty(0, dtype=np.int64)
             self.match_ranks = np.empty(0)
             self.update_status()
+        self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles
     def action_toggle_python(self) -> None:

@@ -2,7 +2,8 @@
 
 :func:`build_detail` is pure (model in, renderables out) so it can be tested and timed
 without a terminal; :class:`DetailPane` is the scrolling widget that shows it.
-Trace strings (names, schemas, args) always go through ``Text(...)``: never markup.
+Trace strings (names, schemas, args) always go through ``Text`` (as
+:class:`~.detail_text.KeepText`, which keeps a number with its unit when wrapping): never markup.
 Durations are shown in human units (source values are microseconds).
 """
 
@@ -20,6 +21,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
+from .detail_text import KeepText, fit_table
 from .source import ET_ROOT_LABEL, KIND_STYLES, TraceTreeSource
 from .timescale import format_duration_us, format_time_us
 
@@ -29,7 +32,7 @@ WIDE = 72
 
 
 def _t(value: Any, style: str = "") -> Text:
-    return Text("" if value is None else str(value), style=style)
+    return KeepText("" if value is None else str(value), style=style)
 
 
 def _grid(rows: Iterable[tuple[str, Any]]) -> Table:
@@ -39,19 +42,23 @@ def _grid(rows: Iterable[tuple[str, Any]]) -> Table:
     for key, value in rows:
         if value is None or value == "":
             continue
-        grid.add_row(Text(key), value if isinstance(value, Text) else _t(value))
+        grid.add_row(KeepText(key), value if isinstance(value, Text) else _t(value))
     return grid
 
 
-def _table(columns: list[str], right: tuple[str, ...] = ()) -> Table:
+def _table(columns: list[str], right: tuple[str, ...] = (), whole: tuple[str, ...] = ()) -> Table:
+    """An argument table.  Columns in ``whole`` (numbers, ids) never wrap; the others wrap
+    at spaces.  The table is marked ``keep_whole``: :class:`DetailPane` renders it at least
+    at its minimum width (scrolling sideways when the pane is narrower), so no cell is cut."""
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     for col in columns:
-        table.add_column(col, overflow="fold", justify="right" if col in right else "left")
+        table.add_column(col, overflow="fold", justify="right" if col in right else "left", no_wrap=col in whole)
+    table.keep_whole = True  # type: ignore[attr-defined]
     return table
 
 
 def _heading(text: str) -> Text:
-    return Text(text, style="bold underline")
+    return KeepText(text, style="bold underline")
 
 
 def format_bytes(n: float) -> str:
@@ -68,12 +75,6 @@ def format_bytes(n: float) -> str:
 
 def _dur(us: float) -> str:
     return f"{format_duration_us(us)}  ({us:,.3f} µs)"
-
-
-def _xyz(v: Any) -> str | None:
-    if isinstance(v, list) and v:
-        return " × ".join(str(x) for x in v)
-    return None if v is None else str(v)
 
 
 def _prod(v: Any) -> int | None:
@@ -102,7 +103,7 @@ class DetailBuilder:
             parts.append(note)
         src = self.src
         if node is None:
-            parts.append(Text("Nothing selected.", style="dim"))
+            parts.append(KeepText("Nothing selected.", style="dim"))
         elif node == src.et_root:
             parts += self._et_root()
         elif src.is_kineto(node):
@@ -125,25 +126,37 @@ class DetailBuilder:
 
     # ------------------------------------------------------------------ helpers
     def _title(self, name: str, style: str, what: str) -> list[RenderableType]:
-        title = Text(name, style=f"bold {style}".strip(), overflow="fold")
-        return [title, Text(what, style="dim")]
+        title = KeepText(name, style=f"bold {style}".strip(), overflow="fold")
+        return [title, KeepText(what, style="dim")]
 
     def _start(self, ev: int) -> str:
         return "+" + format_time_us(float(self.src.kt.ts[ev]))
 
     def _op_line(self, ev: int) -> Text:
         kt = self.src.kt
-        line = Text(kt.name(ev), style=KIND_STYLES.get(Kind(int(kt.kind[ev])), ""))
+        line = KeepText(kt.name(ev), style=KIND_STYLES.get(Kind(int(kt.kind[ev])), ""))
         line.append(f"  {format_duration_us(float(kt.dur[ev]))}", style="dim")
         ext = int(kt.external_id[ev])
-        if ext >= 0:
+        if ext >= 0 and not is_correlation_ext(kt, ev):
             line.append(f"  ext {ext}", style="dim")
         return line
+
+    def _ext_row(self, ev: int) -> list[tuple[str, Any]]:
+        """The External id row; an old-format id (equal to the correlation) is labelled as such."""
+        ext = int(self.src.kt.external_id[ev])
+        if ext < 0:
+            return []
+        if is_correlation_ext(self.src.kt, ev):
+            text = KeepText(f"{ext} ")
+            text.append("(equals the correlation, as in older traces: not the launching op's External id)",
+                        style="dim")
+            return [("External id", text)]
+        return [("External id", ext)]
 
     def et_ref(self, pos: int) -> Text:
         """``ET node 123 · rf_id 456 · aten::addmm`` (+ heuristic flag)."""
         et, link = self.src.et, self.src.link
-        text = Text(f"ET node {int(et.ids[pos])} · rf_id {int(et.rf_id[pos])} · ")
+        text = KeepText(f"ET node {int(et.ids[pos])} · rf_id {int(et.rf_id[pos])} · ")
         text.append(et.name(pos), style="bright_cyan")
         if link is not None and bool(link.heuristic[pos]):
             text.append("  (heuristic link: name-and-order alignment)", style="yellow")
@@ -151,9 +164,7 @@ class DetailBuilder:
 
     def _ids(self, ev: int) -> list[tuple[str, Any]]:
         kt, src = self.src.kt, self.src
-        rows: list[tuple[str, Any]] = []
-        if int(kt.external_id[ev]) >= 0:
-            rows.append(("External id", int(kt.external_id[ev])))
+        rows: list[tuple[str, Any]] = self._ext_row(ev)
         if int(kt.rf_id[ev]) > 0:
             rows.append(("Record function id", int(kt.rf_id[ev])))
         if int(kt.seq[ev]) >= 0:
@@ -188,7 +199,7 @@ class DetailBuilder:
                       ("GPU time", _dur(total)),
                       ("GPU span", format_duration_us(span)),
                       ("Jump", _t("> goes to the first GPU event, > again to the next", "dim"))])
-        return [Text(""), _heading("GPU work launched"), head, table]
+        return [KeepText(""), _heading("GPU work launched"), head, table]
 
     # ------------------------------------------------------------------ kinds
     def _host_op(self, ev: int, kind: Kind) -> list[RenderableType]:
@@ -240,13 +251,13 @@ class DetailBuilder:
         has_concrete = any(r[4] for r in rows)
         heading = _heading("Inputs (Kineto record_shapes)")
         if self.width >= WIDE:
-            table = _table(["#", "shape", "strides", "dtype"] + (["concrete"] if has_concrete else []))
+            table = _table(["#", "shape", "strides", "dtype"] + (["concrete"] if has_concrete else []), whole=("#",))
             for r in rows:
                 table.add_row(*(_t(x) for x in (r if has_concrete else r[:4])))
-            return [Text(""), heading, table]
-        lines = [Text(""), heading]
+            return [KeepText(""), heading, table]
+        lines = [KeepText(""), heading]
         for i, shape, stride, dtype, conc in rows:
-            line = Text(f"{i:>2} ", style="bold")
+            line = KeepText(f"{i:>2} ", style="bold")
             line.append(" ".join(x for x in (dtype, shape) if x))
             if stride:
                 line.append(f" strides {stride}", style="dim")
@@ -261,31 +272,29 @@ class DetailBuilder:
         for title, args in (("Inputs (ET)", node.inputs), ("Outputs (ET)", node.outputs)):
             if not args:
                 continue
-            parts += [Text(""), _heading(title)]
-            if wide:
-                table = _table(["#", "shape", "strides", "dtype", "device", "tensor", "storage", "bytes"],
-                               right=("tensor", "storage", "bytes"))
+            parts += [KeepText(""), _heading(title)]
+            scalars: list[RenderableType] = []  # wide: listed under the tensor table, not squeezed into it
+            rows: list[tuple[str, ...]] = []
             for label, arg in _flatten_args(args):
                 v = arg.value
                 tensor = hasattr(v, "tensor_id")
                 scalar = f"{arg.type or '?'} = {v!r}" if v is not None else f"{arg.type or 'None'}"
                 if wide and tensor:
-                    table.add_row(_t(label), _t(_shape(v.shape)), _t(_shape(v.stride)), _t(v.dtype), _t(v.device),
-                                  _t(v.tensor_id), _t(v.storage_id), _t(f"{v.nbytes:,}"))
-                elif wide:
-                    table.add_row(_t(label), _t(scalar), *(_t("") for _ in range(6)))
+                    rows.append((label, _shape(v.shape), _shape(v.stride), str(v.dtype), str(v.device),
+                                 str(v.tensor_id), str(v.storage_id), f"{v.nbytes:,} B"))
                 elif tensor:
-                    line = Text(f"{label:>2} ", style="bold")
+                    line = KeepText(f"{label:>2} ", style="bold")
                     line.append(f"{v.dtype} {_shape(v.shape)} {v.device} {v.nbytes:,} B")
                     line.append(f"\n   strides {_shape(v.stride) or '?'} · tensor {v.tensor_id} · storage {v.storage_id}",
                                 style="dim")
                     parts.append(line)
                 else:
-                    line = Text(f"{label:>2} ", style="bold")
+                    line = KeepText(f"{label:>2} ", style="bold")
                     line.append(scalar)
-                    parts.append(line)
-            if wide:
-                parts.append(table)
+                    (scalars if wide else parts).append(line)
+            if rows:
+                parts.append(_tensor_table(rows))
+            parts += scalars
         return parts
 
     def _runtime(self, ev: int, kind: Kind) -> list[RenderableType]:
@@ -317,27 +326,23 @@ class DetailBuilder:
         dur = float(kt.dur[ev])
         # one line with the key facts first, so a short pane (80x24) shows them unscrolled
         facts = [kt.category(ev), format_duration_us(dur)]
+        launch = int(kt.launch_of[ev])
+        grid_f, grid_rows = grid_facts(args, kt.name(launch) if launch >= 0 else None)
         if kind == Kind.KERNEL:
-            facts += [f"grid {_xyz(args.get('grid'))}" if args.get("grid") is not None else "",
-                      f"block {_xyz(args.get('block'))}" if args.get("block") is not None else ""]
+            facts += grid_f
         elif isinstance(args.get("bytes"), (int, float)):
             facts.append(format_bytes(args["bytes"]).split(" (")[0])
         if category:
             facts.append(f"category {category}")
-        parts = [Text(" · ".join(f for f in facts if f), style="dim"),
-                 Text(kt.name(ev), style=f"bold {KIND_STYLES.get(kind, '')}".strip(), overflow="fold")]
+        parts = [KeepText(" · ".join(f for f in facts if f), style="dim"),
+                 KeepText(kt.name(ev), style=f"bold {KIND_STYLES.get(kind, '')}".strip(), overflow="fold")]
         rows: list[tuple[str, Any]] = [("Duration", _dur(dur)), ("Start", self._start(ev))]
         if kind == Kind.KERNEL:
-            rows += [
-                ("Grid", _xyz(args.get("grid"))),
-                ("Block", _xyz(args.get("block"))),
+            rows += grid_rows + [
                 ("Threads/block", _prod(args.get("block"))),
                 ("Registers/thread", args.get("registers per thread")),
                 ("Shared memory", format_bytes(args["shared memory"]) if "shared memory" in args else None),
-                ("Blocks/SM", args.get("blocks per SM")),
-                ("Warps/SM", args.get("warps per SM")),
-                ("Est. occupancy", f"{args['est. achieved occupancy %']} %" if "est. achieved occupancy %" in args else None),
-            ]
+            ] + occupancy_rows(args)
         else:
             nbytes = args.get("bytes")
             bw = args.get("memory bandwidth (GB/s)")
@@ -350,9 +355,7 @@ class DetailBuilder:
         rows.append(("Stream", int(kt.stream[ev]) if int(kt.stream[ev]) >= 0 else args.get("stream")))
         if int(kt.correlation[ev]) >= 0:
             rows.append(("Correlation", int(kt.correlation[ev])))
-        if int(kt.external_id[ev]) >= 0:
-            rows.append(("External id", int(kt.external_id[ev])))
-        launch = int(kt.launch_of[ev])
+        rows += self._ext_row(ev)
         if launch >= 0:
             rows.append(("Launch call", self._op_line(launch)))
             delay = float(kt.ts[ev] - kt.ts[launch])
@@ -381,8 +384,8 @@ class DetailBuilder:
         lane = kt.lanes[node - kt.n_events]
         on = np.flatnonzero(kt.lane_of == lane.index)
         kinds = np.bincount(kt.kind[on], minlength=len(Kind)) if on.size else np.zeros(len(Kind), dtype=np.int64)
-        parts: list[RenderableType] = [Text(lane.label, style="bold", overflow="fold"),
-                                       Text("GPU stream" if lane.is_gpu else "CPU thread", style="dim")]
+        parts: list[RenderableType] = [KeepText(lane.label, style="bold", overflow="fold"),
+                                       KeepText("GPU stream" if lane.is_gpu else "CPU thread", style="dim")]
         rows: list[tuple[str, Any]] = []
         if lane.is_gpu:
             dname = kt.device_name(lane.pid) if isinstance(lane.pid, int) else None
@@ -410,8 +413,8 @@ class DetailBuilder:
 
     def _et_root(self) -> list[RenderableType]:
         s = self.src.link.stats
-        return [Text(ET_ROOT_LABEL, style="bold"),
-                Text("ET threads with ops that have no Kineto event (ET records every thread; "
+        return [KeepText(ET_ROOT_LABEL, style="bold"),
+                KeepText("ET threads with ops that have no Kineto event (ET records every thread; "
                      "Kineto only the profiled ones).", style="dim"),
                 _grid([("Link method", s.method), ("ET ops", f"{s.et_ops:,}"), ("Linked", f"{s.linked:,}"),
                        ("Heuristic", f"{s.heuristic:,}"), ("ET-only", f"{s.et_only:,}"),
@@ -443,6 +446,18 @@ class DetailBuilder:
         if k >= 0:
             parts += self._gpu_summary(k)
         return parts
+
+
+def _tensor_table(rows: list[tuple[str, ...]]) -> Table:
+    """ET tensor arguments as a table; a column empty in every row (ET 1.0.x records no
+    strides) is left out so the others keep their width."""
+    names = ["#", "shape", "strides", "dtype", "device", "tensor", "storage", "bytes"]
+    keep = [i for i, name in enumerate(names) if i == 0 or any(r[i] for r in rows)]
+    table = _table([names[i] for i in keep], right=("tensor", "storage", "bytes"),
+                   whole=("#", "device", "tensor", "storage", "bytes"))
+    for r in rows:
+        table.add_row(*(_t(r[i]) for i in keep))
+    return table
 
 
 def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
@@ -485,6 +500,11 @@ class DetailPane(ScrollView, can_focus=True):
     selection only sets the virtual size and repaints the pane; it never re-lays out the
     screen (a ``Static`` with auto height did, re-rendering the content to measure it:
     ~35 ms per cursor move on a 200x50 terminal).
+
+    Width: the lines are rendered at the width left beside the vertical scrollbar when
+    they are taller than the pane (a line rendered at the full width lost its last cells
+    under the scrollbar), and at least at the minimum width of any argument table (then
+    the pane scrolls sideways instead of cutting a number).
     """
 
     DEFAULT_CSS = """
@@ -495,10 +515,10 @@ class DetailPane(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.builder = builder
         self.node: int | None = None
-        self._renderable: RenderableType = Text("")
+        self._renderable: RenderableType = KeepText("")
         self._note: Text | None = None
         self._lines: list[Strip] = []
-        self._lines_width = 0
+        self._fitted: tuple[int, int] = (0, 0)  #: (width, height) of the content region the lines fit
 
     def show(self, node: int | None, note: Text | None = None) -> None:
         """Show ``node`` (and an optional one-line ``note`` above it, e.g. how it was reached)."""
@@ -506,37 +526,70 @@ class DetailPane(ScrollView, can_focus=True):
         if self.builder is None:
             return
         self._note = note
-        self._renderable = self.builder.build(node, note, self._width())
-        self._render_lines()
+        self._fit()
         self.scroll_home(animate=False)
 
-    def _width(self) -> int:
-        width = self.scrollable_content_region.width
-        return width if width > 0 else 80
+    def clear_note(self) -> None:
+        """Show the current node again without its note (``esc``: a search note is stale)."""
+        if self._note is not None:
+            self.show(self.node)
 
-    def _render_lines(self) -> None:
-        width = self._width()
+    def _region(self) -> tuple[int, int]:
+        """(width, height) inside the padding, scrollbars included; 80x24 before layout."""
+        region = self.content_region
+        return (region.width, region.height) if region.width > 0 else (80, 24)
+
+    def _fit(self) -> None:
+        """Build and render for the current size: at the full width when the lines fit the
+        height, else again beside the vertical scrollbar."""
+        width, height = self._region()
+        self._fitted = (width, height)
+        vbar = self.styles.scrollbar_size_vertical
+        hbar = self.styles.scrollbar_size_horizontal
+        for usable in (width, max(1, width - vbar)):
+            if self.builder is not None and (usable == width or (self.builder.width >= WIDE) != (usable >= WIDE)):
+                self._renderable = self.builder.build(self.node, self._note, usable)
+            lines, rendered = self._render_at(usable)
+            rows = height - (hbar if rendered > usable else 0)
+            if len(lines) <= rows:
+                break
+        self._lines = [Strip(line, rendered) for line in lines]
+        self.virtual_size = Size(rendered, len(self._lines))
+        self.refresh()
+
+    def _render_at(self, width: int) -> tuple[list, int]:
+        """The renderable as lines at ``width``; an argument table narrower than its minimum
+        width is rendered at that minimum instead (the pane scrolls sideways).  Returns the
+        lines and the widest line's width."""
         console = self.app.console
         options = console.options.update(width=width, min_width=width, max_width=width, height=None)
-        lines = console.render_lines(self._renderable, options, style=self.rich_style, pad=True)
-        self._lines = [Strip(line, width) for line in lines]
-        self._lines_width = width
-        self.virtual_size = Size(width, len(self._lines))
-        self.refresh()
+        parts = getattr(self._renderable, "renderables", None)
+        if parts is None:
+            return console.render_lines(self._renderable, options, style=self.rich_style, pad=True), width
+        lines: list = []
+        widest = width
+        for part in parts:
+            at = options
+            if getattr(part, "keep_whole", False):
+                need = fit_table(console, options, part, width)
+                if need > width:
+                    at = options.update(width=need, min_width=need, max_width=need)
+                    widest = max(widest, need)
+            lines += console.render_lines(part, at, style=self.rich_style, pad=True)
+        return lines, widest
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         row = self.scroll_offset.y + y
         if 0 <= row < len(self._lines):
-            return self._lines[row].crop_extend(0, width, self.rich_style)
+            x = self.scroll_offset.x
+            return self._lines[row].crop_extend(x, x + width, self.rich_style)
         return Strip.blank(width, self.rich_style)
 
     def on_resize(self) -> None:
-        if self.builder is None or self._width() == self._lines_width:
+        if self.builder is None or self._region() == self._fitted:
             return
-        if (self.builder.width >= WIDE) != (self._width() >= WIDE):
-            self._renderable = self.builder.build(self.node, self._note, self._width())
-        self._render_lines()
+        self._fit()
 
     def text(self) -> str:
         """The pane's content as plain text (for tests)."""
