@@ -36,8 +36,11 @@ from .notify import show_note
 from .screens import ErrorDialog, LoadingScreen, SearchBar, WarningsScreen
 from .source import TraceTreeSource
 from .status import trace_summary
+from .textual_guards import install_guards
 from .timeline_view import TraceTimeline
 from .vtree import VirtualTree
+
+install_guards()
 
 #: Exit status of ``run_app`` when the initial load failed and the user quit.
 EXIT_LOAD_FAILED = 2
@@ -540,7 +543,13 @@ class TraceApp(App[int]):
                         continue
                     seen.add(b.action)
                     yield SystemCommand(b.description, f"key {self.get_key_display(b)}",
-                                        partial(screen.run_action, b.action))
+                                        partial(self._run_browser_action, screen, b.action))
+
+    async def _run_browser_action(self, screen: Screen, action: str) -> None:
+        """A palette command runs after the palette closes: by then the browser screen may be
+        gone (the app is quitting), and its widgets with it."""
+        if screen.is_attached and self.screen is screen:
+            await screen.run_action(action)
 
 
 def _default_categorizer():
