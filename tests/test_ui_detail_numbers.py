@@ -65,7 +65,7 @@ async def test_blocks_and_warps_per_sm_share_a_format_and_occupancy_names_kineto
     assert kt.args(k)["warps per SM"] == 4424.85 and kt.args(k)["est. achieved occupancy %"] == 100
     text = await detail_of(V100_OLD, k)
     assert "Blocks/SM 1,106.2125" in text and "Warps/SM 4,424.85" in text
-    assert "Kineto est. occupancy 100 %" in text and "Est. occupancy" not in text
+    assert "Occupancy 100 % (Kineto's estimate)" in text and "Est. occupancy" not in text
 
 
 async def test_old_trace_external_id_equal_to_correlation_is_not_the_op_id():

@@ -8,7 +8,7 @@
   block x = 256, i.e. 4 blocks).
 * ``blocks per SM`` / ``warps per SM`` share one number format (:func:`format_number`).
 * ``est. achieved occupancy %`` is Kineto's estimate (from the launch configuration, not a
-  measurement): the label says so.
+  measurement): the value says so (in the value, so the key column stays as narrow as before).
 * ``External id``: in older traces a runtime call's and its kernel's ``External id`` equal
   their own correlation (:func:`is_correlation_ext`), which is not the launching op's id.
 """
@@ -71,11 +71,11 @@ def grid_facts(args: dict[str, Any], launch_name: str | None) -> tuple[list[str]
 
 
 def occupancy_rows(args: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Blocks/SM, Warps/SM (same format) and Kineto's estimated occupancy."""
+    """Blocks/SM, Warps/SM (same format) and the occupancy, marked as Kineto's estimate."""
     occ = args.get("est. achieved occupancy %")
     return [("Blocks/SM", format_number(args.get("blocks per SM"))),
             ("Warps/SM", format_number(args.get("warps per SM"))),
-            ("Kineto est. occupancy", f"{format_number(occ)} %" if occ is not None else None)]
+            ("Occupancy", f"{format_number(occ)} % (Kineto's estimate)" if occ is not None else None)]
 
 
 def is_correlation_ext(kt: Any, ev: int) -> bool:
