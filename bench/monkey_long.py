@@ -1,0 +1,66 @@
+"""Long monkey run: the walks of tests/test_ui_monkey.py with fresh seeds and more keys.
+
+    python bench/monkey_long.py                     # 5 seeds x 4,000 keys per trace
+    python bench/monkey_long.py --seeds 20 --keys 10000 --only MTIA
+
+Prints one row per walk (trace, seed, keys, screens reached, apps started, seconds, keys/s)
+and, for a failure, the seed and the last keys so it can be replayed with
+``--first-seed SEED --seeds 1``.  Exits 1 when any walk failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.monkey import WalkFailure, walk  # noqa: E402
+from tests.test_ui_monkey import WALKS, _paths, _ready  # noqa: E402
+from tracetui.ui.app import TraceApp  # noqa: E402
+
+
+async def run(args) -> int:
+    failures = 0
+    print(f"{'trace':34} {'seed':>6} {'keys':>7} {'apps':>4} {'s':>7} {'keys/s':>7}  screens")
+    for label, spec, _n, size in WALKS:
+        if args.only and args.only.lower() not in label.lower():
+            continue
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            with tempfile.TemporaryDirectory() as tmp:
+                os.chdir(tmp)
+                paths = _paths(spec, Path(tmp))
+                start = time.perf_counter()
+                try:
+                    record = await walk(lambda: TraceApp(paths=paths, use_cache=False), _ready, label=label,
+                                        seed=seed, n_keys=args.keys, size=size)
+                except WalkFailure as exc:
+                    failures += 1
+                    print(f"FAIL {exc}")
+                    continue
+                finally:
+                    os.chdir(REPO)
+                took = time.perf_counter() - start
+                print(f"{label:34} {seed:>6} {len(record.keys):>7} {record.apps:>4} {took:>7.1f} "
+                      f"{len(record.keys) / took:>7.0f}  {', '.join(sorted(record.screens))}")
+    print(f"{failures} failed walk(s)")
+    return 1 if failures else 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--first-seed", type=int, default=10_000)
+    p.add_argument("--keys", type=int, default=4000)
+    p.add_argument("--only", default=None, help="run only walks whose label contains this")
+    return asyncio.run(run(p.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
