@@ -114,3 +114,22 @@ async def test_long_kernel_name_is_shown_whole_at_80x24():
         squeeze = "".join("".join(pane_lines(app, pane)).split())
         assert "".join(name.split()) in squeeze
         assert pane.virtual_size.width <= pane.scrollable_content_region.width  # wrapped, not cut
+
+
+async def test_every_detail_fits_beside_its_scrollbar_while_walking_the_tree():
+    # bert at both layouts: 80x24 (detail below the tree) and 120x40 (side by side, ~45 cells).
+    # Whether or not a row's detail needs the vertical scrollbar, no line is wider than the
+    # cells left beside it (before the fix, lines were cut by the scrollbar's 2 cells).
+    for size in ((80, 24), (120, 40)):
+        app = TraceApp(paths=[BERT], use_cache=False)
+        async with app.run_test(size=size, notifications=True) as pilot:
+            screen = await open_app(app, pilot)
+            await press(pilot, "asterisk")  # expand the subtree: op, runtime and kernel rows
+            pane, scrolled, seen = screen.detail, 0, set()
+            for _ in range(60):
+                await press(pilot, "j")
+                seen.add(screen.source.kt.kind_of(screen.current).name if screen.source.is_kineto(screen.current)
+                         and screen.current < screen.source.kt.n_events else "lane")
+                assert pane.virtual_size.width <= pane.scrollable_content_region.width, screen.current
+                scrolled += pane.virtual_size.height > pane.scrollable_content_region.height
+            assert scrolled > 0 and {"CPU_OP", "RUNTIME", "KERNEL"} <= seen, seen

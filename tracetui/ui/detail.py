@@ -540,19 +540,29 @@ class DetailPane(ScrollView, can_focus=True):
         return (region.width, region.height) if region.width > 0 else (80, 24)
 
     def _fit(self) -> None:
-        """Build and render for the current size: at the full width when the lines fit the
-        height, else again beside the vertical scrollbar."""
+        """Build and render for the current size: beside the vertical scrollbar when the
+        lines are taller than the pane, else at the full width.  (Tried narrow first: a
+        detail taller than the pane, the common case, then renders once.)"""
         width, height = self._region()
         self._fitted = (width, height)
-        vbar = self.styles.scrollbar_size_vertical
         hbar = self.styles.scrollbar_size_horizontal
-        for usable in (width, max(1, width - vbar)):
-            if self.builder is not None and (usable == width or (self.builder.width >= WIDE) != (usable >= WIDE)):
+        narrow = max(1, width - self.styles.scrollbar_size_vertical)
+
+        def render(usable: int, first: bool) -> tuple[list, int, bool]:
+            # the first pass builds for the (possibly new) node; the second only when the
+            # argument layout (table or lines, WIDE) differs at the other width
+            if self.builder is not None and (first or (self.builder.width >= WIDE) != (usable >= WIDE)):
                 self._renderable = self.builder.build(self.node, self._note, usable)
             lines, rendered = self._render_at(usable)
-            rows = height - (hbar if rendered > usable else 0)
-            if len(lines) <= rows:
-                break
+            return lines, rendered, len(lines) <= height - (hbar if rendered > usable else 0)
+
+        lines, rendered, fits = render(narrow, True)
+        if fits and narrow < width:
+            wide_lines, wide_rendered, wide_fits = render(width, False)
+            if wide_fits:
+                lines, rendered = wide_lines, wide_rendered
+            else:  # pragma: no cover - wider never wraps into more lines; keep the narrow fit
+                self._renderable = self.builder.build(self.node, self._note, narrow)
         self._lines = [Strip(line, rendered) for line in lines]
         self.virtual_size = Size(rendered, len(self._lines))
         self.refresh()
