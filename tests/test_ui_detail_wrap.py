@@ -133,3 +133,18 @@ async def test_every_detail_fits_beside_its_scrollbar_while_walking_the_tree():
                 assert pane.virtual_size.width <= pane.scrollable_content_region.width, screen.current
                 scrolled += pane.virtual_size.height > pane.scrollable_content_region.height
             assert scrolled > 0 and {"CPU_OP", "RUNTIME", "KERNEL"} <= seen, seen
+
+
+async def test_table_narrower_than_its_minimum_scrolls_sideways_instead_of_cutting():
+    # The conv's tensor table rendered into 40 cells: its minimum (whole ids, dtypes, byte
+    # counts) is wider, so it is rendered at that minimum and the pane would scroll sideways;
+    # the prose around it still wraps at 40.
+    app = TraceApp(paths=[RESNET_ET], use_cache=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await show_conv(app, pilot)
+        lines, width = screen.detail._render_at(40)
+        texts = ["".join(seg.text for seg in line).rstrip() for line in lines]
+        assert width > 40
+        row = next(t for t in texts if CONV_BYTES in t)
+        assert row.split()[:3] == ["0", "[32,", "float"] and row.split()[-4:] == ["1443", "1444", "19,267,584", "B"]
+        assert all(len(t) <= 40 for t in texts if t.startswith(("Schema", "   ")))
