@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.shared_traces import kineto_path, load_shared_kineto
-from tests.test_ui_app import BERT, open_app, press, search, screen_text
+from tests.test_ui_app import BERT, open_app, press, screen_text, search
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
 

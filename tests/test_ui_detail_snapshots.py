@@ -8,8 +8,8 @@ and look at the SVGs.
 
 from __future__ import annotations
 
-from tests.test_ui_detail_wrap import CONV_BYTES, RESNET_ET, scroll_to_bytes, show_conv
 from tests.test_ui_app import press, screen_text
+from tests.test_ui_detail_wrap import CONV_BYTES, RESNET_ET, scroll_to_bytes, show_conv
 from tracetui.ui.app import TraceApp
 
 

@@ -7,6 +7,8 @@ The tensor: ET node 1450 (``aten::_convolution``, the first ResNet conv) in
 
 from __future__ import annotations
 
+import io
+
 from tests.shared_traces import ET_DIR, load_shared_kineto
 from tests.test_ui_app import BERT, open_app, press, screen_text
 from tracetui.kineto.kinds import Kind
@@ -28,7 +30,7 @@ def pane_lines(app, pane) -> list[str]:
 async def show_conv(app, pilot):
     screen = await open_app(app, pilot)
     et = screen.source.et
-    pos = [i for i in range(len(et.ids)) if int(et.ids[i]) == CONV_ET_ID][0]
+    pos = next(i for i in range(len(et.ids)) if int(et.ids[i]) == CONV_ET_ID)
     assert et.name(pos) == "aten::_convolution"
     screen.select(screen.source.et_base + pos)
     await pilot.pause()
@@ -45,7 +47,7 @@ def test_conv_input_is_the_known_byte_count():
     from tracetui.et import load_et
 
     et = load_et(RESNET_ET)
-    pos = [i for i in range(len(et.ids)) if int(et.ids[i]) == CONV_ET_ID][0]
+    pos = next(i for i in range(len(et.ids)) if int(et.ids[i]) == CONV_ET_ID)
     t = et.node(pos).inputs[0].value
     assert (t.shape, t.dtype, t.itemsize, t.device) == ((32, 3, 224, 224), "float", 4, "cuda:0")
     assert f"{t.nbytes:,} B" == CONV_BYTES == "19,267,584 B"
@@ -88,7 +90,7 @@ def test_keep_text_wraps_between_tokens_not_inside_them():
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(width=20, file=open("/dev/null", "w"), color_system=None)
+    console = Console(width=20, file=io.StringIO(), color_system=None)
     for text, token, width in (("cuda:0 19,267,584 B", "19,267,584 B", 17), ("aten::mul 1.5 ms ext 420", "ext 420", 21)):
         plain_rich = [str(line) for line in Text(text).wrap(console, width)]
         assert not any(token in p for p in plain_rich)  # plain Rich splits the token here

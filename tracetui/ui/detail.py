@@ -10,7 +10,8 @@ Durations are shown in human units (source values are microseconds).
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from rich.console import Group, RenderableType

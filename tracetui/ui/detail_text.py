@@ -16,10 +16,10 @@ import re
 from typing import Any
 
 from rich._wrap import divide_line
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions
 from rich.containers import Lines
 from rich.measure import Measurement
-from rich.cells import cell_len
 from rich.text import Text
 
 #: A space that must not break: number + unit, or id keyword + number.
