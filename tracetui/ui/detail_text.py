@@ -22,6 +22,9 @@ from rich.containers import Lines
 from rich.measure import Measurement
 from rich.text import Text
 
+WIDE = 72
+"""Pane width (cells) from which argument lists are shown as full tables."""
+
 #: A space that must not break: number + unit, or id keyword + number.
 _JOINED = re.compile(
     r"(?<=\d) (?=(?:B|KiB|MiB|GiB|TiB|ns|µs|ms|s|min|%|GB/s)(?![\w/]))"
