@@ -20,7 +20,9 @@ from rich.text import Text
 
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
-from .detail_pane import DetailPane  # the widget; re-exported for callers of tracetui.ui.detail
+from .detail_pane import (
+    DetailPane,  # the widget; re-exported for callers of tracetui.ui.detail
+)
 from .detail_text import WIDE, KeepText
 from .source import ET_ROOT_LABEL, KIND_STYLES, TraceTreeSource
 from .timescale import format_duration_us, format_time_us
