@@ -44,6 +44,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._note: Text | None = None
         self._lines: list[Strip] = []
         self._fitted: tuple[int, int] = (0, 0)  #: (width, height) of the content region the lines fit
+        self._scrolled = True  #: the last lines were taller than the pane (rendered beside the scrollbar)
 
     def show(self, node: int | None, note: Text | None = None) -> None:
         """Show ``node`` (and an optional one-line ``note`` above it, e.g. how it was reached)."""
@@ -66,8 +67,8 @@ class DetailPane(ScrollView, can_focus=True):
 
     def _fit(self) -> None:
         """Build and render for the current size: beside the vertical scrollbar when the
-        lines are taller than the pane, else at the full width.  (Tried narrow first: a
-        detail taller than the pane, the common case, then renders once.)"""
+        lines are taller than the pane, else at the full width.  The width that fitted the
+        previous selection is tried first, so walking rows of one kind renders once each."""
         width, height = self._region()
         self._fitted = (width, height)
         hbar = self.styles.scrollbar_size_horizontal
@@ -81,13 +82,15 @@ class DetailPane(ScrollView, can_focus=True):
             lines, rendered = self._render_at(usable)
             return lines, rendered, len(lines) <= height - (hbar if rendered > usable else 0)
 
-        lines, rendered, fits = render(narrow, True)
-        if fits and narrow < width:
-            wide_lines, wide_rendered, wide_fits = render(width, False)
-            if wide_fits:
-                lines, rendered = wide_lines, wide_rendered
-            else:  # pragma: no cover - wider never wraps into more lines; keep the narrow fit
-                self._renderable = self.builder.build(self.node, self._note, narrow)
+        if self._scrolled or narrow == width:
+            lines, rendered, fits = render(narrow, True)
+            if fits and narrow < width:  # short: use the full width (wider never wraps into more lines)
+                lines, rendered, _ = render(width, False)
+        else:
+            lines, rendered, fits = render(width, True)
+            if not fits:
+                lines, rendered, fits = render(narrow, False)
+        self._scrolled = not fits
         self._lines = [Strip(line, rendered) for line in lines]
         self.virtual_size = Size(rendered, len(self._lines))
         self.refresh()
