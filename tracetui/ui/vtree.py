@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from .notify import show_note
 from .vtree_rows import (
     ASCII_GLYPHS,
     MAX_INDENT_FRACTION,
@@ -39,6 +40,10 @@ from .vtree_rows import (
 
 __all__ = ["MAX_INDENT_FRACTION", "MIN_LABEL_CELLS", "MIN_TEXT_CELLS", "TreeSource", "VirtualTree",
            "VisibleRows"]
+
+
+SIBLING_NOTE_S = 2.0
+"""How long (seconds) the "first sibling" / "last sibling" toast of K / J stays up."""
 
 
 class VirtualTree(ScrollView, can_focus=True):
@@ -467,14 +472,21 @@ class VirtualTree(ScrollView, can_focus=True):
             self._set_cursor(row)
 
     def action_next_sibling(self) -> None:
-        row = self._rows.sibling_row(self._rows.cursor, 1)
-        if row >= 0:
-            self._set_cursor(row)
+        self._move_to_sibling(1)
 
     def action_prev_sibling(self) -> None:
-        row = self._rows.sibling_row(self._rows.cursor, -1)
+        self._move_to_sibling(-1)
+
+    def _move_to_sibling(self, direction: int) -> None:
+        """J/K: move to the next (``direction`` > 0) or previous sibling; at the end of the
+        sibling list say so in a short toast, so the key is never silently ignored."""
+        if not len(self._rows):
+            return
+        row = self._rows.sibling_row(self._rows.cursor, direction)
         if row >= 0:
             self._set_cursor(row)
+        else:
+            show_note(self, "last sibling" if direction > 0 else "first sibling", timeout=SIBLING_NOTE_S)
 
     def action_longest_child(self) -> None:
         """Expand the cursor node and move to its child with the largest weight."""
