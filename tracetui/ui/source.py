@@ -28,6 +28,7 @@ from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from ..kineto.order import tree_preorder
 from ..kineto.rollup import subtree_gpu_totals
 from ..model import LinkedTrace
+from .label_short import shorten_label
 from .timescale import format_duration_us
 
 #: Rich style of a row label, by event kind (names are never parsed as markup).
@@ -250,6 +251,12 @@ class TraceTreeSource:
             return label
         linked = self.link is not None and int(self.link.et_to_kineto[pos]) >= 0
         return Text(name, style=ET_STYLE if linked or self.kt is None else ET_ONLY_STYLE)
+
+    def short_label(self, label: Text, cells: int) -> Text:
+        """The row label drawn in ``cells`` cells when it does not fit: long known name
+        prefixes abbreviated (:mod:`~tracetui.ui.label_short`); search and the detail
+        pane keep the full name."""
+        return shorten_label(label, cells)
 
     def column_headers(self) -> list[str]:
         heads = ["Wall", "GPU", "Kern"] if self.kt is not None else []

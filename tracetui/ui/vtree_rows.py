@@ -53,7 +53,11 @@ class TreeSource(Protocol):
         """Parent of ``node``, or -1 for a root."""
 
     def row_label(self, node: int) -> Text:
-        """The name column, already styled.  Trace data: never parsed as markup."""
+        """The name column, already styled.  Trace data: never parsed as markup.
+
+        A source may also offer ``short_label(label: Text, cells: int) -> Text``: called
+        with the cleaned label when it is wider than its ``cells``, it returns the text to
+        draw instead (e.g. with long known prefixes abbreviated); it is then cut at the end."""
 
     def row_columns(self, node: int) -> Sequence[str]:
         """Right-aligned metric cells, one per entry of ``column_headers()``."""
@@ -417,7 +421,11 @@ class VisibleRows:
         else:
             text.append(glyphs.leaf if depth else glyphs.root_leaf, styles.guides)
         label = clean_label(source.row_label(node))
-        label.truncate(max(0, label_width - text.cell_len), overflow="ellipsis", pad=True)
+        room = max(0, label_width - text.cell_len)
+        shorten = getattr(source, "short_label", None)
+        if shorten is not None and label.cell_len > room:
+            label = shorten(label, room)
+        label.truncate(room, overflow="ellipsis", pad=True)
         text.append_text(label)
         if columns:
             values = source.row_columns(node)
