@@ -94,6 +94,15 @@ def compile_query(query: str) -> Callable[[str], bool]:
     return lambda s: q in s
 
 
+def id_column_width(values: np.ndarray, *, marks: int = 0, minimum: int = 7) -> int:
+    """Cells that fit every integer of ``values`` printed in full plus ``marks`` extra
+    characters (e.g. the ``~`` of a heuristic link), and at least ``minimum``."""
+    if not values.size:
+        return minimum
+    lo, hi = int(values.min()), int(values.max())
+    return max(minimum, len(str(lo)) + marks, len(str(hi)) + marks)
+
+
 def _fmt_count(n: int) -> str:
     if n < 100_000:
         return f"{n:,}" if n < 10_000 else str(n)
@@ -141,6 +150,7 @@ class TraceTreeSource:
             self.et_visible = self.et_order.in_subtrees(self._et_rows)
         self.et_link_k = self.link.kineto_to_et if self.link is not None else None
         self._gpu_cache: dict[int, np.ndarray] = {}
+        self._et_widths: list[int] | None = None
 
     # ------------------------------------------------------------------ ET helpers
     def _et_listed_roots(self) -> np.ndarray:
@@ -265,9 +275,14 @@ class TraceTreeSource:
         return heads
 
     def column_widths(self) -> list[int]:
+        """Cells per column: fixed for the durations and counts (their formats never pass
+        them), and for ET id / rf_id wide enough for the largest value in this trace (the
+        ET id plus its ``~`` mark), so an id is never cut at the right edge."""
         widths = [7, 7, 5] if self.kt is not None else []
         if self.et is not None:
-            widths += [7, 7]
+            if self._et_widths is None:
+                self._et_widths = [id_column_width(self.et.ids, marks=1), id_column_width(self.et.rf_id)]
+            widths += self._et_widths
         return widths
 
     def row_columns(self, node: int) -> list[str]:
