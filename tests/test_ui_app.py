@@ -247,6 +247,8 @@ async def test_python_rows_toggle():
         assert not screen.source.hide_python
         shown = [int(n) for n in tree.visible_nodes if n < kt.n_events]
         assert any(kt.kind_of(n).name == "PYTHON" for n in shown)
+        await pilot.resize_terminal(120, 24)  # the least important status part: shown when there is room
+        await pilot.pause()
         assert "python shown" in screen_text(app)
 
 
@@ -408,7 +410,8 @@ async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
         await press(pilot, "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-    out = tmp_path / f"tracetui-export-{node}.md"
+    assert int(screen.linked.kineto.external_id[node]) == 49  # the first addmm's External id, read from the file
+    out = tmp_path / "aten_addmm-ext49.md"  # the default name: op name + External id
     assert out.exists()
     body = out.read_text()
     assert "aten::addmm" in body and "cutlass" in body

@@ -22,20 +22,20 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input
 
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
 from ..errors import TraceError
 from ..model import LinkedTrace
 from .detail import DetailBuilder, DetailPane
-from .export_dialog import ExportDialog
+from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
 from .help import HelpScreen, live_bindings, widget_bindings
 from .keys import APP_BINDINGS, MAIN_BINDINGS, JumpCycle, JumpError, gpu_jump, launching_op, match_index
 from .notify import show_note
 from .screens import ErrorDialog, LoadingScreen, SearchBar, WarningsScreen
 from .source import TraceTreeSource
-from .status import trace_summary
+from .status import StatusLine, state_parts, trace_parts
 from .textual_guards import install_guards
 from .timeline_view import TraceTimeline
 from .vtree import VirtualTree
@@ -66,12 +66,13 @@ class MainScreen(Screen):
         self.matches = np.empty(0, dtype=np.int64)
         self.match_ranks = np.empty(0)
         self._notes: dict[int, Text] = {}
-        self._status_base: Text | None = None
+        self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
+        self.last_export: str | None = None  # absolute path of the last file written by e
         self._sync_pending = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
+        yield StatusLine(id="status")
         with Container(id="body"):
             yield TraceTree(self.source, id="tree")
             yield DetailPane(self.builder, id="detail")
@@ -105,23 +106,22 @@ class MainScreen(Screen):
         self.update_status()
 
     # ------------------------------------------------------------------ status
+    def status_parts(self) -> list:
+        """The status line's parts (:mod:`.status`): the trace's, then the browser state's."""
+        if self._status_fixed is None:
+            self._status_fixed = trace_parts(self.linked)
+        return self._status_fixed + state_parts(
+            python_hidden=self.source.hide_python if self.source.kt is not None else None,
+            query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
+            exported=self.last_export)
+
     def status_text(self) -> Text:
-        if self._status_base is None:
-            self._status_base = trace_summary(self.linked)
-        state = []
-        if self.source.kt is not None:
-            state.append("python hidden" if self.source.hide_python else "python shown")
-        if self.query_text is not None:
-            state.append(f"search {self.query_text!r}: {self.matches.size:,} matches")
-        if self.source.filtered:
-            state.append("FILTERED")
-        text = self._status_base.copy()
-        if state:
-            text.append(" · " + " · ".join(state), style="dim")
-        return text
+        """The status line as drawn: fitted to one line of the status widget's width."""
+        return self.query_one("#status", StatusLine).fitted()
 
     def update_status(self) -> None:
-        self.query_one("#status", Static).update(self.status_text())
+        """Give the status line the current parts; it fits them (again on every resize)."""
+        self.query_one("#status", StatusLine).set_parts(self.status_parts())
 
     # ------------------------------------------------------------------ selection
     @on(VirtualTree.NodeHighlighted)
@@ -379,9 +379,13 @@ class MainScreen(Screen):
         node = self.current
         k = self.source.kineto_of(node) if node is not None else -1
         root = k if k >= 0 else None
-        what = "the whole trace" if root is None else f"the subtree of {self._label_of(root)}"
-        label = "trace" if root is None else str(root)
-        self.app.push_screen(ExportDialog(what, label), partial(self._export_chosen, root))
+        kt = self.linked.kineto
+        if root is None:
+            what, stem = "the whole trace", trace_file_stem(kt.path)
+        else:  # named as the tree shows it: op (or lane) name and the op's External id
+            what = f"the subtree of {self._label_of(root)}"
+            stem = op_file_stem(kt.name(root), int(kt.external_id[root]) if root < kt.n_events else None)
+        self.app.push_screen(ExportDialog(what, stem), partial(self._export_chosen, root))
 
     def _export_chosen(self, root: int | None, choice: tuple[str, str] | None) -> None:
         if choice is None:
@@ -398,7 +402,16 @@ class MainScreen(Screen):
         except (TraceError, OSError, ValueError) as exc:
             self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return
-        self.app.call_from_thread(show_note, self, f"exported {fmt} to {os.path.abspath(path)}", title="export")
+        self.app.call_from_thread(self._exported, fmt, os.path.abspath(path))
+
+    def _exported(self, fmt: str, path: str) -> None:
+        """Say where the export went: a toast, and (lasting past the toast) the status line
+        and a note in the detail pane, both with the absolute ``path``."""
+        self.last_export = path
+        self.update_status()
+        if self.current is not None:
+            self.detail.show(self.current, Text.assemble(("exported ", "bold"), fmt, " to ", (path, "green")))
+        show_note(self, f"exported {fmt} to {path}", title="export")
 
 
 class TraceApp(App[int]):

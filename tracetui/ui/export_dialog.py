@@ -1,8 +1,14 @@
-"""The export dialog (``e``): a format and an output path for the selected subtree."""
+"""The export dialog (``e``): a format and an output path for the selected subtree.
+
+Focus starts on the format; Tab goes format -> file path -> Export -> Cancel.  The default
+file name says what is exported, as the user sees it: the op name and its External id
+(``aten_addmm-ext49.md``), or the trace file's stem for the whole trace, in the current
+folder.  Changing the format changes the file's extension."""
 
 from __future__ import annotations
 
 import os
+import re
 from typing import ClassVar
 
 from rich.text import Text
@@ -14,19 +20,76 @@ from textual.widgets import Button, Input, Label, Select
 
 EXPORT_FORMATS = (("Markdown report (md)", "md"), ("HTML report (html)", "html"), ("CSV tables (csv)", "csv"),
                   ("JSON (json)", "json"), ("Chrome trace (chrome)", "chrome"))
-EXPORT_EXTENSIONS = {"md": "md", "html": "html", "csv": "csv", "json": "json", "chrome": "json"}
+#: File extension per format; a Chrome trace is ``.trace.json`` so that it never takes the
+#: default name of the JSON export of the same op.
+EXPORT_EXTENSIONS = {"md": "md", "html": "html", "csv": "csv", "json": "json", "chrome": "trace.json"}
 
 
-def default_export_path(root_label: str, fmt: str, directory: str | None = None) -> str:
-    """``tracetui-export-<node>.<ext>`` in ``directory`` (default: the working directory)."""
-    name = f"tracetui-export-{root_label}.{EXPORT_EXTENSIONS.get(fmt, fmt)}"
-    return os.path.join(directory if directory is not None else os.getcwd(), name)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_TRACE_SUFFIXES = (".gz", ".json", ".pt.trace", ".trace")
+
+
+def safe_file_stem(label: str, max_len: int = 80) -> str:
+    """``label`` as a file name stem that every file system accepts: each run of characters
+    other than ASCII letters, digits, ``.``, ``_`` and ``-`` (``/``, ``:``, spaces, ...)
+    becomes one ``_``; no leading dot or dash; at most ``max_len`` characters; never empty."""
+    stem = _UNSAFE.sub("_", label).strip("._-")[:max_len].rstrip("._-")
+    return stem or "export"
+
+
+def op_file_stem(name: str, external_id: int | None) -> str:
+    """``<op name>-ext<External id>`` made safe (``aten::addmm``, 49 -> ``aten_addmm-ext49``);
+    the name alone when the op has no External id (None or negative)."""
+    stem = safe_file_stem(name)
+    return f"{stem}-ext{external_id}" if external_id is not None and external_id >= 0 else stem
+
+
+def trace_file_stem(path: str) -> str:
+    """The trace file's name without its trace suffixes (``h100_bert.json.gz`` -> ``h100_bert``)."""
+    stem = os.path.basename(str(path))
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _TRACE_SUFFIXES:
+            if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+                stem, changed = stem[: -len(suffix)], True
+    return safe_file_stem(stem)
+
+
+def with_format(path: str, fmt: str) -> str:
+    """``path`` with the extension of ``fmt``: a known export extension is replaced
+    (``a.trace.json`` -> ``a.md``), any other is kept and the new one appended
+    (``run.v2`` -> ``run.v2.md``)."""
+    root = path
+    for ext in sorted(set(EXPORT_EXTENSIONS.values()), key=len, reverse=True):
+        if path.lower().endswith("." + ext) and len(path) > len(ext) + 1:
+            root = path[: -len(ext) - 1]
+            break
+    return f"{root}.{EXPORT_EXTENSIONS.get(fmt, fmt)}"
+
+
+def default_export_path(stem: str, fmt: str, directory: str | None = None) -> str:
+    """``<stem>.<ext>`` in ``directory``; relative (the bare file name, resolved against the
+    working directory on export) when ``directory`` is None."""
+    name = with_format(stem, fmt) if stem else f"export.{EXPORT_EXTENSIONS.get(fmt, fmt)}"
+    return name if directory is None else os.path.join(directory, name)
+
+
+class FormatSelect(Select[str], inherit_bindings=False):
+    """The format list: Space, Up or Down open it; Enter is left to the dialog (export with
+    what is shown), so ``e`` then Enter exports at once."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("down,space,up", "show_overlay", "Choose format", show=False)]
 
 
 class ExportDialog(ModalScreen[tuple[str, str] | None]):
-    """Pick a format and an output path; dismisses with ``(fmt, path)`` or None."""
+    """Pick a format and an output path; dismisses with ``(fmt, absolute path)`` or None.
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="export.cancel")]
+    ``stem`` is the default file name without extension (:func:`op_file_stem`,
+    :func:`trace_file_stem`); a relative path is resolved against the working directory."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="export.cancel"),
+                                             Binding("enter", "export", "Export", id="export.go")]
     DEFAULT_CSS = """
     ExportDialog { align: center middle; }
     ExportDialog > Vertical { width: 76; max-width: 100%; height: auto; border: round $primary;
@@ -35,29 +98,30 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
     ExportDialog Button { margin-right: 2; }
     """
 
-    def __init__(self, what: str, root_label: str, directory: str | None = None) -> None:
+    def __init__(self, what: str, stem: str, directory: str | None = None) -> None:
         super().__init__()
         self.what = what
-        self.root_label = root_label
+        self.stem = stem
         self.directory = directory
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text("Export " + self.what, style="bold"))
-            yield Select(EXPORT_FORMATS, value="md", allow_blank=False, id="export-format")
-            yield Input(default_export_path(self.root_label, "md", self.directory), id="export-path")
+            yield FormatSelect(EXPORT_FORMATS, value="md", allow_blank=False, id="export-format")
+            yield Input(default_export_path(self.stem, "md", self.directory), id="export-path")
+            yield Label(Text("in " + (self.directory or os.getcwd()), style="dim"), id="export-folder")
             with Horizontal():
                 yield Button("Export", id="export-go", variant="primary")
                 yield Button("Cancel", id="export-cancel")
+            yield Label(Text("Enter: export   Space/↓: choose format   Tab: next field   Esc: cancel", style="dim"))
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        self.query_one(Select).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
         path = self.query_one(Input)
-        fmt = str(event.value)
-        root, _ext = os.path.splitext(path.value)
-        path.value = f"{root}.{EXPORT_EXTENSIONS.get(fmt, fmt)}"
+        path.value = with_format(path.value, str(event.value))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -73,7 +137,11 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
     def _go(self) -> None:
         path = self.query_one(Input).value.strip()
         if path:
-            self.dismiss((str(self.query_one(Select).value), path))
+            full = os.path.join(self.directory or os.getcwd(), os.path.expanduser(path))
+            self.dismiss((str(self.query_one(Select).value), os.path.abspath(full)))
+
+    def action_export(self) -> None:
+        self._go()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -1,34 +1,199 @@
-"""The status line's fixed part: what is loaded and how well it linked."""
+"""The status line: what is loaded, how well it linked, the browser's state, and the
+warnings cue, fitted to ONE terminal line.
+
+The line is a list of :class:`Part` s.  Each part has forms from longest to shortest;
+when the line is wider than the terminal, :func:`fit_status` shortens, then leaves out,
+the least important parts (the order is :data:`PRIORITY`).  Parts in :data:`ALWAYS_SHOWN`
+are never dropped: the warnings cue (``⚠ N warnings (w)``), the filter flag (rows are
+hidden) and the "different runs" alarm, because without them the screen would hide that
+data is missing or suspect.  The trace title is never dropped either, only cut with ``…``
+when nothing else is left to take away.
+:class:`StatusLine` re-fits on every resize.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual.widget import Widget
+
+SEPARATOR = " · "
+
+#: Most important first.  The least important part is shortened, then dropped, first.
+PRIORITY = ("warnings", "filter", "mismatch", "title", "search", "export", "counts",
+            "gpu_link", "et_link", "devices", "python")
+#: Never dropped (their shortest form stays), whatever the width.
+ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch"})
+#: Left-to-right order on screen.
+DISPLAY_ORDER = ("title", "devices", "counts", "gpu_link", "et_link", "mismatch", "search",
+                 "filter", "python", "export", "warnings")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of the status line: ``key`` (a name in :data:`PRIORITY`) and its forms,
+    longest first.  The first ``late`` forms are tried only after every part has its place
+    (a long detail that must not crowd out other parts)."""
+
+    key: str
+    forms: tuple[Text, ...]
+    late: int = 0
+
+
+def _part(key: str, *forms: str, style: str = "", late: int = 0) -> Part:
+    return Part(key, tuple(Text(f, style=style) for f in forms), late)
+
+
+def _devices(kt) -> tuple[str, ...]:
+    """Device names with their count (``NVIDIA B200 ×8``), then ``8 GPUs``."""
+    names = Counter(str(d.get("name")) for d in kt.device_properties if isinstance(d, dict) and d.get("name"))
+    if not names:
+        return ()
+    full = ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in sorted(names.items()))
+    total = sum(names.values())
+    return (full, f"{total} GPU{'s' if total != 1 else ''}")
+
+
+def trace_parts(linked) -> list[Part]:
+    """The fixed parts: title (file names), devices, event counts, GPU launch links,
+    ET link statistics, the different-runs alarm and the warning count (``w`` lists them)."""
+    kt = linked.kineto
+    parts = [_part("title", linked.title, style="bold")]
+    if kt is not None:
+        devices = _devices(kt)
+        if devices:
+            parts.append(_part("devices", *devices))
+        counts = kt.kind_counts()
+        parts.append(_part("counts", f"{kt.n_events:,} events, {counts.get('kernel', 0):,} kernels",
+                           f"{kt.n_events:,} events"))
+        g = kt.gpu_stats
+        if g.gpu_events:
+            parts.append(_part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}"))
+    if linked.link is not None:
+        s = linked.link.stats
+        full = Text(f"ET link {s.method}: {s.linked:,}/{s.et_ops:,}")
+        if s.heuristic:
+            full.append(f" ({s.heuristic:,} heuristic)", style="yellow")
+        full.append(f", ET-only {s.et_only:,}")
+        parts.append(Part("et_link", (full, Text(f"ET {s.linked:,}/{s.et_ops:,}"))))
+        if s.suspect_mismatch:
+            parts.append(_part("mismatch", "ET and Kineto look like different runs", "ET≠Kineto run?",
+                               style="bold red"))
+    n_warn = len(linked.all_warnings())
+    if n_warn:
+        parts.append(_part("warnings", f"⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow"))
+    return parts
+
+
+def _clip(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
+                filtered: bool = False, exported: str | None = None) -> list[Part]:
+    """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
+    and its match count, the filter flag, and the last export's absolute path."""
+    parts = []
+    if python_hidden is not None:
+        parts.append(_part("python", "python hidden" if python_hidden else "python shown",
+                           "py hidden" if python_hidden else "py shown", style="dim"))
+    if query is not None:
+        parts.append(_part("search", f"search {query!r}: {n_matches:,} matches",
+                           f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
+    if filtered:
+        parts.append(_part("filter", "FILTERED", style="bold"))
+    if exported is not None:
+        name = exported.rstrip("/").rsplit("/", 1)[-1]
+        parts.append(_part("export", f"saved {exported}", f"saved {name}", style="green", late=1))
+    return parts
+
+
+def _rank(key: str) -> int:
+    return PRIORITY.index(key) if key in PRIORITY else len(PRIORITY)
+
+
+def _join(parts: list[Part], level: dict[str, int]) -> Text:
+    shown = sorted((p for p in parts if level[p.key] < len(p.forms)),
+                   key=lambda p: DISPLAY_ORDER.index(p.key) if p.key in DISPLAY_ORDER else len(DISPLAY_ORDER))
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    for i, p in enumerate(shown):
+        if i:
+            text.append(SEPARATOR, style="dim")
+        text.append_text(p.forms[level[p.key]])
+    return text
+
+
+def fit_status(parts: list[Part], width: int) -> Text:
+    """The parts joined by `` · ``, at most ``width`` cells wide.
+
+    The parts in :data:`ALWAYS_SHOWN` and the title start in their shortest form (the title
+    cut with ``…`` if even that is too wide); then, most important first
+    (:data:`PRIORITY`), each part takes its longest form that still fits beside the parts
+    placed before it, or is left out; last, the ``late`` forms get what room is left.  So
+    the least important parts are the ones shortened or left out."""
+    level = {p.key: len(p.forms) - 1 if p.key in ALWAYS_SHOWN or p.key == "title" else len(p.forms)
+             for p in parts}
+    text = _join(parts, level)
+    title = next((p for p in parts if p.key == "title"), None)
+    if text.cell_len > width and title is not None:
+        room = max(1, title.forms[-1].cell_len - (text.cell_len - width))
+        cut = title.forms[-1].copy()
+        cut.truncate(room, overflow="ellipsis")
+        parts = [Part(p.key, p.forms[:-1] + (cut,), p.late) if p is title else p for p in parts]
+        text = _join(parts, level)
+    if text.cell_len > width:  # narrower than the parts that are always shown
+        if width <= 0:
+            return Text(no_wrap=True, end="")
+        text.truncate(width, overflow="ellipsis")
+        return text
+
+    def fits(part: Part, form: int) -> bool:
+        old, level[part.key] = level[part.key], form
+        if _join(parts, level).cell_len <= width:
+            return True
+        level[part.key] = old
+        return False
+
+    ranked = sorted(parts, key=lambda p: _rank(p.key))
+    for p in ranked:
+        for form in range(min(p.late, level[p.key]), level[p.key]):
+            if fits(p, form):
+                break
+    for p in ranked:  # then the late forms, if there is room left
+        for form in range(min(p.late, level[p.key])):
+            if fits(p, form):
+                break
+    return _join(parts, level)
 
 
 def trace_summary(linked) -> Text:
-    """The fixed part of the status line: files, devices, event counts, GPU launch links,
-    ET link statistics and the warning count (``w`` lists them)."""
-    kt = linked.kineto
-    text = Text(no_wrap=False)
-    text.append(linked.title, style="bold")
-    if kt is not None:
-        devices = sorted({str(d.get("name")) for d in kt.device_properties if isinstance(d, dict) and d.get("name")})
-        if devices:
-            text.append(" · " + ", ".join(devices))
-        counts = kt.kind_counts()
-        text.append(f" · {kt.n_events:,} events, {counts.get('kernel', 0):,} kernels")
-        g = kt.gpu_stats
-        if g.gpu_events:
-            text.append(f" · GPU→launch {g.linked:,}/{g.gpu_events:,}")
-    if linked.link is not None:
-        s = linked.link.stats
-        text.append(f" · ET link {s.method}: {s.linked:,}/{s.et_ops:,}")
-        if s.heuristic:
-            text.append(f" ({s.heuristic:,} heuristic)", style="yellow")
-        text.append(f", ET-only {s.et_only:,}")
-        if s.suspect_mismatch:
-            text.append(" · ET and Kineto look like different runs", style="bold red")
-    n_warn = len(linked.all_warnings())
-    if n_warn:
-        text.append(f" · ⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow")
-    return text
+    """The fixed part of the status line at full length (no width limit)."""
+    parts = trace_parts(linked)
+    return _join(parts, {p.key: 0 for p in parts})
+
+
+class StatusLine(Widget):
+    """One line: :func:`fit_status` of its parts at the widget's content width, re-fitted
+    whenever the widget is resized or :meth:`set_parts` gives new parts."""
+
+    DEFAULT_CSS = "StatusLine { height: 1; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._parts: list[Part] = []
+
+    def set_parts(self, parts: list[Part]) -> None:
+        self._parts = list(parts)
+        self.refresh()
+
+    def fitted(self) -> Text:
+        """The line as it is drawn now (fitted to the content width)."""
+        return fit_status(self._parts, self.content_size.width)
+
+    def render(self) -> Text:
+        return self.fitted()
+
+    def on_resize(self) -> None:
+        self.refresh()
