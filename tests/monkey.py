@@ -92,6 +92,14 @@ def candidate_keys(app) -> list[str]:
     return keys + [k for k in COMMON_KEYS if k not in keys]
 
 
+def _bound_action(app, key: str) -> str | None:
+    try:
+        active = app.screen.active_bindings.get(key)
+    except Exception:  # no screen: the app is gone
+        return None
+    return active.binding.action if active is not None else None
+
+
 def next_burst(app, rng: random.Random) -> list[str]:
     """The next few keys: text for a focused input, else bound and common keys."""
     focused = app.focused
@@ -110,9 +118,14 @@ def next_burst(app, rng: random.Random) -> list[str]:
     return burst
 
 
-async def _settle(app, pilot) -> None:
-    await pilot._wait_for_screen()
-    await asyncio.sleep(0)
+async def _settle(app, pilot, rounds: int = 1) -> None:
+    """Wait until the screen has handled the keys; with ``rounds`` > 1 also until the app's
+    own queue is empty (dismissal callbacks, exits), at most ``rounds`` times."""
+    for _ in range(rounds):
+        await pilot._wait_for_screen()
+        await asyncio.sleep(0)
+        if not app.message_queue_size:
+            break
 
 
 async def _send(app, pilot, keys: Sequence[str]) -> None:
@@ -146,8 +159,13 @@ async def walk(make_app: Callable[[], object], opened: Callable[[object, object]
                     record.screens.add(type(app.screen).__name__)
                     await _send(app, pilot, keys)
                     bursts += 1
+                    # Enter, Esc and screen openers may close or push a screen, whose callbacks
+                    # (a dismissal's result, the app's exit) run after the screen settles: wait
+                    # for them, so no key is sent to an app that is already quitting.
                     if bursts % paint_every == 0:
                         await pilot.pause()
+                    elif keys[-1] in ("enter", "escape") or _bound_action(app, keys[-1]) in OPENERS:
+                        await _settle(app, pilot, rounds=20)
                     if app._exception is not None:
                         break
                 if app.return_code is None:
