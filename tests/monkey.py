@@ -138,7 +138,7 @@ async def _send(app, pilot, keys: Sequence[str]) -> None:
 
 
 async def walk(make_app: Callable[[], object], opened: Callable[[object, object], object], *, label: str,
-               seed: int, n_keys: int, size: tuple[int, int] = (80, 24), paint_every: int = 12) -> Walk:
+               seed: int, n_keys: int, size: tuple[int, int] = (80, 24), paint_every: int = 24) -> Walk:
     """Press ``n_keys`` random keys (seeded) on apps made by ``make_app``; ``opened(app,
     pilot)`` waits until the app is ready.  Raises :class:`WalkFailure` on any exception.
 
