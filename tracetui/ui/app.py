@@ -17,7 +17,7 @@ from typing import ClassVar, Iterable
 
 import numpy as np
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container
@@ -490,6 +490,13 @@ class TraceApp(App[int]):
         super()._handle_exception(error)
         self._exit_renderables.clear()  # saved to the crash file; never dumped on the terminal
         self._return_code = EXIT_INTERNAL_ERROR
+
+    async def on_event(self, event: events.Event) -> None:
+        # Keys typed ahead of a quit arrive after the last screen is gone; Textual would look
+        # up the (missing) screen for them and raise ScreenStackError while exiting.
+        if isinstance(event, events.Key) and not self.screen_stack:
+            return
+        await super().on_event(event)
 
     def _call(self, fn, *args) -> None:
         try:
