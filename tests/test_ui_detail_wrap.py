@@ -150,3 +150,18 @@ async def test_table_narrower_than_its_minimum_scrolls_sideways_instead_of_cutti
         row = next(t for t in texts if CONV_BYTES in t)
         assert row.split()[:3] == ["0", "[32,", "float"] and row.split()[-4:] == ["1443", "1444", "19,267,584", "B"]
         assert all(len(t) <= 40 for t in texts if t.startswith(("Schema", "   ")))
+
+
+async def test_maximised_detail_fills_the_wide_screen():
+    # 120 columns: the detail's 2fr width was read against the whole screen when maximised
+    # (240 cells), drawing its right part off the edge.
+    app = TraceApp(paths=[RESNET_ET], use_cache=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        screen = await show_conv(app, pilot)
+        pane = screen.detail
+        pane.focus()
+        await press(pilot, "m")
+        assert screen.maximized is pane
+        assert pane.region.width == 120
+        await scroll_to_bytes(pilot, pane)
+        assert CONV_BYTES in screen_text(app)
