@@ -49,7 +49,11 @@ async def run(args) -> int:
                 took = time.perf_counter() - start
                 print(f"{label:34} {seed:>6} {len(record.keys):>7} {record.apps:>4} {took:>7.1f} "
                       f"{len(record.keys) / took:>7.0f}  {', '.join(sorted(record.screens))}")
-    print(f"{failures} failed walk(s)")
+    from tracetui.ui import textual_guards
+
+    print(f"{failures} failed walk(s); {len(textual_guards.clamped_timers)} timer(s) with a delay <= 0 clamped")
+    for delay, name, stack in textual_guards.clamped_timers[:5]:
+        print(f"clamped timer {name!r} (delay {delay} s), created at:\n{stack}")
     return 1 if failures else 0
 
 

@@ -10,15 +10,29 @@ browser app (the headless core never imports this module).
   dropdown is painted (Textual 8.0.0 and 8.2.8; found by the monkey test, reported
   upstream by others for ``SelectOverlay``).  A page move in a list that shows nothing
   has nothing to do, so it returns.
+* ``Timer`` with a negative delay never fires and spins the event loop at 100 % CPU:
+  its catch-up arithmetic (``count = int((now - start) / interval + 1)``) lands on the
+  same past deadline forever, so the browser freezes.  Seen once in a 12-minute monkey
+  run (interval -0.104 s, Textual 8.2.8); the caller was not identified.  Such a timer
+  fires after :data:`MIN_TIMER_S` instead, and :data:`clamped_timers` records where it
+  was created (the monkey bench prints it).
 """
 
 from __future__ import annotations
 
+import traceback
 from functools import wraps
 
+from textual.timer import Timer
 from textual.widgets import OptionList
 
 _INSTALLED = False
+
+#: The delay given to a timer created with a negative or zero delay, in seconds.
+MIN_TIMER_S = 0.001
+
+#: (delay asked for, name, creation stack) of every timer clamped by the guard.
+clamped_timers: list[tuple[float, str | None, str]] = []
 
 
 def _guard_move_page() -> None:
@@ -38,10 +52,24 @@ def _guard_move_page() -> None:
     OptionList._move_page = _move_page  # type: ignore[method-assign]
 
 
+def _guard_negative_timers() -> None:
+    original = Timer.__init__
+
+    @wraps(original)
+    def __init__(self: Timer, event_target, interval: float, *args, **kwargs) -> None:
+        if interval <= 0:
+            clamped_timers.append((interval, kwargs.get("name"), "".join(traceback.format_stack(limit=8)[:-1])))
+            interval = MIN_TIMER_S
+        original(self, event_target, interval, *args, **kwargs)
+
+    Timer.__init__ = __init__  # type: ignore[method-assign]
+
+
 def install_guards() -> None:
     """Install every guard (idempotent)."""
     global _INSTALLED
     if _INSTALLED:
         return
     _guard_move_page()
+    _guard_negative_timers()
     _INSTALLED = True
