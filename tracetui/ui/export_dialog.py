@@ -88,6 +88,10 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
     ``stem`` is the default file name without extension (:func:`op_file_stem`,
     :func:`trace_file_stem`); a relative path is resolved against the working directory."""
 
+    #: Focus starts on the format (a selector: no error when a dialog pushed while the app
+    #: quits is never composed).
+    AUTO_FOCUS = "#export-format"
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="export.cancel"),
                                              Binding("enter", "export", "Export", id="export.go")]
     DEFAULT_CSS = """
@@ -114,9 +118,6 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
                 yield Button("Export", id="export-go", variant="primary")
                 yield Button("Cancel", id="export-cancel")
             yield Label(Text("Enter: export   Space/↓: choose format   Tab: next field   Esc: cancel", style="dim"))
-
-    def on_mount(self) -> None:
-        self.query_one(Select).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()

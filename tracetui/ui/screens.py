@@ -74,6 +74,10 @@ class ErrorDialog(ModalScreen[tuple[str, str]]):
     Dismisses with ``("open", path)`` or ``("quit", "")``.
     """
 
+    #: Focus the path field when shown (a selector: no error when a dialog pushed while the
+    #: app quits is never composed).
+    AUTO_FOCUS = "#error-path"
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "Quit", id="error.quit")]
     DEFAULT_CSS = """
     ErrorDialog { align: center middle; }
@@ -99,9 +103,6 @@ class ErrorDialog(ModalScreen[tuple[str, str]]):
             with Horizontal():
                 yield Button("Open", id="error-open", variant="primary")
                 yield Button("Quit", id="error-quit", variant="error")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -12,10 +12,11 @@ browser app (the headless core never imports this module).
   has nothing to do, so it returns.
 * ``Timer`` with a negative delay never fires and spins the event loop at 100 % CPU:
   its catch-up arithmetic (``count = int((now - start) / interval + 1)``) lands on the
-  same past deadline forever, so the browser freezes.  Seen once in a 12-minute monkey
-  run (interval -0.104 s, Textual 8.2.8); the caller was not identified.  Such a timer
-  fires after :data:`MIN_TIMER_S` instead, and :data:`clamped_timers` records where it
-  was created (the monkey bench prints it).
+  same past deadline forever, so the browser freezes.  The caller is ``Toast._on_mount``:
+  a toast mounted after its notification's time ran out (a toast re-shown when a screen
+  closes) asks for a negative delay.  Seen in long monkey runs (-0.104 s and -0.011 s,
+  Textual 8.2.8).  Such a timer fires after :data:`MIN_TIMER_S` instead, and
+  :data:`clamped_timers` records where it was created (the monkey bench prints it).
 """
 
 from __future__ import annotations
