@@ -91,7 +91,7 @@ def child_floor(path: str) -> dict:
     import msgspec
 
     from tracetui.fileio import read_trace_bytes
-    from tracetui.kineto.decode import _Event  # the loader's own typed struct
+    from tracetui.kineto.schema import Event as _Event  # the loader's own typed struct
 
     t0 = time.perf_counter()
     data = read_trace_bytes(path).data

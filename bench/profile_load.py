@@ -10,7 +10,7 @@ shipped) and off.  Inclusive seconds per step.
 Part 2 (prototypes): on the same decoded events, the way the loader built a column
 before 2026-11-22 04:15 UTC next to a faster way that gives the same result (each
 asserted equal).  The chunked decode, the attrgetter key args and the interning are
-now in the loader (``decode._columns_chunked``, ``decode._Columns``; interning uses a
+now in the loader (``decode._columns_chunked``, ``columns.Columns``; interning uses a
 dict whose ``__missing__`` numbers new values, about 2x faster than the setdefault
 generator measured here); the prototypes stay as the record of the measurement:
 
@@ -235,7 +235,7 @@ def prototypes(path: str) -> list[tuple[str, float, float, str]]:
     top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
     events_raw = top["traceEvents"]
 
-    from tracetui.kineto.decode import _Event as CurrentEvent
+    from tracetui.kineto.schema import Event as CurrentEvent
 
     def decode(struct, gc_on):
         gc.collect()

@@ -25,13 +25,13 @@ QWEN = kineto_path("h100_qwen_chat_inference.json.gz")
 _SCRIPT = textwrap.dedent('''
     import json, os, sys
     import numpy as np
-    import tracetui.kineto.decode as decode
+    import tracetui.kineto.columns as columns
     import tracetui.kineto.parallel as parallel
     from tracetui.fileio import read_trace_bytes
     from tracetui.kineto import load_kineto
 
     path, workers, sabotage = sys.argv[1], sys.argv[2], sys.argv[3]
-    decode._COL_CHUNK = 1024
+    columns.COL_CHUNK = 1024
     parallel.MIN_EVENTS_PER_WORKER = 1000
     used = []
     real = parallel.columns_parallel
@@ -41,16 +41,17 @@ _SCRIPT = textwrap.dedent('''
     parallel.columns_parallel = spy
     if sabotage == "worker_dies":  # every worker exits before sending anything
         parent = os.getpid()
-        real_add = decode._Columns.add_raw
+        real_add = columns.Columns.add_raw
         def add_raw(self, raws, progress=None):
             if os.getpid() != parent:
                 os._exit(3)
             return real_add(self, raws, progress)
-        decode._Columns.add_raw = add_raw
+        columns.Columns.add_raw = add_raw
 
     def decoded(w):
         os.environ["TRACETUI_DECODE_WORKERS"] = w
         data = read_trace_bytes(path).data
+        from tracetui.kineto import decode
         return decode.decode_events(path, data)
 
     a, b = decoded("1"), decoded(workers)
@@ -165,12 +166,12 @@ def test_load_reports_decode_progress_chunk_by_chunk():
 
 _FUZZ = textwrap.dedent('''
     import gzip, os, random, sys
-    import tracetui.kineto.decode as decode
+    import tracetui.kineto.columns as columns
     import tracetui.kineto.parallel as parallel
     from tracetui.errors import TraceError
     from tracetui.kineto import load_kineto
 
-    decode._COL_CHUNK = 1024
+    columns.COL_CHUNK = 1024
     parallel.MIN_EVENTS_PER_WORKER = 500
     src = gzip.decompress(open(sys.argv[1], "rb").read())
     rng = random.Random(int(sys.argv[2]))

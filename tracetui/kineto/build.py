@@ -11,9 +11,20 @@ from typing import Any
 import numpy as np
 
 from ..errors import LoadWarning
-from .decode import DecodedTrace, lenient_decode
-from .kinds import (CATEGORY_KIND, FWDBWD_FLOW_CATEGORIES, GPU_KINDS, GPU_WORK_KINDS, HOST_KINDS,
-                    LAUNCH_FLOW_CATEGORIES, LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name)
+from .columns import lenient_decode
+from .decode import DecodedTrace
+from .kinds import (
+    CATEGORY_KIND,
+    FWDBWD_FLOW_CATEGORIES,
+    GPU_KINDS,
+    GPU_WORK_KINDS,
+    HOST_KINDS,
+    LAUNCH_FLOW_CATEGORIES,
+    LAUNCH_KINDS,
+    Kind,
+    LaunchClass,
+    launch_class_of_name,
+)
 from .lanes import Lane, gpu_lane_label, host_lane_label, lane_sort_key
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 

@@ -18,131 +18,17 @@ imported only on those paths.
 
 from __future__ import annotations
 
-import codecs
-import mmap
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 import numpy as np
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
+from .columns import COL_CHUNK, LENIENT, Columns, DecodedEvents, DecodeProgress, Tally, allocate_columns, lenient_decode
+from .schema import Event
 
-_EMPTY = msgspec.Raw(b"")
-#: called with the fraction (0..1) of the events decoded so far (fast path only)
-DecodeProgress = Callable[[float], None]
-#: events per msgspec call on the tolerant path
-_CHUNK = 4096
-#: events per typed decode on the fast path (a multiple of _CHUNK; bounds peak memory)
-_COL_CHUNK = 16 * _CHUNK
-#: untyped decoder that turns numbers beyond the float range into +-inf instead of failing
-_LENIENT = msgspec.json.Decoder(float_hook=float)
-#: decode any JSON value; numbers beyond the float range become +-inf (raises msgspec.DecodeError)
-lenient_decode = _LENIENT.decode
-
-
-class _Event(msgspec.Struct, gc=False):
-    ph: str = ""
-    cat: str = ""
-    name: str = ""
-    pid: Union[int, str] = 0
-    tid: Union[int, str] = 0
-    ts: msgspec.Raw = _EMPTY
-    dur: float = 0.0
-    id: Union[int, str, None] = None
-    bp: Union[str, None] = None
-    args: msgspec.Raw = _EMPTY
-
-
-class _KeyArgs(msgspec.Struct, gc=False):
-    """The args fields that linking needs; every other field stays raw."""
-
-    correlation: int = -1
-    external_id: int = msgspec.field(default=-1, name="External id")
-    external_id_old: int = msgspec.field(default=-1, name="external id")
-    stream: int = -1
-    device: int = -1
-    rf_id: int = msgspec.field(default=0, name="Record function id")
-    seq: int = msgspec.field(default=-1, name="Sequence number")
-    fwd_tid: int = msgspec.field(default=-1, name="Fwd thread id")
-
-
-_KEY_FIELDS = ("correlation", "external_id", "external_id_old", "stream", "device", "rf_id", "seq", "fwd_tid")
-
-
-class Tally:
-    """Counts per reason, with the traceEvents index of the first event of each reason."""
-
-    def __init__(self) -> None:
-        self.counts: Counter = Counter()
-        self.first: dict[str, int] = {}
-
-    def add(self, reason: str, index: int, count: int = 1) -> None:
-        self.counts[reason] += count
-        self.first.setdefault(reason, index)
-
-    def __bool__(self) -> bool:
-        return bool(self.counts)
-
-    def describe(self) -> str:
-        """``"3 not a JSON object (first: traceEvents[12]); ..."``, most frequent first."""
-        return "; ".join(f"{c:,} {r} (first: traceEvents[{self.first[r]}])" for r, c in self.counts.most_common())
-
-
-@dataclass
-class Interned:
-    """A column of Python values stored as int32 codes into ``values`` (first-seen order)."""
-
-    codes: np.ndarray  #: int32, one per row
-    values: list[Any]  #: distinct values; row i holds values[codes[i]]
-
-    def __len__(self) -> int:
-        return int(self.codes.shape[0])
-
-    def __getitem__(self, row: int) -> Any:
-        return self.values[self.codes[row]]
-
-    def take(self, rows: np.ndarray) -> list[Any]:
-        """The values of ``rows`` as a Python list."""
-        if not self.values:
-            return []
-        vals = np.empty(len(self.values), dtype=object)
-        vals[:] = self.values
-        return vals[self.codes[rows]].tolist()
-
-
-@dataclass
-class DecodedEvents:
-    """Columns of every usable event in file order (flows and metadata are split out later).
-
-    Times are exact: integer microseconds plus a float64 fraction (see ``timestamps.py``).
-    """
-
-    ph: Interned  #: phase strings
-    cat: Interned
-    name: Interned
-    pid: Interned  #: int or str values
-    tid: Interned
-    ts_int: np.ndarray  #: integer microseconds (absolute), int64
-    ts_frac: np.ndarray  #: fractional microseconds, float64 (NaN = missing ts)
-    dur: np.ndarray  #: microseconds, float64 (NaN = not a number in the file)
-    flow_id: list[Any]  #: ``id`` of each event (flows link by it), None when absent
-    args_blob: bytes
-    args_offsets: np.ndarray  #: int64, len n+1; args of event i = blob[off[i]:off[i+1]] (b"" = none)
-    key_args: dict[str, np.ndarray]  #: name -> int64 column, see _KeyArgs
-    rejected: Counter = field(default_factory=Counter)  #: reason -> elements of traceEvents not used
-    rejected_first: dict[str, int] = field(default_factory=dict)  #: reason -> traceEvents index of the first
-    #: index in traceEvents of each row; None when no element was rejected (row i = traceEvents[i])
-    file_index: np.ndarray | None = None
-    #: traceEvents elements before rejection (= rows + sum(rejected))
-    n_elements: int = 0
-
-    def source_index(self, row: int) -> int:
-        """The traceEvents index of decoded row ``row``."""
-        return int(self.file_index[row]) if self.file_index is not None else int(row)
+__all__ = ["DecodedEvents", "DecodedTrace", "DecodeProgress", "as_format_error", "decode_events", "lenient_decode"]
 
 
 @dataclass
@@ -199,69 +85,13 @@ def _split_top(path: str, data: bytes) -> tuple[msgspec.Raw, dict[str, Any], str
         if k == "traceEvents":
             continue
         try:
-            meta[k] = _LENIENT.decode(v)
+            meta[k] = LENIENT.decode(v)
         except msgspec.DecodeError:
             meta[k] = bytes(v).decode("utf-8", "replace")
     events = top["traceEvents"]
     if bytes(memoryview(events)[:1]) != b"[":
         raise TraceFormatError(path, f"'traceEvents' is {_kind_name(events)}, not a list of events")
     return events, meta, "object"
-
-
-def _key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
-    """Decode the linking fields of all args in one msgspec call; None if any is odd."""
-    doc = b"[" + b",".join([r if len(r) else b"{}" for r in raws]) + b"]"
-    try:
-        parsed = msgspec.json.decode(doc, type=list[Union[_KeyArgs, None]])
-    except msgspec.DecodeError:
-        return None
-    del doc
-    n = len(parsed)
-    if None in parsed:  # "args": null
-        none = _KeyArgs()
-        parsed = [p if p is not None else none for p in parsed]
-    out = {}
-    try:
-        for f in _KEY_FIELDS:
-            out[f] = np.fromiter(map(attrgetter(f), parsed), dtype=np.int64, count=n)
-    except OverflowError:
-        return None
-    return out
-
-
-def _key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
-                      repaired: Tally) -> dict[str, np.ndarray]:
-    """Key args of rows ``base`` ...: one batch; on odd values, per 4096 rows, per event where needed."""
-    whole = _key_args_batch(raws)
-    if whole is not None:
-        return whole
-    parts = []
-    for s in range(0, len(raws), _CHUNK):
-        part = raws[s:s + _CHUNK]
-        if (batch := _key_args_batch(part)) is None:
-            from .tolerant import key_args_slow
-
-            batch = key_args_slow(part, base + s, file_index, repaired)
-        parts.append(batch)
-    return {f: np.concatenate([p[f] for p in parts]) for f in _KEY_FIELDS}
-
-
-def _is_ascii(buf: bytes | mmap.mmap) -> bool:
-    """``buf.isascii()``; a memory map (no isascii) is checked in 16 MiB slices."""
-    if isinstance(buf, bytes):
-        return buf.isascii()
-    step = 1 << 24
-    return all(buf[s:s + step].isascii() for s in range(0, len(buf), step))
-
-
-def _validate_utf8(buf: bytes | mmap.mmap) -> None:
-    """Raise UnicodeDecodeError if ``buf`` is not UTF-8 (checked in chunks: bounded memory)."""
-    dec = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(buf)
-    step = 1 << 24
-    for s in range(0, len(buf), step):
-        dec.decode(view[s:s + step])
-    dec.decode(b"", final=True)
 
 
 def decode_events(path: str, data: bytes, progress: DecodeProgress | None = None) -> DecodedTrace:
@@ -317,7 +147,7 @@ def _decode(path: str, data: bytes, warnings: list[LoadWarning], progress: Decod
     repaired = Tally()
     file_index = None
     try:
-        evs: list[_Event] = msgspec.json.decode(events_raw, type=list[_Event])
+        evs: list[Event] = msgspec.json.decode(events_raw, type=list[Event])
         n_elements = len(evs)
     except msgspec.ValidationError:
         try:
@@ -364,160 +194,17 @@ def as_format_error(path: str, exc: Exception) -> TraceFormatError:
     return TraceFormatError(path, f"not valid JSON ({msg})", position=pos)
 
 
-_INTERNED = ("ph", "cat", "name", "pid", "tid")
-
-
-class _Codes(dict):
-    """value -> int code; a missing value gets the next code (one dict lookup per value)."""
-
-    def __missing__(self, value: Any) -> int:
-        code = self[value] = len(self)
-        return code
-
-
-#: dtype of every column that ``_Columns`` fills row by row
-_COLUMN_DTYPES: dict[str, Any] = {**{f: np.int32 for f in _INTERNED}, **{f: np.int64 for f in _KEY_FIELDS},
-                                  "ts_int": np.int64, "ts_frac": np.float64, "dur": np.float64,
-                                  "args_len": np.int64}
-
-
-def allocate_columns(n: int, shared: bool = False) -> dict[str, np.ndarray]:
-    """Empty columns for ``n`` rows; ``shared``: in one anonymous shared memory map, so that
-    forked decode workers write their rows in place (``parallel.py``)."""
-    if not shared or n == 0:
-        return {f: np.empty(n, dtype=dt) for f, dt in _COLUMN_DTYPES.items()}
-    sizes = [np.dtype(dt).itemsize * n for dt in _COLUMN_DTYPES.values()]
-    mm = mmap.mmap(-1, sum(sizes))
-    out, at = {}, 0
-    for (f, dt), size in zip(_COLUMN_DTYPES.items(), sizes):
-        out[f] = np.frombuffer(mm, dtype=dt, count=n, offset=at)
-        at += size
-    return out
-
-
-class _Columns:
-    """Columns built chunk by chunk from typed events, so that the structs of the whole
-    trace never exist at once.  Strings and pids/tids are interned into int32 codes.
-
-    The numeric columns are allocated once for all ``len(columns["ph"])`` rows of the
-    trace; this object fills rows ``base`` ... in order (a decode worker fills a slice).
-    """
-
-    def __init__(self, columns: dict[str, np.ndarray], file_index: np.ndarray | None, repaired: Tally,
-                 base: int = 0) -> None:
-        self.columns = columns
-        self.file_index = file_index
-        self.repaired = repaired
-        self.base = base  #: row number of this object's first row in the whole trace
-        self.index: dict[str, _Codes] = {f: _Codes() for f in _INTERNED}
-        self.blobs: list[bytes] = []
-        self.flow_id: list[Any] = []
-        self.rows = 0
-
-    def add(self, evs: list[_Event]) -> None:
-        """Fill the next ``len(evs)`` rows with the columns of ``evs``."""
-        from .timestamps import parse_timestamps
-
-        n = len(evs)
-        lo = self.base + self.rows
-        hi = lo + n
-        cols = self.columns
-        for f in _INTERNED:
-            # codes in first-seen order; C-level loop, Python runs only for a new value
-            cols[f][lo:hi] = np.fromiter(map(self.index[f].__getitem__, map(attrgetter(f), evs)),
-                                         dtype=np.int32, count=n)
-        cols["ts_int"][lo:hi], cols["ts_frac"][lo:hi] = parse_timestamps(list(map(attrgetter("ts"), evs)))
-        cols["dur"][lo:hi] = np.fromiter(map(attrgetter("dur"), evs), dtype=np.float64, count=n)
-        raws = list(map(attrgetter("args"), evs))
-        cols["args_len"][lo:hi] = np.fromiter(map(len, raws), dtype=np.int64, count=n)
-        self.blobs.append(b"".join(raws))
-        for f, col in _key_args_columns(raws, lo, self.file_index, self.repaired).items():
-            cols[f][lo:hi] = col
-        self.flow_id.extend(map(attrgetter("id"), evs))
-        self.rows += n
-
-    def add_raw(self, raws: list[msgspec.Raw], progress: DecodeProgress | None = None) -> None:
-        """Typed-decode raw events (chunks of ``_COL_CHUNK``) and fill the next rows;
-        ``progress(fraction of raws done)`` after each chunk.
-
-        Raises msgspec.DecodeError or UnicodeDecodeError when the fast path refuses them."""
-        for s in range(0, len(raws), _COL_CHUNK):
-            evs = msgspec.json.decode(b"[" + b",".join(raws[s:s + _COL_CHUNK]) + b"]", type=list[_Event])
-            self.add(evs)
-            del evs
-            if progress is not None:
-                progress(min(1.0, (s + _COL_CHUNK) / len(raws)))
-
-    def export(self) -> dict[str, Any]:
-        """What a decode worker sends back (``parallel.py``); its rows are already in the
-        shared columns, with interned codes of its own (``values``)."""
-        return {"values": {f: list(self.index[f]) for f in _INTERNED}, "blobs": self.blobs,
-                "flow_id": self.flow_id, "rows": self.rows,
-                "repaired": (dict(self.repaired.counts), self.repaired.first)}
-
-    def absorb(self, part: dict[str, Any]) -> None:
-        """Take over the next rows, filled by a worker that sent ``part`` (its :meth:`export`)."""
-        lo = self.base + self.rows
-        hi = lo + part["rows"]
-        for f in _INTERNED:
-            values = part["values"][f]
-            # the worker's codes -> this object's codes (new values get the next codes,
-            # in the worker's first-seen order: the same codes a serial decode gives)
-            lut = np.fromiter(map(self.index[f].__getitem__, values), dtype=np.int32, count=len(values))
-            if hi > lo:
-                self.columns[f][lo:hi] = lut[self.columns[f][lo:hi]]
-        self.blobs.extend(part["blobs"])
-        self.flow_id.extend(part["flow_id"])
-        self.rows += part["rows"]
-        counts, first = part["repaired"]
-        for reason, count in counts.items():
-            self.repaired.add(reason, first[reason], count)
-
-    def finish(self) -> DecodedEvents:
-        n = self.rows
-        c = self.columns
-        if n != len(c["ph"]):  # pragma: no cover - every row is filled before finishing
-            raise AssertionError(f"{n} of {len(c['ph'])} rows decoded")
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(c["args_len"], out=offsets[1:])
-        blob = _join_releasing(self.blobs)
-        if not _is_ascii(blob):
-            _validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
-        col = {f: Interned(c[f], list(self.index[f])) for f in _INTERNED}
-        return DecodedEvents(
-            **col, ts_int=c["ts_int"], ts_frac=c["ts_frac"], dur=c["dur"],
-            flow_id=self.flow_id, args_blob=blob, args_offsets=offsets,
-            key_args={f: c[f] for f in _KEY_FIELDS}, file_index=self.file_index, n_elements=n)
-
-
-def _join_releasing(pieces: list[bytes]) -> bytes | mmap.mmap:
-    """The pieces joined, emptying ``pieces`` as they are copied (peak: the result plus one
-    piece).  Big results live in an anonymous memory map (slices give ``bytes``, as for a
-    blob mapped from the cache)."""
-    total = sum(map(len, pieces))
-    if total < (1 << 24):
-        out = b"".join(pieces)
-        pieces.clear()
-        return out
-    mm = mmap.mmap(-1, total)
-    pieces.reverse()
-    while pieces:
-        mm.write(pieces.pop())
-    mm.seek(0)
-    return mm
-
-
-def _columns(evs: list[_Event], file_index: np.ndarray | None, repaired: Tally) -> DecodedEvents:
-    cols = _Columns(allocate_columns(len(evs)), file_index, repaired)
-    for s in range(0, len(evs), _COL_CHUNK):
-        cols.add(evs[s:s + _COL_CHUNK])
+def _columns(evs: list[Event], file_index: np.ndarray | None, repaired: Tally) -> DecodedEvents:
+    cols = Columns(allocate_columns(len(evs)), file_index, repaired)
+    for s in range(0, len(evs), COL_CHUNK):
+        cols.add(evs[s:s + COL_CHUNK])
     return cols.finish()
 
 
 def _columns_chunked(events_raw: msgspec.Raw, progress: DecodeProgress | None = None
                      ) -> tuple[DecodedEvents, Tally] | None:
     """Fast path: split the events array into raw elements, then typed decode + columns in
-    chunks of ``_COL_CHUNK`` events (bounded memory), in parallel worker processes for
+    chunks of ``COL_CHUNK`` events (bounded memory), in parallel worker processes for
     big traces (``parallel.py``).  None when any chunk is refused (the caller then takes
     the whole-array path, which reports exactly what is wrong)."""
     try:
@@ -530,10 +217,10 @@ def _columns_chunked(events_raw: msgspec.Raw, progress: DecodeProgress | None = 
     workers = decode_workers(len(raws))
     try:
         if workers > 1:
-            cols = columns_parallel(raws, workers, _Columns(allocate_columns(len(raws), shared=True), None, repaired),
+            cols = columns_parallel(raws, workers, Columns(allocate_columns(len(raws), shared=True), None, repaired),
                                     progress)
         else:
-            cols = _Columns(allocate_columns(len(raws)), None, repaired)
+            cols = Columns(allocate_columns(len(raws)), None, repaired)
             cols.add_raw(raws, progress)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None

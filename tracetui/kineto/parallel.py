@@ -25,13 +25,12 @@ import pickle
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .decode import DecodeProgress, _Columns
+from . import columns as _columns
+from .columns import Columns, DecodeProgress, Tally
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +70,8 @@ def _bounds(n: int, workers: int, align: int) -> list[tuple[int, int]]:
     return [(s, min(s + step, n)) for s in range(0, n, step)]
 
 
-def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns,
-                     progress: DecodeProgress | None = None) -> _Columns:
+def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: Columns,
+                     progress: DecodeProgress | None = None) -> Columns:
     """Fill ``cols`` with the columns of ``raws`` using ``workers`` processes; returns ``cols``.
 
     ``progress`` follows the parent's own slice (the workers' slices are as big and
@@ -80,9 +79,7 @@ def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns,
 
     Raises msgspec.DecodeError / UnicodeDecodeError when the fast path refuses the data.
     """
-    from .decode import _COL_CHUNK, _Columns
-
-    ranges = _bounds(len(raws), workers, _COL_CHUNK)
+    ranges = _bounds(len(raws), workers, _columns.COL_CHUNK)
     # each worker writes the args bytes of its rows into its own region of one shared map,
     # sized by the raw bytes of its events (args are a part of them: an upper bound)
     raw_len = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
@@ -106,7 +103,7 @@ def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns,
             if part == "refused":
                 raise msgspec.DecodeError("a decode worker's slice was refused by the fast path")
             if part is None:  # the worker could not do it: decode its slice here
-                part_cols = _Columns(cols.columns, None, type(cols.repaired)(), base=w.lo)
+                part_cols = Columns(cols.columns, None, type(cols.repaired)(), base=w.lo)
                 part_cols.add_raw(raws[w.lo:w.hi])
                 part = part_cols.export()
             elif isinstance(part["blobs"], tuple):  # ("region", start, used): bytes in blob_map
@@ -121,7 +118,7 @@ def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: _Columns,
 
 class _BlobRegion:
     """Where a worker's args bytes go: appended in order into ``[start, start + size)`` of a
-    shared map (takes the place of the ``blobs`` list of its ``_Columns``)."""
+    shared map (takes the place of the ``blobs`` list of its ``Columns``)."""
 
     def __init__(self, mm: mmap.mmap, start: int, size: int) -> None:
         self.mm, self.start, self.end, self.at = mm, start, start + size, start
@@ -178,8 +175,6 @@ class _Worker:
 
 def _fork_worker(raws: list[msgspec.Raw], lo: int, hi: int, columns: dict,
                  region: _BlobRegion) -> tuple[int, int]:
-    from .decode import _Columns, Tally
-
     r, w = os.pipe()
     pid = os.fork()
     if pid:
@@ -191,8 +186,7 @@ def _fork_worker(raws: list[msgspec.Raw], lo: int, hi: int, columns: dict,
         os.close(r)
         with os.fdopen(w, "wb") as out:
             try:
-                cols = _Columns(columns, None, Tally(), base=lo)
-                cols.blobs = region  # type: ignore[assignment]
+                cols = Columns(columns, None, Tally(), base=lo, blobs=region)
                 cols.add_raw(raws[lo:hi])
                 part = cols.export()
                 part["blobs"] = region.describe()

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import LoadWarning
 from ..fileio import write_atomically
-from .decode import _Codes
+from .columns import Codes
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 
@@ -118,7 +118,7 @@ class _Writer:
             if len(uniq) * 2 <= len(v):
                 return {"$c": self.add_array(codes.astype(np.int32)), "u": uniq.tolist()}
             return {"$i": self.add_array(arr)}
-        index = _Codes()
+        index = Codes()
         codes = np.fromiter(map(index.__getitem__, v), dtype=np.int32, count=len(v))
         if len(index) * 2 > len(v) and types != {str}:
             return None

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 import numpy as np
 
 
-
 def _slow_parse(tok: bytes) -> tuple[int, float]:
     """Exponent notation, NaN strings and other oddities: parse one token in Python."""
     s = tok.decode("ascii", "replace").strip().strip('"')

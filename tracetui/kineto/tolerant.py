@@ -22,33 +22,8 @@ import msgspec
 import numpy as np
 
 from ..errors import TraceFormatError
-from .decode import _CHUNK, _EMPTY, _KEY_FIELDS, _LENIENT, Tally, _Event
-
-_KEY_DEFAULTS = {"correlation": -1, "external_id": -1, "external_id_old": -1, "stream": -1, "device": -1,
-                 "rf_id": 0, "seq": -1, "fwd_tid": -1}
-_KEY_JSON = {"correlation": "correlation", "external_id": "External id", "external_id_old": "external id",
-             "stream": "stream", "device": "device", "rf_id": "Record function id",
-             "seq": "Sequence number", "fwd_tid": "Fwd thread id"}
-
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-
-
-def _coerce_int(v: Any) -> int | None:
-    """An integer id from a JSON value, or None when it is not a 64-bit integer."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v if _I64_MIN <= v <= _I64_MAX else None
-    if isinstance(v, float):
-        return int(v) if math.isfinite(v) and v.is_integer() and _I64_MIN <= v <= _I64_MAX else None
-    if isinstance(v, str):
-        t = v.strip()
-        try:
-            c = int(t, 16) if t[:2].lower() == "0x" else int(t)
-        except ValueError:
-            return None
-        return c if _I64_MIN <= c <= _I64_MAX else None
-    return None
+from .columns import CHUNK, LENIENT, Tally
+from .schema import EMPTY_RAW, Event
 
 
 def _as_float(v: Any) -> float:
@@ -68,21 +43,21 @@ def _as_float(v: Any) -> float:
     return math.nan
 
 
-def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tally) -> _Event | None:
+def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tally) -> Event | None:
     """Decode one event that the typed path refused; coerce what can be coerced."""
     try:
-        return msgspec.json.decode(raw, type=_Event)
+        return msgspec.json.decode(raw, type=Event)
     except msgspec.DecodeError:
         pass
     try:
-        obj = _LENIENT.decode(raw)
+        obj = LENIENT.decode(raw)
     except msgspec.DecodeError:
         rejected.add("undecodable JSON value", index)
         return None
     if not isinstance(obj, dict):
         rejected.add("not a JSON object", index)
         return None
-    ev = _Event()
+    ev = Event()
     for key in ("ph", "cat", "name"):
         v = obj.get(key, "")
         if not isinstance(v, str):
@@ -96,7 +71,7 @@ def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tal
             v = int(v) if isinstance(v, float) and v.is_integer() else msgspec.json.encode(v).decode()
         setattr(ev, key, v)
     ts = obj.get("ts")
-    ev.ts = _EMPTY if ts is None else msgspec.Raw(msgspec.json.encode(ts))
+    ev.ts = EMPTY_RAW if ts is None else msgspec.Raw(msgspec.json.encode(ts))
     if "dur" in obj:
         ev.dur = _as_float(obj["dur"])
     fid = obj.get("id")
@@ -107,20 +82,20 @@ def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tal
     bp = obj.get("bp")
     ev.bp = bp if isinstance(bp, str) else None
     args = obj.get("args")
-    ev.args = msgspec.Raw(msgspec.json.encode(args)) if args is not None else _EMPTY
+    ev.args = msgspec.Raw(msgspec.json.encode(args)) if args is not None else EMPTY_RAW
     return ev
 
 
 def decode_events_tolerant(raws: list[msgspec.Raw], rejected: Tally,
-                           repaired: Tally) -> tuple[list[_Event], np.ndarray | None]:
+                           repaired: Tally) -> tuple[list[Event], np.ndarray | None]:
     """Typed decode chunk by chunk; per event only inside a chunk that fails."""
-    evs: list[_Event] = []
+    evs: list[Event] = []
     kept: list[int] = []
     lost = False
-    for s in range(0, len(raws), _CHUNK):
-        part = raws[s:s + _CHUNK]
+    for s in range(0, len(raws), CHUNK):
+        part = raws[s:s + CHUNK]
         try:
-            evs.extend(msgspec.json.decode(b"[" + b",".join(part) + b"]", type=list[_Event]))
+            evs.extend(msgspec.json.decode(b"[" + b",".join(part) + b"]", type=list[Event]))
             kept.extend(range(s, s + len(part)))
             continue
         except msgspec.DecodeError:
@@ -133,35 +108,6 @@ def decode_events_tolerant(raws: list[msgspec.Raw], rejected: Tally,
                 evs.append(ev)
                 kept.append(j)
     return evs, (np.asarray(kept, dtype=np.int64) if lost else None)
-
-
-def key_args_slow(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
-                  repaired: Tally) -> dict[str, np.ndarray]:
-    """Per-event decode of args (rows ``base`` ...), coercing ids and counting repairs."""
-    n = len(raws)
-    out = {f: np.full(n, _KEY_DEFAULTS[f], dtype=np.int64) for f in _KEY_FIELDS}
-    for i, r in enumerate(raws):
-        if not len(r):
-            continue
-        src = int(file_index[base + i]) if file_index is not None else base + i
-        try:
-            obj = _LENIENT.decode(r)
-        except msgspec.DecodeError:
-            repaired.add("'args' undecodable (kept as text)", src)
-            continue
-        if not isinstance(obj, dict):
-            repaired.add("'args' not an object", src)
-            continue
-        for f in _KEY_FIELDS:
-            v = obj.get(_KEY_JSON[f])
-            if v is None:
-                continue
-            c = _coerce_int(v)
-            if c is None:
-                repaired.add(f"'{_KEY_JSON[f]}' not a 64-bit integer (kept in args, not used for linking)", src)
-            else:
-                out[f][i] = c
-    return out
 
 
 def _qmark(exc: UnicodeDecodeError) -> tuple[str, int]:

@@ -27,7 +27,7 @@ import msgspec
 import numpy as np
 
 from ..errors import LoadWarning
-from .decode import lenient_decode
+from .columns import lenient_decode
 from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from .lanes import Lane
 from .order import Preorder, preorder

@@ -1,0 +1,358 @@
+"""Columns of decoded Kineto events: one row per event, strings interned to int32 codes,
+the linking args as int64 columns, every other arg kept as raw JSON in one blob.
+
+:class:`Columns` fills rows chunk by chunk from typed events (:mod:`.decode` serially,
+:mod:`.parallel` in forked workers); :class:`DecodedEvents` is the result.  Times are
+microseconds.  Also here: the per-reason :class:`Tally` of repairs and rejections, and the
+key-args decoding (one batch; per event with coercion when a value is odd).
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import mmap
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any, Union
+
+import msgspec
+import numpy as np
+
+from .schema import KEY_DEFAULTS, KEY_FIELDS, KEY_JSON, Event, KeyArgs
+
+#: called with the fraction (0..1) of the events decoded so far (fast path only)
+DecodeProgress = Callable[[float], None]
+#: events per msgspec call on the tolerant path
+CHUNK = 4096
+#: events per typed decode on the fast path (a multiple of CHUNK; bounds peak memory)
+COL_CHUNK = 16 * CHUNK
+#: untyped decoder that turns numbers beyond the float range into +-inf instead of failing
+LENIENT = msgspec.json.Decoder(float_hook=float)
+#: decode any JSON value; numbers beyond the float range become +-inf (raises msgspec.DecodeError)
+lenient_decode = LENIENT.decode
+
+
+class Tally:
+    """Counts per reason, with the traceEvents index of the first event of each reason."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.first: dict[str, int] = {}
+
+    def add(self, reason: str, index: int, count: int = 1) -> None:
+        self.counts[reason] += count
+        self.first.setdefault(reason, index)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def describe(self) -> str:
+        """``"3 not a JSON object (first: traceEvents[12]); ..."``, most frequent first."""
+        return "; ".join(f"{c:,} {r} (first: traceEvents[{self.first[r]}])" for r, c in self.counts.most_common())
+
+
+@dataclass
+class Interned:
+    """A column of Python values stored as int32 codes into ``values`` (first-seen order)."""
+
+    codes: np.ndarray  #: int32, one per row
+    values: list[Any]  #: distinct values; row i holds values[codes[i]]
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    def __getitem__(self, row: int) -> Any:
+        return self.values[self.codes[row]]
+
+    def take(self, rows: np.ndarray) -> list[Any]:
+        """The values of ``rows`` as a Python list."""
+        if not self.values:
+            return []
+        vals = np.empty(len(self.values), dtype=object)
+        vals[:] = self.values
+        return vals[self.codes[rows]].tolist()
+
+
+@dataclass
+class DecodedEvents:
+    """Columns of every usable event in file order (flows and metadata are split out later).
+
+    Times are exact: integer microseconds plus a float64 fraction (see ``timestamps.py``).
+    """
+
+    ph: Interned  #: phase strings
+    cat: Interned
+    name: Interned
+    pid: Interned  #: int or str values
+    tid: Interned
+    ts_int: np.ndarray  #: integer microseconds (absolute), int64
+    ts_frac: np.ndarray  #: fractional microseconds, float64 (NaN = missing ts)
+    dur: np.ndarray  #: microseconds, float64 (NaN = not a number in the file)
+    flow_id: list[Any]  #: ``id`` of each event (flows link by it), None when absent
+    args_blob: bytes
+    args_offsets: np.ndarray  #: int64, len n+1; args of event i = blob[off[i]:off[i+1]] (b"" = none)
+    key_args: dict[str, np.ndarray]  #: name -> int64 column, see _KeyArgs
+    rejected: Counter = field(default_factory=Counter)  #: reason -> elements of traceEvents not used
+    rejected_first: dict[str, int] = field(default_factory=dict)  #: reason -> traceEvents index of the first
+    #: index in traceEvents of each row; None when no element was rejected (row i = traceEvents[i])
+    file_index: np.ndarray | None = None
+    #: traceEvents elements before rejection (= rows + sum(rejected))
+    n_elements: int = 0
+
+    def source_index(self, row: int) -> int:
+        """The traceEvents index of decoded row ``row``."""
+        return int(self.file_index[row]) if self.file_index is not None else int(row)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def coerce_int(v: Any) -> int | None:
+    """An integer id from a JSON value, or None when it is not a 64-bit integer."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if _I64_MIN <= v <= _I64_MAX else None
+    if isinstance(v, float):
+        return int(v) if math.isfinite(v) and v.is_integer() and _I64_MIN <= v <= _I64_MAX else None
+    if isinstance(v, str):
+        t = v.strip()
+        try:
+            c = int(t, 16) if t[:2].lower() == "0x" else int(t)
+        except ValueError:
+            return None
+        return c if _I64_MIN <= c <= _I64_MAX else None
+    return None
+
+
+def key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
+    """Decode the linking fields of all args in one msgspec call; None if any is odd."""
+    doc = b"[" + b",".join([r if len(r) else b"{}" for r in raws]) + b"]"
+    try:
+        parsed = msgspec.json.decode(doc, type=list[Union[KeyArgs, None]])
+    except msgspec.DecodeError:
+        return None
+    del doc
+    n = len(parsed)
+    if None in parsed:  # "args": null
+        none = KeyArgs()
+        parsed = [p if p is not None else none for p in parsed]
+    out = {}
+    try:
+        for f in KEY_FIELDS:
+            out[f] = np.fromiter(map(attrgetter(f), parsed), dtype=np.int64, count=n)
+    except OverflowError:
+        return None
+    return out
+
+
+def key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
+                      repaired: Tally) -> dict[str, np.ndarray]:
+    """Key args of rows ``base`` ...: one batch; on odd values, per 4096 rows, per event where needed."""
+    whole = key_args_batch(raws)
+    if whole is not None:
+        return whole
+    parts = []
+    for s in range(0, len(raws), CHUNK):
+        part = raws[s:s + CHUNK]
+        if (batch := key_args_batch(part)) is None:
+            batch = key_args_slow(part, base + s, file_index, repaired)
+        parts.append(batch)
+    return {f: np.concatenate([p[f] for p in parts]) for f in KEY_FIELDS}
+
+
+def key_args_slow(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
+                  repaired: Tally) -> dict[str, np.ndarray]:
+    """Per-event decode of args (rows ``base`` ...), coercing ids and counting repairs."""
+    n = len(raws)
+    out = {f: np.full(n, KEY_DEFAULTS[f], dtype=np.int64) for f in KEY_FIELDS}
+    for i, r in enumerate(raws):
+        if not len(r):
+            continue
+        src = int(file_index[base + i]) if file_index is not None else base + i
+        try:
+            obj = LENIENT.decode(r)
+        except msgspec.DecodeError:
+            repaired.add("'args' undecodable (kept as text)", src)
+            continue
+        if not isinstance(obj, dict):
+            repaired.add("'args' not an object", src)
+            continue
+        for f in KEY_FIELDS:
+            v = obj.get(KEY_JSON[f])
+            if v is None:
+                continue
+            c = coerce_int(v)
+            if c is None:
+                repaired.add(f"'{KEY_JSON[f]}' not a 64-bit integer (kept in args, not used for linking)", src)
+            else:
+                out[f][i] = c
+    return out
+
+
+def is_ascii(buf: bytes | mmap.mmap) -> bool:
+    """``buf.isascii()``; a memory map (no isascii) is checked in 16 MiB slices."""
+    if isinstance(buf, bytes):
+        return buf.isascii()
+    step = 1 << 24
+    return all(buf[s:s + step].isascii() for s in range(0, len(buf), step))
+
+
+def validate_utf8(buf: bytes | mmap.mmap) -> None:
+    """Raise UnicodeDecodeError if ``buf`` is not UTF-8 (checked in chunks: bounded memory)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(buf)
+    step = 1 << 24
+    for s in range(0, len(buf), step):
+        dec.decode(view[s:s + step])
+    dec.decode(b"", final=True)
+
+
+INTERNED = ("ph", "cat", "name", "pid", "tid")
+
+
+class Codes(dict):
+    """value -> int code; a missing value gets the next code (one dict lookup per value)."""
+
+    def __missing__(self, value: Any) -> int:
+        code = self[value] = len(self)
+        return code
+
+
+#: dtype of every column that ``Columns`` fills row by row
+COLUMN_DTYPES: dict[str, Any] = {**{f: np.int32 for f in INTERNED}, **{f: np.int64 for f in KEY_FIELDS},
+                                  "ts_int": np.int64, "ts_frac": np.float64, "dur": np.float64,
+                                  "args_len": np.int64}
+
+
+def allocate_columns(n: int, shared: bool = False) -> dict[str, np.ndarray]:
+    """Empty columns for ``n`` rows; ``shared``: in one anonymous shared memory map, so that
+    forked decode workers write their rows in place (``parallel.py``)."""
+    if not shared or n == 0:
+        return {f: np.empty(n, dtype=dt) for f, dt in COLUMN_DTYPES.items()}
+    sizes = [np.dtype(dt).itemsize * n for dt in COLUMN_DTYPES.values()]
+    mm = mmap.mmap(-1, sum(sizes))
+    out, at = {}, 0
+    for (f, dt), size in zip(COLUMN_DTYPES.items(), sizes):
+        out[f] = np.frombuffer(mm, dtype=dt, count=n, offset=at)
+        at += size
+    return out
+
+
+class Columns:
+    """Columns built chunk by chunk from typed events, so that the structs of the whole
+    trace never exist at once.  Strings and pids/tids are interned into int32 codes.
+
+    The numeric columns are allocated once for all ``len(columns["ph"])`` rows of the
+    trace; this object fills rows ``base`` ... in order (a decode worker fills a slice).
+    """
+
+    def __init__(self, columns: dict[str, np.ndarray], file_index: np.ndarray | None, repaired: Tally,
+                 base: int = 0, blobs: Any = None) -> None:
+        self.columns = columns
+        self.file_index = file_index
+        self.repaired = repaired
+        self.base = base  #: row number of this object's first row in the whole trace
+        self.index: dict[str, Codes] = {f: Codes() for f in INTERNED}
+        #: where the args bytes of each chunk go: a list of bytes, or a decode worker's
+        #: region of shared memory (anything with ``append``)
+        self.blobs: Any = [] if blobs is None else blobs
+        self.flow_id: list[Any] = []
+        self.rows = 0
+
+    def add(self, evs: list[Event]) -> None:
+        """Fill the next ``len(evs)`` rows with the columns of ``evs``."""
+        from .timestamps import parse_timestamps
+
+        n = len(evs)
+        lo = self.base + self.rows
+        hi = lo + n
+        cols = self.columns
+        for f in INTERNED:
+            # codes in first-seen order; C-level loop, Python runs only for a new value
+            cols[f][lo:hi] = np.fromiter(map(self.index[f].__getitem__, map(attrgetter(f), evs)),
+                                         dtype=np.int32, count=n)
+        cols["ts_int"][lo:hi], cols["ts_frac"][lo:hi] = parse_timestamps(list(map(attrgetter("ts"), evs)))
+        cols["dur"][lo:hi] = np.fromiter(map(attrgetter("dur"), evs), dtype=np.float64, count=n)
+        raws = list(map(attrgetter("args"), evs))
+        cols["args_len"][lo:hi] = np.fromiter(map(len, raws), dtype=np.int64, count=n)
+        self.blobs.append(b"".join(raws))
+        for f, col in key_args_columns(raws, lo, self.file_index, self.repaired).items():
+            cols[f][lo:hi] = col
+        self.flow_id.extend(map(attrgetter("id"), evs))
+        self.rows += n
+
+    def add_raw(self, raws: list[msgspec.Raw], progress: DecodeProgress | None = None) -> None:
+        """Typed-decode raw events (chunks of ``COL_CHUNK``) and fill the next rows;
+        ``progress(fraction of raws done)`` after each chunk.
+
+        Raises msgspec.DecodeError or UnicodeDecodeError when the fast path refuses them."""
+        for s in range(0, len(raws), COL_CHUNK):
+            evs = msgspec.json.decode(b"[" + b",".join(raws[s:s + COL_CHUNK]) + b"]", type=list[Event])
+            self.add(evs)
+            del evs
+            if progress is not None:
+                progress(min(1.0, (s + COL_CHUNK) / len(raws)))
+
+    def export(self) -> dict[str, Any]:
+        """What a decode worker sends back (``parallel.py``); its rows are already in the
+        shared columns, with interned codes of its own (``values``)."""
+        return {"values": {f: list(self.index[f]) for f in INTERNED}, "blobs": self.blobs,
+                "flow_id": self.flow_id, "rows": self.rows,
+                "repaired": (dict(self.repaired.counts), self.repaired.first)}
+
+    def absorb(self, part: dict[str, Any]) -> None:
+        """Take over the next rows, filled by a worker that sent ``part`` (its :meth:`export`)."""
+        lo = self.base + self.rows
+        hi = lo + part["rows"]
+        for f in INTERNED:
+            values = part["values"][f]
+            # the worker's codes -> this object's codes (new values get the next codes,
+            # in the worker's first-seen order: the same codes a serial decode gives)
+            lut = np.fromiter(map(self.index[f].__getitem__, values), dtype=np.int32, count=len(values))
+            if hi > lo:
+                self.columns[f][lo:hi] = lut[self.columns[f][lo:hi]]
+        self.blobs.extend(part["blobs"])
+        self.flow_id.extend(part["flow_id"])
+        self.rows += part["rows"]
+        counts, first = part["repaired"]
+        for reason, count in counts.items():
+            self.repaired.add(reason, first[reason], count)
+
+    def finish(self) -> DecodedEvents:
+        n = self.rows
+        c = self.columns
+        if n != len(c["ph"]):  # pragma: no cover - every row is filled before finishing
+            raise AssertionError(f"{n} of {len(c['ph'])} rows decoded")
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(c["args_len"], out=offsets[1:])
+        blob = join_releasing(self.blobs)
+        if not is_ascii(blob):
+            validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
+        col = {f: Interned(c[f], list(self.index[f])) for f in INTERNED}
+        return DecodedEvents(
+            **col, ts_int=c["ts_int"], ts_frac=c["ts_frac"], dur=c["dur"],
+            flow_id=self.flow_id, args_blob=blob, args_offsets=offsets,
+            key_args={f: c[f] for f in KEY_FIELDS}, file_index=self.file_index, n_elements=n)
+
+
+def join_releasing(pieces: list[bytes]) -> bytes | mmap.mmap:
+    """The pieces joined, emptying ``pieces`` as they are copied (peak: the result plus one
+    piece).  Big results live in an anonymous memory map (slices give ``bytes``, as for a
+    blob mapped from the cache)."""
+    total = sum(map(len, pieces))
+    if total < (1 << 24):
+        out = b"".join(pieces)
+        pieces.clear()
+        return out
+    mm = mmap.mmap(-1, total)
+    pieces.reverse()
+    while pieces:
+        mm.write(pieces.pop())
+    mm.seek(0)
+    return mm
+
+

@@ -1,0 +1,111 @@
+"""Every Kineto ``args`` key tracetui reads, declared once (as HTA's
+``configs/default_event_args.py`` does), and the typed structs msgspec decodes events into.
+
+Any module that reads an arg uses these names; ``tests/test_architecture.py`` checks that
+no other module spells one of them.  Units are the profiler's: durations and times in
+microseconds, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import msgspec
+
+# ---- linking ids (decoded for every event in one batch, see KeyArgs) -------------------
+#: CUPTI correlation id: a runtime/driver launch call and the GPU work it launched share it
+CORRELATION = "correlation"
+#: id of the cpu_op (and its launches and GPU work) in the profiler's own numbering
+EXTERNAL_ID = "External id"
+#: older spelling of EXTERNAL_ID
+EXTERNAL_ID_OLD = "external id"
+#: GPU stream of a kernel/memcpy/memset
+STREAM = "stream"
+#: GPU device index of a kernel/memcpy/memset
+DEVICE = "device"
+#: RECORD_FUNCTION id of a cpu_op: equals the ET node's ``rf_id`` attribute (the ET link)
+RECORD_FUNCTION_ID = "Record function id"
+#: autograd sequence number: a backward op shares it with its forward op
+SEQUENCE_NUMBER = "Sequence number"
+#: thread of the forward op, on backward ops
+FWD_THREAD_ID = "Fwd thread id"
+
+# ---- kernel launch configuration (kernel events) ---------------------------------------
+GRID = "grid"  #: [x, y, z] blocks (work-items for hipExtModuleLaunchKernel)
+BLOCK = "block"  #: [x, y, z] threads per block
+REGISTERS_PER_THREAD = "registers per thread"
+SHARED_MEMORY = "shared memory"  #: bytes per block
+BLOCKS_PER_SM = "blocks per SM"
+WARPS_PER_SM = "warps per SM"
+EST_OCCUPANCY = "est. achieved occupancy %"  #: Kineto's estimate, percent
+
+# ---- memcpy / memset --------------------------------------------------------------------
+BYTES = "bytes"
+MEMORY_BANDWIDTH = "memory bandwidth (GB/s)"
+
+# ---- runtime / driver calls -------------------------------------------------------------
+CBID = "cbid"  #: CUPTI callback id of the API call
+
+# ---- cpu_op shapes (record_shapes=True) -------------------------------------------------
+INPUT_DIMS = "Input Dims"
+INPUT_TYPE = "Input type"
+INPUT_STRIDES = "Input Strides"
+CONCRETE_INPUTS = "Concrete Inputs"
+
+# ---- [memory] instant events (profile_memory=True) --------------------------------------
+MEM_BYTES = "Bytes"  #: bytes allocated (negative: freed)
+MEM_DEVICE_TYPE = "Device Type"
+MEM_DEVICE_ID = "Device Id"
+MEM_TOTAL_ALLOCATED = "Total Allocated"
+
+# ---- metadata events (ph "M") -----------------------------------------------------------
+SORT_INDEX = "sort_index"
+LABELS = "labels"
+META_NAME = "name"
+
+#: arg names distinctive enough that a literal elsewhere can only be a second spelling
+#: (generic ones such as "device" or "bytes" are also column names of our own outputs)
+DISTINCTIVE_ARG_NAMES = frozenset({
+    EXTERNAL_ID, EXTERNAL_ID_OLD, RECORD_FUNCTION_ID, SEQUENCE_NUMBER, FWD_THREAD_ID, REGISTERS_PER_THREAD,
+    SHARED_MEMORY, BLOCKS_PER_SM, WARPS_PER_SM, EST_OCCUPANCY, MEMORY_BANDWIDTH, INPUT_DIMS, INPUT_TYPE,
+    INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED,
+})
+
+#: an absent ``ts``/``args`` in :class:`Event`
+EMPTY_RAW = msgspec.Raw(b"")
+
+
+class Event(msgspec.Struct, gc=False):
+    """One traceEvents element; ``ts`` and ``args`` stay raw JSON (decoded later)."""
+
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: Union[int, str] = 0
+    tid: Union[int, str] = 0
+    ts: msgspec.Raw = EMPTY_RAW
+    dur: float = 0.0
+    id: Union[int, str, None] = None
+    bp: Union[str, None] = None
+    args: msgspec.Raw = EMPTY_RAW
+
+
+class KeyArgs(msgspec.Struct, gc=False):
+    """The args fields that linking needs; every other field stays raw."""
+
+    correlation: int = -1
+    external_id: int = msgspec.field(default=-1, name=EXTERNAL_ID)
+    external_id_old: int = msgspec.field(default=-1, name=EXTERNAL_ID_OLD)
+    stream: int = -1
+    device: int = -1
+    rf_id: int = msgspec.field(default=0, name=RECORD_FUNCTION_ID)
+    seq: int = msgspec.field(default=-1, name=SEQUENCE_NUMBER)
+    fwd_tid: int = msgspec.field(default=-1, name=FWD_THREAD_ID)
+
+
+#: KeyArgs fields in column order (each becomes an int64 column of the decoded trace)
+KEY_FIELDS = tuple(f.name for f in msgspec.structs.fields(KeyArgs))
+#: field -> value when the arg is absent
+KEY_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(KeyArgs)}
+#: field -> the arg's name in the JSON
+KEY_JSON = {f.name: f.encode_name for f in msgspec.structs.fields(KeyArgs)}
