@@ -62,7 +62,7 @@ STEPS = [
     ("tracetui.kineto.build", "_factorize"),
     ("tracetui.kineto.build", "_compact"),
     ("tracetui.kineto.build", "_nest"),
-    ("tracetui.kineto.build", "csr_children"),
+    ("tracetui.tree.csr", "csr_children"),
     ("tracetui.kineto.build", "_link_fwd_bwd"),
     ("tracetui.kineto.timestamps", "relative_times"),
 ]

@@ -76,7 +76,10 @@ def test_deep_nesting_walks_without_recursion(deep_trace):
 def test_preorder_of_a_deep_chain_walks_in_linear_time(deep_trace):
     import time
 
-    from tracetui.kineto.order import preorder
+    from tracetui.tree.preorder import tree_preorder
+
+    def preorder(kt):
+        return tree_preorder(kt.parent, kt.depth, kt.child_start, kt.child_index, np.asarray(kt.roots()))
 
     kt = deep_trace
     t0 = time.perf_counter()
@@ -94,7 +97,10 @@ def test_vectorised_preorder_equals_the_walk(name):
     level, and the Python walk used for deep thin trees) equal the explicit-stack walk."""
     from shared_traces import KINETO
 
-    from tracetui.kineto.order import _walk_preorder, preorder
+    from tracetui.tree.preorder import _walk_preorder, tree_preorder
+
+    def preorder(kt):
+        return tree_preorder(kt.parent, kt.depth, kt.child_start, kt.child_index, np.asarray(kt.roots()))
 
     kt = load_kineto(KINETO / name)
     by_level = preorder(kt)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .errors import TraceError
+from .kineto import schema
 from .kineto.kinds import GPU_WORK_KINDS, Kind
 from .kineto.trace import KinetoTrace
 from .link import ETLink, link_et_kineto
@@ -243,10 +244,10 @@ def kernel_metadata_scrape(identifier: GpuOpIdentifier, gpu_trace: Any) -> Kerne
     ev = _event(kt, i)
     return KernelMetadata(
         cat=ev.cat, name=ev.name, ts=ev.ts, dur=ev.dur, device=ev.device, stream=ev.stream,
-        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get("grid")), block=_xyz(a.get("block")),
-        registers_per_thread=a.get("registers per thread"), shared_memory=a.get("shared memory"),
-        blocks_per_sm=a.get("blocks per SM"), warps_per_sm=a.get("warps per SM"),
-        occupancy=a.get("est. achieved occupancy %"), index=i)
+        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get(schema.GRID)), block=_xyz(a.get(schema.BLOCK)),
+        registers_per_thread=a.get(schema.REGISTERS_PER_THREAD), shared_memory=a.get(schema.SHARED_MEMORY),
+        blocks_per_sm=a.get(schema.BLOCKS_PER_SM), warps_per_sm=a.get(schema.WARPS_PER_SM),
+        occupancy=a.get(schema.EST_OCCUPANCY), index=i)
 
 
 def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace: Any) -> ETOpRef | None:

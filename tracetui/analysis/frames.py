@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from ..kineto import schema
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
@@ -46,22 +47,22 @@ class _GpuArgs(msgspec.Struct, gc=False):
     """The args of a kernel/memcpy/memset that the tables show (all optional).  grid and
     block stay JSON text: kernels repeat a few distinct shapes (see :class:`_DimTexts`)."""
 
-    grid: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""))
-    block: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""))
-    registers: Any = msgspec.field(default=None, name="registers per thread")
-    shared_mem: Any = msgspec.field(default=None, name="shared memory")
-    blocks_per_sm: Any = msgspec.field(default=None, name="blocks per SM")
-    warps_per_sm: Any = msgspec.field(default=None, name="warps per SM")
-    occupancy: Any = msgspec.field(default=None, name="est. achieved occupancy %")
-    nbytes: Any = msgspec.field(default=None, name="bytes")
+    grid: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""), name=schema.GRID)
+    block: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""), name=schema.BLOCK)
+    registers: Any = msgspec.field(default=None, name=schema.REGISTERS_PER_THREAD)
+    shared_mem: Any = msgspec.field(default=None, name=schema.SHARED_MEMORY)
+    blocks_per_sm: Any = msgspec.field(default=None, name=schema.BLOCKS_PER_SM)
+    warps_per_sm: Any = msgspec.field(default=None, name=schema.WARPS_PER_SM)
+    occupancy: Any = msgspec.field(default=None, name=schema.EST_OCCUPANCY)
+    nbytes: Any = msgspec.field(default=None, name=schema.BYTES)
 
 
 class _OpArgs(msgspec.Struct, gc=False):
     """Shapes and types of a cpu_op, kept as JSON text: ops repeat a few distinct shapes,
     so each distinct text is decoded once (:func:`_op_shape_texts`)."""
 
-    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
-    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name=schema.INPUT_DIMS)
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name=schema.INPUT_TYPE)
 
 
 _GPU_ARG_FIELDS = ("grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy",

@@ -28,6 +28,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from ..kineto import schema
 from ..kineto.kinds import LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name
 from ..kineto.trace import KinetoTrace
 from .frames import decode_args_batch, nums_or_nan
@@ -39,10 +40,10 @@ _STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 class _MemArgs(msgspec.Struct):
-    nbytes: Any = msgspec.field(default=None, name="Bytes")
-    device_type: Any = msgspec.field(default=None, name="Device Type")
-    device_id: Any = msgspec.field(default=None, name="Device Id")
-    total_allocated: Any = msgspec.field(default=None, name="Total Allocated")
+    nbytes: Any = msgspec.field(default=None, name=schema.MEM_BYTES)
+    device_type: Any = msgspec.field(default=None, name=schema.MEM_DEVICE_TYPE)
+    device_id: Any = msgspec.field(default=None, name=schema.MEM_DEVICE_ID)
+    total_allocated: Any = msgspec.field(default=None, name=schema.MEM_TOTAL_ALLOCATED)
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:

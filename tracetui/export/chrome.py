@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ..kineto import schema
 from ..kineto.kinds import FWDBWD_FLOW_CATEGORIES, GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.trace import KinetoTrace
 
@@ -92,7 +93,7 @@ def _metadata_events(kt: KinetoTrace, ev: np.ndarray) -> list[bytes]:
                                "args": {"name": kt.process_names[pid]}}, t0, None))
         if pid in kt.process_labels:
             out.append(_event({"name": "process_labels", "ph": "M", "pid": pid, "tid": 0,
-                               "args": {"labels": kt.process_labels[pid]}}, t0, None))
+                               "args": {schema.LABELS: kt.process_labels[pid]}}, t0, None))
     for pid, tid in threads:
         name = kt.thread_names.get((pid, tid))
         if name:

@@ -37,6 +37,7 @@ from ..analysis.gaps import idle_gaps, idle_summary
 from ..analysis.tables import category_table, kernel_table, op_table
 from ..analysis.timeline import gpu_timeline
 from ..errors import TraceError
+from ..kineto import schema
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.trace import KinetoTrace
 from ..model import LinkedTrace
@@ -126,8 +127,8 @@ def root_inputs(trace: KinetoTrace, root: int) -> list[dict[str, Any]]:
     if root >= trace.n_events:
         return []
     a = trace.args(root)
-    dims, types = a.get("Input Dims"), a.get("Input type")
-    strides, concrete = a.get("Input Strides"), a.get("Concrete Inputs")
+    dims, types = a.get(schema.INPUT_DIMS), a.get(schema.INPUT_TYPE)
+    strides, concrete = a.get(schema.INPUT_STRIDES), a.get(schema.CONCRETE_INPUTS)
     n = max((len(x) for x in (dims, types, strides, concrete) if isinstance(x, list)), default=0)
     cols = [_listify(x, n) for x in (dims, types, strides, concrete)]
     return [{"index": i, "dims": cols[0][i], "type": cols[1][i], "strides": cols[2][i], "concrete": cols[3][i]}

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import LoadWarning
+from ..tree.csr import csr_children
+from . import schema
 from .columns import lenient_decode
 from .decode import DecodedTrace
 from .kinds import (
@@ -54,19 +56,6 @@ def _compact(codes: np.ndarray, values: list[Any]) -> tuple[np.ndarray, list[Any
     return remap[codes], [values[c] for c in used[order].tolist()]
 
 
-def csr_children(parent: np.ndarray, ts: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR child lists from a parent array; children ordered by (ts, node id)."""
-    n = parent.shape[0]
-    has = parent >= 0
-    kids = nodes[has]
-    order = np.lexsort((kids, ts[kids], parent[kids]))
-    child_index = kids[order].astype(np.int32)
-    counts = np.bincount(parent[has], minlength=n)
-    child_start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=child_start[1:])
-    return child_start, child_index
-
-
 def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarning]):
     ev = dec.events
     import msgspec
@@ -91,11 +80,11 @@ def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarn
         elif nm == "thread_name":
             thread_names[(pid, tid)] = str(args.get("name", ""))
         elif nm == "process_sort_index":
-            process_sort[pid] = args.get("sort_index", 0)
+            process_sort[pid] = args.get(schema.SORT_INDEX, 0)
         elif nm == "thread_sort_index":
-            thread_sort[(pid, tid)] = args.get("sort_index", 0)
+            thread_sort[(pid, tid)] = args.get(schema.SORT_INDEX, 0)
         elif nm == "process_labels":
-            process_labels[pid] = str(args.get("labels", ""))
+            process_labels[pid] = str(args.get(schema.LABELS, ""))
     return process_names, thread_names, process_sort, thread_sort, process_labels
 
 

@@ -27,10 +27,11 @@ import msgspec
 import numpy as np
 
 from ..errors import LoadWarning
+from ..tree.csr import csr_children
+from ..tree.preorder import Preorder, tree_preorder
 from .columns import lenient_decode
 from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from .lanes import Lane
-from .order import Preorder, preorder
 
 
 @dataclass
@@ -199,7 +200,8 @@ class KinetoTrace:
     def order(self) -> Preorder:
         """Preorder numbering of the tree (computed on first use, then cached)."""
         if self._preorder is None:
-            self._preorder = preorder(self)
+            self._preorder = tree_preorder(self.parent, self.depth, self.child_start, self.child_index,
+                                           np.asarray(self.roots(), dtype=np.int64))
         return self._preorder
 
     def subtree(self, node: int) -> np.ndarray:
@@ -223,8 +225,6 @@ class KinetoTrace:
     def nopy_children(self, node: int) -> np.ndarray:
         """Children in the view that hides python_function rows (their children move up)."""
         if self._nopy_csr is None:
-            from .build import csr_children
-
             keep = self.nopy_parent.copy()
             keep[: self.n_events][self.kind == int(Kind.PYTHON)] = -1
             nodes = np.arange(self.n_nodes)

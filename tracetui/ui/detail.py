@@ -18,6 +18,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..kineto import schema
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
 from .detail_pane import (
@@ -149,8 +150,8 @@ class DetailBuilder:
             text = KeepText(f"{ext} ")
             text.append("(equals the correlation, as in older traces: not the launching op's External id)",
                         style="dim")
-            return [("External id", text)]
-        return [("External id", ext)]
+            return [(schema.EXTERNAL_ID, text)]
+        return [(schema.EXTERNAL_ID, ext)]
 
     def et_ref(self, pos: int) -> Text:
         """``ET node 123 · rf_id 456 · aten::addmm`` (+ heuristic flag)."""
@@ -165,9 +166,9 @@ class DetailBuilder:
         kt, src = self.src.kt, self.src
         rows: list[tuple[str, Any]] = self._ext_row(ev)
         if int(kt.rf_id[ev]) > 0:
-            rows.append(("Record function id", int(kt.rf_id[ev])))
+            rows.append((schema.RECORD_FUNCTION_ID, int(kt.rf_id[ev])))
         if int(kt.seq[ev]) >= 0:
-            rows.append(("Sequence number", int(kt.seq[ev])))
+            rows.append((schema.SEQUENCE_NUMBER, int(kt.seq[ev])))
         if int(kt.correlation[ev]) >= 0:
             rows.append(("Correlation", int(kt.correlation[ev])))
         pos = src.et_pos(ev)
@@ -227,15 +228,15 @@ class DetailBuilder:
             parts += self._et_args(et_node)
         else:
             parts += self._kineto_args(args)
-        concrete = args.get("Concrete Inputs")
+        concrete = args.get(schema.CONCRETE_INPUTS)
         if used_et and isinstance(concrete, list) and any(c not in ("", None) for c in concrete):
-            parts.append(_grid([("Concrete Inputs", _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
+            parts.append(_grid([(schema.CONCRETE_INPUTS, _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
         parts += self._gpu_summary(ev)
         return parts
 
     def _kineto_args(self, args: dict[str, Any]) -> list[RenderableType]:
-        dims, types, strides = args.get("Input Dims"), args.get("Input type"), args.get("Input Strides")
-        concrete = args.get("Concrete Inputs")
+        dims, types, strides = args.get(schema.INPUT_DIMS), args.get(schema.INPUT_TYPE), args.get(schema.INPUT_STRIDES)
+        concrete = args.get(schema.CONCRETE_INPUTS)
         if not isinstance(dims, list) and not isinstance(types, list):
             return []
         n = max(len(x) for x in (dims, types, strides, concrete) if isinstance(x, list))
@@ -302,9 +303,9 @@ class DetailBuilder:
         parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
         rows: list[tuple[str, Any]] = [("Duration", _dur(float(kt.dur[ev]))), ("Start", self._start(ev))]
         rows += self._ids(ev)
-        cbid = kt.args(ev).get("cbid")
+        cbid = kt.args(ev).get(schema.CBID)
         if cbid is not None:
-            rows.append(("cbid", cbid))
+            rows.append((schema.CBID, cbid))
         op = int(kt.cpu_op_of[ev])
         if op >= 0:
             rows.append(("Called by op", self._op_line(op)))
@@ -315,7 +316,7 @@ class DetailBuilder:
     def _gpu_work(self, ev: int, kind: Kind) -> list[RenderableType]:
         src, kt = self.src, self.src.kt
         args = kt.args(ev)
-        dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get("device")
+        dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get(schema.DEVICE)
         category = None
         if self.categorizer is not None:
             try:
@@ -329,8 +330,8 @@ class DetailBuilder:
         grid_f, grid_rows = grid_facts(args, kt.name(launch) if launch >= 0 else None)
         if kind == Kind.KERNEL:
             facts += grid_f
-        elif isinstance(args.get("bytes"), (int, float)):
-            facts.append(format_bytes(args["bytes"]).split(" (")[0])
+        elif isinstance(args.get(schema.BYTES), (int, float)):
+            facts.append(format_bytes(args[schema.BYTES]).split(" (")[0])
         if category:
             facts.append(f"category {category}")
         parts = [KeepText(" · ".join(f for f in facts if f), style="dim"),
@@ -338,20 +339,20 @@ class DetailBuilder:
         rows: list[tuple[str, Any]] = [("Duration", _dur(dur)), ("Start", self._start(ev))]
         if kind == Kind.KERNEL:
             rows += grid_rows + [
-                ("Threads/block", _prod(args.get("block"))),
-                ("Registers/thread", args.get("registers per thread")),
-                ("Shared memory", format_bytes(args["shared memory"]) if "shared memory" in args else None),
+                ("Threads/block", _prod(args.get(schema.BLOCK))),
+                ("Registers/thread", args.get(schema.REGISTERS_PER_THREAD)),
+                ("Shared memory", format_bytes(args[schema.SHARED_MEMORY]) if schema.SHARED_MEMORY in args else None),
             ] + occupancy_rows(args)
         else:
-            nbytes = args.get("bytes")
-            bw = args.get("memory bandwidth (GB/s)")
+            nbytes = args.get(schema.BYTES)
+            bw = args.get(schema.MEMORY_BANDWIDTH)
             if bw is None and isinstance(nbytes, (int, float)) and dur > 0:
                 bw = nbytes / (dur * 1e3)
             rows += [("Kind", kt.name(ev)), ("Bytes", format_bytes(nbytes) if nbytes is not None else None),
                      ("Bandwidth", f"{bw:.4g} GB/s" if isinstance(bw, (int, float)) else None)]
         dname = kt.device_name(dev) if isinstance(dev, int) else None
         rows.append(("Device", f"{dev}" + (f" · {dname}" if dname else "")))
-        rows.append(("Stream", int(kt.stream[ev]) if int(kt.stream[ev]) >= 0 else args.get("stream")))
+        rows.append(("Stream", int(kt.stream[ev]) if int(kt.stream[ev]) >= 0 else args.get(schema.STREAM)))
         if int(kt.correlation[ev]) >= 0:
             rows.append(("Correlation", int(kt.correlation[ev])))
         rows += self._ext_row(ev)

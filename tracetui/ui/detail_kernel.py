@@ -19,6 +19,7 @@ from typing import Any
 
 #: Launch calls whose ``grid`` argument is the global work size (work-items).
 WORK_ITEM_LAUNCHES = frozenset({"hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel"})
+from ..kineto import schema
 
 
 def format_number(v: Any) -> str | None:
@@ -49,7 +50,7 @@ def blocks_of(grid: Any, block: Any) -> list[int] | None:
 
 def grid_facts(args: dict[str, Any], launch_name: str | None) -> tuple[list[str], list[tuple[str, Any]]]:
     """(short facts for the summary line, (label, value) rows) for a kernel's grid and block."""
-    grid, block = args.get("grid"), args.get("block")
+    grid, block = args.get(schema.GRID), args.get(schema.BLOCK)
     facts: list[str] = []
     rows: list[tuple[str, Any]] = []
     if launch_name in WORK_ITEM_LAUNCHES and grid is not None:
@@ -72,9 +73,9 @@ def grid_facts(args: dict[str, Any], launch_name: str | None) -> tuple[list[str]
 
 def occupancy_rows(args: dict[str, Any]) -> list[tuple[str, Any]]:
     """Blocks/SM, Warps/SM (same format) and the occupancy, marked as Kineto's estimate."""
-    occ = args.get("est. achieved occupancy %")
-    return [("Blocks/SM", format_number(args.get("blocks per SM"))),
-            ("Warps/SM", format_number(args.get("warps per SM"))),
+    occ = args.get(schema.EST_OCCUPANCY)
+    return [("Blocks/SM", format_number(args.get(schema.BLOCKS_PER_SM))),
+            ("Warps/SM", format_number(args.get(schema.WARPS_PER_SM))),
             ("Occupancy", f"{format_number(occ)} % (Kineto's estimate)" if occ is not None else None)]
 
 

@@ -25,9 +25,9 @@ import numpy as np
 from rich.text import Text
 
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
-from ..kineto.order import tree_preorder
 from ..kineto.rollup import subtree_gpu_totals
 from ..model import LinkedTrace
+from ..tree.preorder import tree_preorder
 from .label_short import shorten_label
 from .timescale import format_duration_us
 

@@ -1,24 +1,19 @@
-"""Vectorised preorder numbering of a tree held as parent / depth / CSR-children arrays.
+"""Vectorised preorder numbering of a forest held as parent / depth / CSR-children arrays.
 
-``preorder(kt)`` numbers the nodes of a :class:`~tracetui.kineto.trace.KinetoTrace` in the
-order a depth-first walk visits them (lane roots in lane order, each node's children in
-their CSR order, i.e. by start time), without a Python loop per node: subtree sizes are
-summed bottom-up and offsets assigned top-down, one numpy step per depth level.  The
-subtree of ``x`` is then the slice ``by_pre[pre[x] : pre[x] + size[x]]``.
-:func:`tree_preorder` does the same for any forest (an Execution Trace's, for instance).
+:func:`tree_preorder` numbers the nodes in the order a depth-first walk visits them (roots
+in the given order, each node's children in their CSR order), without a Python loop per
+node: subtree sizes are summed bottom-up and offsets assigned top-down, one numpy step per
+depth level.  The subtree of ``x`` is then the slice ``by_pre[pre[x] : pre[x] + size[x]]``.
+Used for the Kineto tree (``KinetoTrace.order``) and the Execution Trace's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .trace import KinetoTrace
-
-__all__ = ["Preorder", "preorder", "tree_preorder"]
+__all__ = ["Preorder", "tree_preorder"]
 
 #: above this many depth levels (and more than one level per 10 nodes) walk in Python instead
 _WALK_LEVELS = 1_000
@@ -129,9 +124,3 @@ def _walk_preorder(parent: np.ndarray, child_start: np.ndarray, child_index: np.
         if p >= 0:
             sizes[p] += sizes[x]
     return Preorder(pre, np.asarray(sizes, dtype=np.int64), by_pre)
-
-
-def preorder(kt: KinetoTrace) -> Preorder:
-    """Preorder of a Kineto trace's tree: lane roots in lane order, children by start time."""
-    return tree_preorder(kt.parent, kt.depth, kt.child_start, kt.child_index,
-                         np.asarray(kt.roots(), dtype=np.int64))
