@@ -72,3 +72,13 @@ class LoadWarning:
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.message
+
+
+class LoadCancelled(BaseException):
+    """The user cancelled a load: raised from the progress callback the UI hands the loader.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so that no ``except Exception``
+    fallback on the way (a failed cache child, a failed decode worker) swallows it: the
+    load stops at its next progress report and every ``finally`` cleans up (the cache
+    child is killed, decode workers are stopped).
+    """

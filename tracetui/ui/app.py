@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from functools import partial
 from typing import ClassVar, Iterable
 
@@ -23,17 +22,19 @@ from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Footer, Input
+from textual.worker import get_current_worker
 
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
-from ..errors import TraceError
+from ..errors import LoadCancelled, TraceError
 from ..model import LinkedTrace
 from .detail import DetailBuilder, DetailPane
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
 from .help import HelpScreen, live_bindings, widget_bindings
 from .keys import APP_BINDINGS, MAIN_BINDINGS, JumpCycle, JumpError, gpu_jump, launching_op, match_index
+from .loading import EXIT_LOAD_CANCELLED, LoadDone, LoadFailed, LoadingScreen, LoadProgress, ProgressRelay
 from .notify import show_note
-from .screens import ErrorDialog, LoadingScreen, SearchBar, WarningsScreen
+from .screens import ErrorDialog, SearchBar, WarningsScreen
 from .source import TraceTreeSource
 from .status import StatusLine, state_parts, trace_parts
 from .textual_guards import install_guards
@@ -431,49 +432,63 @@ class TraceApp(App[int]):
         self.linked: LinkedTrace | None = None
         self.load_failed = False
         self.crash: CrashReport | None = None
-        self._progress: tuple[str, float] = ("starting", 0.0)
-        self._progress_lock = threading.Lock()
+        self.load_cancelled = False
 
     # ------------------------------------------------------------------ loading
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.paths))
-        self.set_interval(0.1, self._show_progress)
         # start the worker once the loading screen is painted: the first frame comes first
         self.call_after_refresh(self.load, self.paths)
 
-    def _report(self, message: str, fraction: float) -> None:
-        with self._progress_lock:
-            self._progress = (message, fraction)
-
-    def _show_progress(self) -> None:
-        screen = self.screen
-        if isinstance(screen, LoadingScreen):
-            with self._progress_lock:
-                message, fraction = self._progress
-            screen.set_progress(message, fraction)
-
     @work(thread=True, exclusive=True, group="load")
     def load(self, paths: list[str]) -> None:
-        """Load, link and index the traces (worker thread); then show the browser."""
+        """Load, link and index the traces (worker thread); posts :class:`LoadProgress`
+        while it runs, then :class:`LoadDone` or :class:`LoadFailed`; stops quietly when
+        cancelled (:meth:`action_cancel_load`)."""
         from ..cache import load_cached
 
+        relay = ProgressRelay(self, get_current_worker())
         try:
-            linked = load_cached(paths, use_cache=self.use_cache, progress=self._report)
-            self._report("indexing the op tree", 0.995)
+            linked = load_cached(paths, use_cache=self.use_cache, progress=relay)
+            relay("indexing the op tree", 0.995)
             source = TraceTreeSource(linked)
             categorizer = self.categorizer
             if categorizer is None:
                 categorizer = _default_categorizer()
+            relay("showing the browser", 1.0)
+        except LoadCancelled:
+            return
         except TraceError as exc:
-            self._call(self._load_failed, str(exc))
+            self.post_message(LoadFailed(str(exc)))
             return
         except MemoryError:
-            self._call(self._load_failed, f"{paths[0]}: not enough memory to load this trace")
+            self.post_message(LoadFailed(f"{paths[0]}: not enough memory to load this trace"))
             return
         except Exception as exc:  # a bug must still end in the dialog, not a traceback
-            self._call(self._load_failed, f"{paths[0]}: internal error while loading: {type(exc).__name__}: {exc}")
+            self.post_message(LoadFailed(f"{paths[0]}: internal error while loading: {type(exc).__name__}: {exc}"))
             return
-        self._call(self._loaded, linked, source, categorizer)
+        self.post_message(LoadDone(linked, source, categorizer))
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        screen = self.screen
+        if isinstance(screen, LoadingScreen):
+            screen.set_progress(message.message, message.fraction)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        if not self.load_cancelled:
+            self._load_failed(message.message)
+
+    def on_load_done(self, message: LoadDone) -> None:
+        if not self.load_cancelled:
+            self._loaded(message.linked, message.source, message.categorizer)
+
+    def action_cancel_load(self) -> None:
+        """``Esc`` on the loading screen: stop the load (at its next progress report) and quit."""
+        if not isinstance(self.screen, LoadingScreen):
+            return
+        self.load_cancelled = True
+        self.workers.cancel_group(self, "load")
+        self.exit(return_code=EXIT_LOAD_CANCELLED)
 
     def _handle_exception(self, error: Exception) -> None:
         """The browser's error boundary: Textual calls this for any exception that a handler,
@@ -498,12 +513,6 @@ class TraceApp(App[int]):
             return
         await super().on_event(event)
 
-    def _call(self, fn, *args) -> None:
-        try:
-            self.call_from_thread(fn, *args)
-        except RuntimeError:  # the app is shutting down
-            pass
-
     def _loaded(self, linked: LinkedTrace, source: TraceTreeSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
@@ -521,7 +530,8 @@ class TraceApp(App[int]):
             screen = self.screen
             if isinstance(screen, LoadingScreen):
                 screen.paths = self.paths
-            self._report("starting", 0.0)
+            if isinstance(screen, LoadingScreen):
+                screen.set_progress("starting", 0.0)
             self.load(self.paths)
         else:
             self.action_quit_app()
@@ -593,4 +603,6 @@ def run_app(paths: list[str], use_cache: bool = True) -> int:
     if app.crash is not None:
         print(app.crash.line(), file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+    if app.load_cancelled:
+        return EXIT_LOAD_CANCELLED
     return int(app.return_code or 0)

@@ -1,10 +1,9 @@
-"""Screens and small widgets around the browser: loading, error dialog, warnings list,
-search bar.  Help is in :mod:`.help`, the export dialog in :mod:`.export_dialog`, the
+"""Screens and small widgets around the browser: error dialog, warnings list, search bar.
+Loading is in :mod:`.loading`.  Help is in :mod:`.help`, the export dialog in :mod:`.export_dialog`, the
 status line in :mod:`.status`."""
 
 from __future__ import annotations
 
-import os
 from typing import ClassVar, Iterable
 
 from rich.text import Text
@@ -12,34 +11,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Input, Label, ProgressBar, Static
-
-
-class LoadingScreen(Screen):
-    """Shown while the trace loads: file names, a progress bar and the current step."""
-
-    DEFAULT_CSS = """
-    LoadingScreen { align: center middle; }
-    LoadingScreen > Vertical { width: 70; max-width: 100%; height: auto; border: round $primary; padding: 1 2; }
-    LoadingScreen Label { width: 100%; }
-    LoadingScreen ProgressBar { width: 100%; margin: 1 0; }
-    LoadingScreen #loading-step { color: $text-muted; }
-    """
-
-    def __init__(self, paths: list[str]) -> None:
-        super().__init__()
-        self.paths = paths
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text("Opening " + " + ".join(os.path.basename(p) for p in self.paths), style="bold"))
-            yield ProgressBar(total=1.0, show_eta=False, id="loading-bar")
-            yield Label("starting", id="loading-step")
-
-    def set_progress(self, message: str, fraction: float) -> None:
-        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, fraction)))
-        self.query_one("#loading-step", Label).update(Text(message))
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
 
 
 class WarningsScreen(ModalScreen[None]):
