@@ -1,7 +1,14 @@
-"""The help screen, generated from the live key bindings (never a hand-kept list)."""
+"""The help screen, generated from the live key bindings (never a hand-kept list).
+
+Bindings a pane inherits from Textual's widgets (``ScrollableContainer``'s "Scroll Up",
+"Page Left", ...) are left out: the panes define their own keys, and a generic scroll
+binding that is still reachable says nothing about the trace.  Textual's screen and
+application keys (tab focus, copy, ctrl+q, the command palette) stay: they work here.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 from rich.table import Table
@@ -11,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Static
 
 #: Friendly names of the binding owners shown in help (class name -> title).
@@ -36,16 +44,39 @@ def _owner_title(node: DOMNode) -> str:
     return type(node).__name__
 
 
+@lru_cache(maxsize=None)
+def _inherited_widget_bindings(cls: type) -> frozenset[tuple[str, str, str]]:
+    """(key, action, description) of the bindings ``cls`` (a widget, not a screen) gets
+    from Textual's own classes and does not define again itself."""
+    if not issubclass(cls, Widget) or issubclass(cls, Screen):
+        return frozenset()
+    textual, own = set(), set()
+    for base in cls.__mro__:
+        if "BINDINGS" not in base.__dict__:
+            continue
+        keys = {(b.key, b.action, b.description) for b in Binding.make_bindings(base.__dict__["BINDINGS"])}
+        (textual if base.__module__.split(".")[0] == "textual" else own).update(keys)
+    return frozenset(textual - own)
+
+
+def is_generic(node: DOMNode, binding: Binding) -> bool:
+    """True for a binding ``node`` (a widget) inherits from a Textual widget class."""
+    return (binding.key, binding.action, binding.description) in _inherited_widget_bindings(type(node))
+
+
 def live_bindings(screen: Screen) -> list[tuple[str, str, str]]:
     """(owner, keys, description) for every binding active on ``screen`` right now: the
     focused widget, its ancestors, the screen and the app (``Screen.active_bindings``),
-    keys of one action joined (``down / j``), in binding order."""
+    keys of one action joined (``down / j``), in binding order; no generic Textual widget
+    bindings (:func:`is_generic`)."""
     app = screen.app
     grouped: dict[tuple[int, str, str], list[str]] = {}
     owners: dict[tuple[int, str, str], str] = {}
     tips: dict[tuple[int, str, str], str] = {}
     for key, active in screen.active_bindings.items():
         binding = active.binding
+        if is_generic(active.node, binding):
+            continue
         desc = binding.description or binding.action
         ident = (id(active.node), binding.action, desc)
         display = app.get_key_display(binding)
@@ -61,11 +92,14 @@ def live_bindings(screen: Screen) -> list[tuple[str, str, str]]:
 
 def widget_bindings(node: DOMNode) -> list[tuple[str, str, str]]:
     """(owner, keys, description) for the bindings a widget defines itself (used for the
-    panes that are not focused: they are live once focused)."""
+    panes that are not focused: they are live once focused); no generic Textual widget
+    bindings (:func:`is_generic`)."""
     app = node.app
     out: dict[tuple[str, str], list[str]] = {}
     for key, bindings in node._bindings.key_to_bindings.items():
         for binding in bindings:
+            if is_generic(node, binding):
+                continue
             desc = _describe(binding.description or binding.action, binding.tooltip)
             display = app.get_key_display(binding)
             keys = out.setdefault((binding.action, desc), [])

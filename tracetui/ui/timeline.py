@@ -33,6 +33,8 @@ from .timescale import choose_unit, format_duration_us, format_time_us, nice_tic
 BLOCKS = " ▁▂▃▄▅▆▇█"
 """Busy-fraction glyphs: index ``ceil``-ish of ``fraction * 8``; nonzero busy is at least ``▁``."""
 GAP_FILL = "·"
+FOCUS_MARK = "▶"
+"""Drawn before the label of :attr:`TimelineStrip.focus_lane` while the strip has focus."""
 MIN_SPAN_US = 0.01
 """Narrowest window: 10 ns."""
 
@@ -140,6 +142,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         "timeline--cursor",
         "timeline--ruler",
         "timeline--label",
+        "timeline--focus-label",
     }
 
     DEFAULT_CSS = """
@@ -158,6 +161,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         & > .timeline--cursor { background: $accent 35%; }
         & > .timeline--ruler { color: $text-muted; background: $panel; }
         & > .timeline--label { color: $text; }
+        & > .timeline--focus-label { text-style: reverse bold; }
     }
     """
 
@@ -196,6 +200,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         # lane index -> (run starts, run ends) of its highlighted ranges, relative to origin.
         self._highlights: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._cursor_range: tuple[float, float] | None = None
+        self._focus_lane: int | None = None
         self._strip_cache: dict[int, Strip] = {}
         self._strip_cache_key: tuple | None = None
         self.set_lanes(lanes)
@@ -297,6 +302,39 @@ class TimelineStrip(ScrollView, can_focus=False):
         self._cursor_range = None if t0 is None else (float(t0), float(t0 if t1 is None else t1))
         self._invalidate()
 
+    @property
+    def focus_lane(self) -> int | None:
+        """The lane the keys act on: its label is drawn reversed after :data:`FOCUS_MARK`
+        while the strip has focus (never when it has not)."""
+        return self._focus_lane
+
+    @focus_lane.setter
+    def focus_lane(self, lane: int | None) -> None:
+        if lane != self._focus_lane:
+            self._focus_lane = lane
+            self._invalidate()
+        if lane is not None:
+            self.scroll_to_lane(lane)
+
+    def scroll_to_lane(self, lane: int) -> None:
+        """Scroll (vertically, as little as needed) so ``lane`` is on screen below the ruler."""
+        rows = self.scrollable_content_region.height - 1  # the ruler takes the first row
+        if rows <= 0 or not 0 <= lane < len(self._lanes):
+            return
+        y = self.scroll_offset.y
+        if lane < y:
+            self.scroll_to(y=lane, animate=False)
+        elif lane >= y + rows:
+            self.scroll_to(y=lane - rows + 1, animate=False)
+
+    def on_focus(self) -> None:
+        self._invalidate()  # the focus lane's marker appears
+        if self._focus_lane is not None:
+            self.scroll_to_lane(self._focus_lane)
+
+    def on_blur(self) -> None:
+        self._invalidate()
+
     # --------------------------------------------------------------- window
     @property
     def window(self) -> tuple[float, float]:
@@ -371,7 +409,7 @@ class TimelineStrip(ScrollView, can_focus=False):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        key = (width, self._window, self.scroll_offset.y)
+        key = (width, self._window, self.scroll_offset.y, self.has_focus, self._focus_lane)
         if key != self._strip_cache_key:
             self._strip_cache.clear()
             self._strip_cache_key = key
@@ -444,7 +482,11 @@ class TimelineStrip(ScrollView, can_focus=False):
     def _render_lane(self, lane: int, width: int) -> Strip:
         base = self.rich_style
         label_style = base + self.get_component_rich_style("timeline--label")
-        segments = [self._label(self._lanes[lane].label, min(self.label_width, width), label_style)]
+        label = self._lanes[lane].label
+        if lane == self._focus_lane and self.has_focus:
+            label = FOCUS_MARK + label
+            label_style += self.get_component_rich_style("timeline--focus-label")
+        segments = [self._label(label, min(self.label_width, width), label_style)]
         glyphs, kind = self.lane_cells(lane, width)
         styles = self._cell_styles()
         if glyphs:

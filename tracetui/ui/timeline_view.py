@@ -3,9 +3,16 @@ the selected op's GPU events highlighted, the window following the selection.
 
 Built on :class:`~tracetui.ui.timeline.TimelineStrip`; times are Kineto microseconds
 (relative to the trace origin).  Per lane it keeps one sorted numpy array of event ids;
-nothing is built per event.  When focused, the arrow keys walk GPU events: left/right
-along a stream, up/down to the nearest event on the neighbouring lane; each step posts
+nothing is built per event.  When focused, the arrow keys walk the events of the rows:
+left/right to the previous/next event of the same row in start-time order, up/down to the
+event of the neighbouring row nearest in time to the current one.  Each step posts
 :class:`TraceTimeline.EventSelected` so the tree follows.
+
+The event the keys step from is the timeline's own cursor (the last event it stepped to),
+kept while the tree shows that event or its visible ancestor (a hidden python row selects
+its parent); any other selection in the tree moves the cursor to that selection.  So a step
+never depends on how the tree displays the event, nor on the tree having caught up with
+keys pressed in a quick row.
 """
 
 from __future__ import annotations
@@ -31,11 +38,16 @@ def short_lane_label(lane) -> str:
 class TraceTimeline(TimelineStrip, can_focus=True):
     """Timeline of a :class:`TraceTreeSource`'s Kineto trace."""
 
+    # Shown in the footer while the timeline has focus: short descriptions, details in tooltips.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,l", "step(1)", "Next GPU event", show=False, id="timeline.next"),
-        Binding("left,h", "step(-1)", "Previous GPU event", show=False, id="timeline.prev"),
-        Binding("down,j", "lane(1)", "Lane below", show=False, id="timeline.lane_down"),
-        Binding("up,k", "lane(-1)", "Lane above", show=False, id="timeline.lane_up"),
+        Binding("left,h", "step(-1)", "Earlier", id="timeline.prev",
+                tooltip="previous event on this lane (start-time order)"),
+        Binding("right,l", "step(1)", "Later", id="timeline.next",
+                tooltip="next event on this lane (start-time order)"),
+        Binding("up,k", "lane(-1)", "Lane up", id="timeline.lane_up",
+                tooltip="the event of the lane above nearest in time"),
+        Binding("down,j", "lane(1)", "Lane down", id="timeline.lane_down",
+                tooltip="the event of the lane below nearest in time"),
     ]
 
     DEFAULT_CSS = """
@@ -55,16 +67,19 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self.show_cpu = show_cpu
         self.lane_ids: list[int] = []  #: Kineto lane index of each timeline row
         self.lane_events: list[np.ndarray] = []  #: event ids per row, by start time
+        self.lane_starts: list[np.ndarray] = []  #: their start times, µs (sorted)
         self._row_of_lane: dict[int, int] = {}
         self._row_table = np.full(1, -1, dtype=np.int64)  # Kineto lane index -> row; [-1] is -1
         self._selected: int | None = None
+        self._cursor: int | None = None  # Kineto event the keys step from (see module doc)
+        self._pending: list[int] = []  # events posted as EventSelected, oldest first
         self.build()
 
     # ------------------------------------------------------------------ lanes
     def build(self) -> None:
         """(Re)build the rows: GPU streams, then (``show_cpu``) CPU threads."""
         kt = self.source.kt
-        self.lane_ids, self.lane_events, lanes = [], [], []
+        self.lane_ids, self.lane_events, self.lane_starts, lanes = [], [], [], []
         if kt is None:
             self.set_lanes([])
             return
@@ -85,11 +100,13 @@ class TraceTimeline(TimelineStrip, can_focus=True):
                     continue
                 self.lane_ids.append(lane.index)
                 self.lane_events.append(chunk)
+                self.lane_starts.append(kt.ts[chunk])
                 lanes.append(Lane(short_lane_label(lane), kt.ts[chunk], kt.ts[chunk] + kt.dur[chunk]))
         self._row_of_lane = {lane: row for row, lane in enumerate(self.lane_ids)}
         self._row_table = np.full(len(kt.lanes) + 1, -1, dtype=np.int64)
         self._row_table[self.lane_ids] = np.arange(len(self.lane_ids))
         self.set_lanes(lanes, origin_us=0.0)
+        self._update_focus_lane()
 
     def set_show_cpu(self, show: bool) -> None:
         window = self.window
@@ -119,27 +136,49 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         return float(kt.ts[k]), float(kt.ts[k] + kt.dur[k])
 
     def show_selection(self, node: int | None, *, follow: bool = True) -> None:
-        """Highlight ``node``'s GPU events, tint its span and pan the window to them."""
+        """Highlight ``node``'s GPU events, tint its span and pan the window to them.
+
+        When ``node`` is how the tree shows an event this timeline stepped to (the event
+        or its visible ancestor), the cursor stays on that event: it is tinted and followed
+        instead of the node.  Any other node moves the cursor to the node."""
         self._selected = node
         src, kt = self.source, self.source.kt
         if kt is None or node is None:
+            self._cursor = None
+            self._pending.clear()
             self.set_highlights([])
             self.set_cursor_range(None)
+            self._update_focus_lane()
             return
+        if not self._confirm_pick(node):
+            self._cursor = None
+            self._pending.clear()
         events = src.gpu_events(node)
         rows = self._row_table[kt.lane_of[events]]  # lane_of -1 (no lane) maps to -1 too
         shown = events[rows >= 0]
         self.set_highlights(lanes=rows[rows >= 0], starts=kt.ts[shown],
                             ends=kt.ts[shown] + kt.dur[shown])
-        k = src.kineto_of(node)
+        k = src.kineto_of(node) if self._cursor is None else self._cursor
+        span = None
         if 0 <= k < kt.n_events:
-            self.set_cursor_range(float(kt.ts[k]), float(kt.ts[k] + kt.dur[k]))
+            span = float(kt.ts[k]), float(kt.ts[k] + kt.dur[k])
+            self.set_cursor_range(*span)
         else:
             self.set_cursor_range(None)
-        if follow:
+        if self._cursor is None:
             span = self.selection_span(node)
-            if span is not None:
-                self.follow(*span)
+        if follow and span is not None:
+            self.follow(*span)
+        self._update_focus_lane()
+
+    def _confirm_pick(self, node: int) -> bool:
+        """True when ``node`` is how the tree shows one of the events posted by the keys
+        (older posts are then forgotten: the tree has moved past them)."""
+        for i, event in enumerate(self._pending):
+            if self.source.visible_ancestor(event) == node:
+                del self._pending[:i]
+                return True
+        return False
 
     def zoom_keep_selection(self, factor: float) -> None:
         """Zoom by ``factor`` around the selection when it is in the window, else the middle."""
@@ -162,64 +201,104 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         return True
 
     # ------------------------------------------------------------------ stepping
-    def _reference(self) -> tuple[int, float, int]:
-        """(row, time µs, event) the arrow keys step from: the selected GPU event, else the
-        selected node's start on the first row holding its GPU events (or row 0)."""
-        src, kt = self.source, self.source.kt
-        node = self._selected
-        k = src.kineto_of(node) if node is not None else -1
-        if 0 <= k < kt.n_events and src.gpu_work[k]:
-            row = self._row_of_lane.get(int(kt.lane_of[k]), 0)
-            return row, float(kt.ts[k]), k
-        row = 0
-        events = src.gpu_events(node) if node is not None else np.empty(0, np.int64)
-        if events.size:
-            row = self._row_of_lane.get(int(kt.lane_of[events[0]]), 0)
-        if 0 <= k < kt.n_events:
-            t = float(kt.ts[k])
-        else:
-            t = self.window[0]
-        return row, t, -1
+    def locate(self, event: int) -> tuple[int, int] | None:
+        """(row, index in ``lane_events[row]``) of Kineto event ``event``; None when no row
+        holds it (CPU work while only streams are shown, an instant, a lane node)."""
+        kt = self.source.kt
+        if kt is None or not 0 <= event < kt.n_events:
+            return None
+        row = int(self._row_table[kt.lane_of[event]])  # lane_of -1 maps to -1 too
+        if row < 0:
+            return None
+        starts, t = self.lane_starts[row], kt.ts[event]
+        lo = int(np.searchsorted(starts, t, side="left"))
+        hi = int(np.searchsorted(starts, t, side="right"))
+        hit = np.flatnonzero(self.lane_events[row][lo:hi] == event)
+        return (row, lo + int(hit[0])) if hit.size else None
 
-    def step_target(self, direction: int) -> int | None:
-        """The GPU event one step ``direction`` (+1 later, -1 earlier) along the current row."""
+    def position(self) -> tuple[int, float, int] | None:
+        """Where the keys step from: (row, time µs, index of the current event in
+        ``lane_events[row]``, or -1 when the selection is no event of a row); None
+        without rows.
+
+        The cursor event when there is one; else the selected node's event; else the row of
+        the selected node's lane (or of its first GPU event, or row 0) at its start time
+        (the window's start for a lane)."""
         if not self.lane_events:
             return None
-        row, t, ev = self._reference()
-        events = self.lane_events[row]
-        starts = self.source.kt.ts[events]
-        if ev >= 0:
-            i = int(np.searchsorted(starts, t, side="left"))
-            while i < events.size and int(events[i]) != ev:
-                i += 1
+        src, kt = self.source, self.source.kt
+        if self._cursor is not None:
+            where = self.locate(self._cursor)
+            if where is not None:
+                return where[0], float(kt.ts[self._cursor]), where[1]
+        node = self._selected
+        k = src.kineto_of(node) if node is not None else -1
+        where = self.locate(k)
+        if where is not None:
+            return where[0], float(kt.ts[k]), where[1]
+        row = -1
+        if 0 <= k < kt.n_events:
+            row = int(self._row_table[kt.lane_of[k]])
+        elif k >= kt.n_events:
+            row = self._row_of_lane.get(k - kt.n_events, -1)
+        if row < 0 and node is not None:
+            events = src.gpu_events(node)
+            if events.size:
+                row = int(self._row_table[kt.lane_of[events[0]]])
+        t = float(kt.ts[k]) if 0 <= k < kt.n_events else self.window[0]
+        return max(row, 0), t, -1
+
+    def step_target(self, direction: int) -> int | None:
+        """The event one step ``direction`` (+1 later, -1 earlier) along the current row in
+        start-time order; None at the row's end."""
+        pos = self.position()
+        if pos is None:
+            return None
+        row, t, i = pos
+        if i >= 0:
             j = i + direction
-        elif direction > 0:
-            j = int(np.searchsorted(starts, t, side="left"))
         else:
-            j = int(np.searchsorted(starts, t, side="left")) - 1
+            j = int(np.searchsorted(self.lane_starts[row], t, side="left")) - (direction < 0)
+        events = self.lane_events[row]
         return int(events[j]) if 0 <= j < events.size else None
 
     def lane_target(self, direction: int) -> int | None:
-        """The GPU event nearest in time on the next non-empty row above/below."""
-        if not self.lane_events:
+        """The event of the row ``direction`` below (+1) or above (-1) nearest in time to the
+        current one: the last one starting at or before it when that one is still running
+        then, else the nearer by start of the last before and the first after it."""
+        pos = self.position()
+        if pos is None:
             return None
-        row, t, _ = self._reference()
+        row, t, _ = pos
         target = row + direction
         if not 0 <= target < len(self.lane_events):
             return None
-        events = self.lane_events[target]
-        starts = self.source.kt.ts[events]
-        i = int(np.searchsorted(starts, t))
+        kt, events, starts = self.source.kt, self.lane_events[target], self.lane_starts[target]
+        i = int(np.searchsorted(starts, t, side="right"))  # starts[:i] <= t < starts[i:]
+        if i > 0 and float(starts[i - 1] + kt.dur[events[i - 1]]) >= t:
+            return int(events[i - 1])
         best = [j for j in (i - 1, i) if 0 <= j < events.size]
-        j = min(best, key=lambda j: abs(float(starts[j]) - t))
-        return int(events[j])
+        return int(events[min(best, key=lambda j: abs(float(starts[j]) - t))])
+
+    def _update_focus_lane(self) -> None:
+        pos = self.position()
+        self.focus_lane = None if pos is None else pos[0]
+
+    def _go(self, event: int | None) -> None:
+        """Make ``event`` the cursor and tell the tree (it answers with show_selection)."""
+        if event is None:
+            return
+        self._cursor = event
+        self._pending = self._pending[-63:] + [event]
+        self._update_focus_lane()
+        kt = self.source.kt
+        span = float(kt.ts[event]), float(kt.ts[event] + kt.dur[event])
+        self.set_cursor_range(*span)
+        self.follow(*span)
+        self.post_message(self.EventSelected(event))
 
     def action_step(self, direction: int) -> None:
-        target = self.step_target(direction)
-        if target is not None:
-            self.post_message(self.EventSelected(target))
+        self._go(self.step_target(direction))
 
     def action_lane(self, direction: int) -> None:
-        target = self.lane_target(direction)
-        if target is not None:
-            self.post_message(self.EventSelected(target))
+        self._go(self.lane_target(direction))
