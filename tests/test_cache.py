@@ -212,10 +212,26 @@ def test_unwritable_cache_dir_still_loads(tmp_path, monkeypatch, count_parses):
     assert cache.write_cached_kineto(p, a) is False
 
 
-def test_source_fingerprint_tracks_loader_files(monkeypatch):
+def test_source_fingerprint_hashes_every_core_source_file(monkeypatch, tmp_path):
+    """The fingerprint covers whole folders of the package (all but ui/): a file added or
+    moved anywhere in the core changes it; a UI file does not."""
+    import shutil
+    from pathlib import Path
+
     monkeypatch.delenv("TRACETUI_CODE_FINGERPRINT")
     fp = cache.code_fingerprint()
     assert fp == cache._source_fingerprint() and len(fp) == 24
+    copy = tmp_path / "tracetui"
+    shutil.copytree(Path(cache.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "__file__", str(copy / "cache.py"))
+    assert cache.source_fingerprint() == fp
+    (copy / "ui" / "new_widget.py").write_text("x = 1\n")
+    assert cache.source_fingerprint() == fp
+    (copy / "kineto" / "schema.py").rename(copy / "kineto" / "schema2.py")
+    moved = cache.source_fingerprint()
+    assert moved != fp
+    (copy / "tree" / "new_algorithm.py").write_text("x = 1\n")
+    assert cache.source_fingerprint() != moved
 
 
 def test_cache_dir_defaults(monkeypatch, tmp_path):

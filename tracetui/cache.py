@@ -53,9 +53,9 @@ Progress = Callable[[str, float], None]
 EDGE_BYTES = 64 * 1024
 DEFAULT_MAX_MB = 4096
 DEFAULT_SUBPROCESS_MB = 96
-#: source files whose behaviour decides what a cached KinetoTrace holds
-_CODE_FILES = ("errors.py", "fileio.py", "jsonrecover.py", "model.py")
-_CODE_DIRS = ("kineto",)
+#: package folders whose code cannot change a cached trace or a stored summary (every
+#: other source file of the package is hashed into the code fingerprint)
+_NOT_HASHED = ("ui",)
 
 
 def cache_dir() -> Path:
@@ -78,22 +78,20 @@ def code_fingerprint() -> str:
 
 @lru_cache(maxsize=1)
 def _source_fingerprint() -> str:
-    return source_fingerprint(_CODE_FILES, [(d, "*.py") for d in _CODE_DIRS])
+    return source_fingerprint()
 
 
-def source_fingerprint(files: Sequence[str], globs: Sequence[tuple[str, str]] = ()) -> str:
-    """Hash of package source files: ``files`` and ``(folder, pattern)`` globs, relative to
-    the package root (names and contents; a missing file counts as such)."""
+def source_fingerprint() -> str:
+    """Hash of every source file (``*.py``, ``*.toml``) of the headless core: the whole
+    package except the folders in :data:`_NOT_HASHED`, by path relative to the package and
+    content.  Whole folders, not a list of files: code moved or added anywhere in the core
+    changes the hash, at the price of one re-parse after an unrelated edit."""
     root = Path(__file__).resolve().parent
     h = hashlib.blake2b(digest_size=12)
-    paths = [root / f for f in files]
-    for d, pattern in globs:
-        paths += sorted((root / d).glob(pattern))
-    for f in paths:
-        try:
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
-        except OSError:
-            h.update(f.name.encode() + b"\0missing")
+    files = sorted(p for pattern in ("*.py", "*.toml") for p in root.rglob(pattern)
+                   if p.relative_to(root).parts[0] not in _NOT_HASHED)
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from .. import __version__
-from ..cache import cache_dir, code_fingerprint, file_identity, source_fingerprint
+from ..cache import cache_dir, code_fingerprint, file_identity
 from ..fileio import write_atomically
 from .categories import user_rules_location
 
@@ -52,8 +52,7 @@ def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any]
     except OSError:
         return None
     return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top,
-            "version": __version__, "code": code_fingerprint(),
-            "analysis": source_fingerprint((), [("analysis", "*.py"), ("analysis", "*.toml")])}
+            "version": __version__, "code": code_fingerprint()}
 
 
 def summary_path(key: dict[str, Any], folder: Path | None = None) -> Path:
