@@ -25,10 +25,20 @@ from .tree import build_tree
 __all__ = ["ETTrace", "is_thread_root_name"]
 
 
+#: names of the ET's structural nodes, its process and per-thread roots
+#: (``[pytorch|profiler|execution_trace|process]``, ``...|thread]``; older files say
+#: ``execution_graph``): structure, not ops, so never linked, counted or listed as ops
+STRUCTURAL_PREFIX = "[pytorch|profiler|execution_"
+
+
+def is_structural_name(name: str) -> bool:
+    """True for the names of the ET's process and thread root nodes."""
+    return name.startswith(STRUCTURAL_PREFIX)
+
+
 def is_thread_root_name(name: str) -> bool:
-    """True for the per-thread root nodes (``[pytorch|profiler|execution_trace|thread]``,
-    older files ``execution_graph``)."""
-    return name.startswith("[pytorch|profiler|") and name.endswith("|thread]")
+    """True for the per-thread root nodes (``[pytorch|profiler|execution_trace|thread]``)."""
+    return is_structural_name(name) and name.endswith("|thread]")
 
 
 def _decode(raw: memoryview) -> Any:
@@ -159,6 +169,11 @@ class ETTrace:
         """Positions of the top-level nodes: the process root (id 1) in a complete file; in
         a truncated one, the nodes whose parent was never written."""
         return np.flatnonzero(self.parent < 0)
+
+    def structural_mask(self) -> np.ndarray:
+        """Bool per node position: a structural node (:func:`is_structural_name`), not an op."""
+        by_name = np.array([is_structural_name(nm) for nm in self.names] or [False], dtype=bool)
+        return by_name[self.name_ids] if self.name_ids.size else np.zeros(0, dtype=bool)
 
     def thread_roots(self) -> np.ndarray:
         """Positions of the per-thread root nodes (``[pytorch|profiler|...|thread]``)."""

@@ -27,10 +27,6 @@ from ..errors import LoadWarning
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
 
-#: ET node names that are structure, not ops
-_ROOT_MARK = "[pytorch|profiler|execution_"
-
-
 @dataclass
 class LinkStats:
     """Counts of ET ops (process/thread root nodes excluded) and Kineto ops (cpu_op + user_annotation)."""
@@ -63,12 +59,8 @@ class ETLink:
 
 
 def _et_op_mask(et) -> np.ndarray:
-    n = len(et.ids)
-    mask = np.ones(n, dtype=bool)
-    root_names = np.array([nm.startswith(_ROOT_MARK) for nm in et.names], dtype=bool)
-    if root_names.size:
-        mask &= ~root_names[et.name_ids]
-    return mask
+    """Bool per ET node: an op (not a structural process/thread root)."""
+    return ~et.structural_mask()
 
 
 def link_et_kineto(et, kt: KinetoTrace) -> ETLink:

@@ -159,8 +159,7 @@ class TraceTreeSource:
         roots = np.asarray(et.thread_roots(), dtype=np.int64)
         if link is None or not roots.size:
             return roots[:0]
-        structural = np.array([nm.startswith("[pytorch|profiler|") for nm in et.names] or [False], dtype=bool)
-        unlinked = (link.et_to_kineto < 0) & ~structural[et.name_ids]
+        unlinked = (link.et_to_kineto < 0) & ~et.structural_mask()
         cs = np.concatenate(([0], np.cumsum(unlinked[self.et_order.by_pre])))
         p = self.et_order.pre[roots]
         counts = cs[p + self.et_order.size[roots]] - cs[p]
