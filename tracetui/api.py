@@ -26,9 +26,6 @@ from .kineto.trace import KinetoTrace
 from .link import ETLink, link_et_kineto
 from .model import LinkedTrace
 
-_KIND_CAT = {Kind.KERNEL: "kernel", Kind.MEMCPY: "gpu_memcpy", Kind.MEMSET: "gpu_memset"}
-
-
 @dataclass(frozen=True)
 class TensorMeta:
     """A tensor argument of an ET op."""

@@ -60,14 +60,6 @@ def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
     return float((ue - us).sum())
 
 
-def clip_intervals(starts: np.ndarray, ends: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Intervals cut to the window [lo, hi]; those entirely outside are dropped."""
-    s = np.maximum(np.asarray(starts, dtype=np.float64), lo)
-    e = np.minimum(np.asarray(ends, dtype=np.float64), hi)
-    keep = e > s
-    return s[keep], e[keep]
-
-
 def timeline_from_arrays(ts: np.ndarray, end: np.ndarray, is_comp: np.ndarray, is_comm: np.ndarray,
                          is_memcpy: np.ndarray, window: tuple[float, float] | None = None) -> dict[str, float]:
     """The breakdown (µs, keys :data:`TIMELINE_KEYS`) of intervals with boolean classes.

@@ -69,13 +69,6 @@ LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu", "async_gpu"})
 FWDBWD_FLOW_CATEGORIES = frozenset({"fwdbwd"})
 
 
-def kind_of_category(cat: str, ph: str) -> Kind:
-    """Kind of an event from its category and phase (instants are INSTANT whatever their cat)."""
-    if ph == "i" or ph == "I" or ph == "n":
-        return Kind.INSTANT
-    return CATEGORY_KIND.get(cat, Kind.OTHER)
-
-
 class LaunchClass(IntEnum):
     """What a runtime/driver call does, from its name (CUDA and HIP)."""
 
@@ -112,5 +105,3 @@ def launch_class_of_name(name: str) -> LaunchClass:
     return LaunchClass.OTHER
 
 
-#: Synchronisation calls counted by the launch analysis (cuda/hip Device/Stream/Event synchronize).
-SYNC_NAME_RE = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize|StreamWaitEvent)")

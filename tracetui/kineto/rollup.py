@@ -14,8 +14,9 @@ from .trace import KinetoTrace
 
 
 def subtree_gpu_totals(kt: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
+    """(GPU time in µs, GPU event count) of every node's subtree: the kernels, memcpys and
+    memsets under it, itself included; summed bottom-up, one numpy step per depth level."""
     n_nodes = kt.n_nodes
-    n = kt.n_events
     time = np.zeros(n_nodes, dtype=np.float64)
     count = np.zeros(n_nodes, dtype=np.int64)
     gpu = np.flatnonzero(np.isin(kt.kind, [int(k) for k in GPU_WORK_KINDS]))
@@ -33,5 +34,4 @@ def subtree_gpu_totals(kt: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
         par = kt.parent[grp]
         np.add.at(time, par, time[grp])
         np.add.at(count, par, count[grp])
-    del n
     return time, count

@@ -148,9 +148,6 @@ class KinetoTrace:
     def kind_of(self, node: int) -> Kind | None:
         return None if node >= self.n_events else Kind(int(self.kind[node]))
 
-    def end(self, event: int) -> float:
-        return float(self.ts[event] + self.dur[event])
-
     def node_span(self, node: int) -> tuple[float, float]:
         """(start, end) in µs of an event, or of everything under a lane node."""
         if node < self.n_events:
@@ -253,10 +250,6 @@ class KinetoTrace:
 
     def is_gpu_work(self, node: int) -> bool:
         return node < self.n_events and Kind(int(self.kind[node])) in GPU_WORK_KINDS
-
-    def launching_op(self, gpu_event: int) -> int:
-        """The innermost cpu_op that launched a GPU event, or -1."""
-        return int(self.cpu_op_of[gpu_event])
 
     def find_by_external_id(self, external_id: int, pid: Any = None, tid: Any = None,
                             kinds: tuple[Kind, ...] = (Kind.CPU_OP, Kind.ANNOTATION)) -> list[int]:

@@ -188,9 +188,6 @@ class TraceTreeSource:
             return int(self.link.et_to_kineto[pos])
         return -1
 
-    def et_node_id(self, pos: int) -> int:
-        return self.et_base + pos
-
     # ------------------------------------------------------------------ TreeSource
     def root_nodes(self) -> np.ndarray:
         out = []
@@ -396,17 +393,15 @@ class TraceTreeSource:
     # ------------------------------------------------------------------ GPU links
     def gpu_events(self, node: int) -> np.ndarray:
         """GPU work (kernels, memcpys, memsets) under a node, in start-time order; an ET row
-        uses its linked Kineto event.  Same result as ``KinetoTrace.gpu_events_of`` without
-        its per-node Python walk."""
+        uses its linked Kineto event (``KinetoTrace.gpu_events_of``, remembered for the last
+        few nodes: ``>`` asks again for each step)."""
         k = self.kineto_of(node)
         if k < 0:
             return np.empty(0, dtype=np.int64)
         cached = self._gpu_cache.get(k)
         if cached is not None:
             return cached
-        sub = self.order.subtree(k)
-        gpu = sub[self.gpu_work[sub]]
-        out = gpu[np.argsort(self.kt.ts[gpu], kind="stable")]
+        out = self.kt.gpu_events_of(k)
         out.flags.writeable = False
         if len(self._gpu_cache) >= 16:
             self._gpu_cache.pop(next(iter(self._gpu_cache)))
