@@ -15,14 +15,13 @@ from hypothesis import strategies as st
 
 from shared_traces import SHARED, load_shared_kineto
 from tracetui.analysis.frames import gpu_events_frame
+from tracetui.analysis.intervals import union_intervals, union_length
 from tracetui.analysis.timeline import (
     gpu_timeline,
     per_device_timelines,
     timeline_frame,
     timeline_from_arrays,
     timeline_ms,
-    union_intervals,
-    union_length,
 )
 
 ORACLE = SHARED / "oracles" / "h100_bert_inference_tracelens"

@@ -66,7 +66,7 @@ def stream_table(gpu: pd.DataFrame, gaps: pd.DataFrame | None = None) -> pd.Data
     """Per (device, stream): ``count``, ``gpu_us`` (summed durations), ``busy_us`` (union),
     ``first_us``/``last_us`` (first start, last end), and from ``gaps`` (see
     :func:`tracetui.analysis.gaps.idle_gaps`) ``gaps``, ``idle_us`` and idle µs per class."""
-    from .timeline import union_length
+    from .intervals import union_length
 
     rows = []
     if gpu.empty:

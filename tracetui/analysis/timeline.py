@@ -25,39 +25,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .intervals import union_length
+
 COMMUNICATION = "communication"
 
 #: Keys of :func:`gpu_timeline` (µs), in display order.
 TIMELINE_KEYS = ("total", "computation", "exposed_comm", "exposed_memcpy", "busy", "idle", "total_comm",
                  "total_memcpy")
-
-
-def union_intervals(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge intervals into disjoint sorted ones: returns (starts, ends).
-
-    Touching intervals (one ends where the next starts) merge.  Empty input gives empty
-    arrays.  O(n log n) for the sort, then one cumulative-max pass.
-    """
-    s = np.asarray(starts, dtype=np.float64)
-    e = np.asarray(ends, dtype=np.float64)
-    if s.size == 0:
-        return np.zeros(0), np.zeros(0)
-    e = np.maximum(e, s)
-    order = np.argsort(s, kind="stable")
-    s, e = s[order], e[order]
-    run_end = np.maximum.accumulate(e)
-    new = np.empty(s.size, dtype=bool)
-    new[0] = True
-    new[1:] = s[1:] > run_end[:-1]
-    first = np.flatnonzero(new)
-    last = np.append(first[1:] - 1, s.size - 1)
-    return s[first], run_end[last]
-
-
-def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
-    """Total length (µs) of the union of intervals."""
-    us, ue = union_intervals(starts, ends)
-    return float((ue - us).sum())
 
 
 def timeline_from_arrays(ts: np.ndarray, end: np.ndarray, is_comp: np.ndarray, is_comm: np.ndarray,

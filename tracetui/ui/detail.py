@@ -18,6 +18,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..analysis.intervals import union_length
 from ..kineto import schema
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
@@ -399,7 +400,7 @@ class DetailBuilder:
         rows.append(("Events", counts or "none"))
         if work.size:
             s, e = kt.ts[work], kt.ts[work] + kt.dur[work]
-            busy = _union_length(s, e)
+            busy = union_length(s, e)
             span = float(e.max() - s.min())
             rows += [("Span", f"{format_duration_us(span)} (from +{format_time_us(float(s.min()))})"),
                      ("Busy", f"{format_duration_us(busy)} ({100 * busy / span:.1f}% of span)" if span > 0 else
@@ -458,17 +459,6 @@ def _tensor_table(rows: list[tuple[str, ...]]) -> Table:
     for r in rows:
         table.add_row(*(_t(r[i]) for i in keep))
     return table
-
-
-def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
-    o = np.argsort(starts, kind="stable")
-    s, e = starts[o], np.maximum(ends[o], starts[o])
-    run_end = np.maximum.accumulate(e)
-    new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] > run_end[:-1]
-    first = np.flatnonzero(new)
-    last = np.append(first[1:] - 1, s.size - 1)
-    return float((run_end[last] - s[first]).sum())
 
 
 def _shape(v: Any) -> str:

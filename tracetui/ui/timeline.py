@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..analysis.intervals import union_intervals
 from .timescale import choose_unit, format_duration_us, format_time_us, nice_ticks
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -55,35 +56,9 @@ class Lane:
     ends: np.ndarray
 
 
-def _merge_intervals(
-    starts: np.ndarray, ends: np.ndarray, *, join_touching: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """(run starts, run ends): the union of ``[starts[i], ends[i]]`` as sorted runs.
-
-    ``starts`` must be sorted; an end before its start counts as a zero-length interval
-    at the start.  With ``join_touching`` an interval starting exactly where the union
-    so far ends extends that run; without it, it opens a new run (so a zero-length
-    interval at a run's end stays visible as its own run).  Runs never overlap and both
-    returned arrays are non-decreasing.
-    """
-    if not starts.size:
-        empty = np.empty(0, dtype=np.float64)
-        return empty, empty
-    ends = np.maximum(ends, starts)
-    run_end = np.maximum.accumulate(ends)
-    first = np.empty(starts.size, dtype=bool)
-    first[0] = True
-    if join_touching:
-        first[1:] = starts[1:] > run_end[:-1]
-    else:
-        first[1:] = starts[1:] >= run_end[:-1]
-    heads = np.flatnonzero(first)
-    return starts[heads], run_end[np.append(heads[1:] - 1, starts.size - 1)]
-
-
 def _runs_mask(run_starts: np.ndarray, run_ends: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Cells ``[edges[c], edges[c + 1])`` that any run ``[start, end]`` overlaps (a
-    zero-length run marks the cell holding it).  Runs as from :func:`_merge_intervals`;
+    zero-length run marks the cell holding it).  Runs as from :func:`~tracetui.analysis.intervals.union_intervals`;
     costs ``O(cells * log(runs))``."""
     if not run_starts.size:
         return np.zeros(edges.size - 1, dtype=bool)
@@ -106,7 +81,7 @@ class _BusyRuns:
         if starts.size and np.any(starts[1:] < starts[:-1]):
             order = np.argsort(starts, kind="stable")
             starts, ends = starts[order], ends[order]
-        self.starts, self.ends = _merge_intervals(starts, ends)
+        self.starts, self.ends = union_intervals(starts, ends, presorted=True)
         self.prefix = np.concatenate(([0.0], np.cumsum(self.ends - self.starts)))
         self.gaps = self.starts[1:] - self.ends[:-1]
 
@@ -294,7 +269,7 @@ class TimelineStrip(ScrollView, can_focus=False):
                 if np.any(ls[1:] < ls[:-1]):
                     order = np.argsort(ls, kind="stable")
                     ls, le = ls[order], le[order]
-                self._highlights[int(lane_of[a])] = _merge_intervals(ls, le, join_touching=False)
+                self._highlights[int(lane_of[a])] = union_intervals(ls, le, presorted=True, join_touching=False)
         self._invalidate()
 
     def set_cursor_range(self, t0: float | None, t1: float | None = None) -> None:
