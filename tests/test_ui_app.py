@@ -261,7 +261,7 @@ async def test_help_lists_the_live_bindings():
         assert isinstance(app.screen, HelpScreen)
         text = app.screen.plain_text()
         for needle in (">", "GPU event", "Launching op", "Search", "Next match", "Longest child", "Quit",
-                       "Zoom in (timeline)", "Next GPU event"):
+                       "Zoom in (timeline)", "Later: next event on this lane"):
             assert needle in text, needle
         assert "Browser" in screen_text(app)
         await press(pilot, "escape")
