@@ -14,17 +14,20 @@ LinkedTrace).  ``op_id`` is an ET node id.  Times are microseconds: ``ts`` is ab
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .analysis.frames import per_trace
 from .errors import TraceError
 from .kineto import schema
 from .kineto.kinds import GPU_WORK_KINDS, Kind
 from .kineto.trace import KinetoTrace
 from .link import ETLink, link_et_kineto
 from .model import LinkedTrace
+
 
 @dataclass(frozen=True)
 class TensorMeta:
@@ -106,7 +109,6 @@ class ETOpRef:
 
 GpuOpIdentifier = tuple[float, float, int, int]
 
-_links: dict[tuple[int, int], tuple[Any, KinetoTrace, ETLink]] = {}
 
 
 def _split(cpu_trace: Any, gpu_trace: Any) -> tuple[Any, KinetoTrace | None, ETLink | None]:
@@ -119,12 +121,9 @@ def _split(cpu_trace: Any, gpu_trace: Any) -> tuple[Any, KinetoTrace | None, ETL
         elif t is not None:
             et = t
     if link is None and et is not None and kt is not None:
-        key = (id(et), id(kt))
-        hit = _links.get(key)
-        if hit is None or hit[0] is not et or hit[1] is not kt:
-            hit = (et, kt, link_et_kineto(et, kt))
-            _links[key] = hit
-        link = hit[2]
+        # linked once per pair and dropped with the Kineto trace (analysis.frames.per_trace)
+        hit = per_trace(kt, f"et_link:{id(et)}", lambda k: (weakref.ref(et), link_et_kineto(et, k)))
+        link = hit[1] if hit[0]() is et else link_et_kineto(et, kt)
     return et, kt, link
 
 

@@ -29,12 +29,10 @@ import numpy as np
 import pandas as pd
 
 from ..kineto import schema
-from ..kineto.kinds import LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name
+from ..kineto.kinds import BLOCKING_SYNC_RE, LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name
 from ..kineto.trace import KinetoTrace
 from .frames import decode_args_batch, nums_or_nan
 
-_BLOCKING_SYNC = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|"
-                            r"^cu(Ctx|Stream|Event)Synchronize")
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 
@@ -96,7 +94,7 @@ def _sync_figures(trace: KinetoTrace) -> dict[str, Any]:
         sel = sync[trace.name_id[sync] == nid]
         name = trace.names[nid]
         by_name[name] = {"count": int(sel.size), "total_us": float(trace.dur[sel].sum())}
-        if _BLOCKING_SYNC.search(name):
+        if BLOCKING_SYNC_RE.search(name):
             blocking_us += float(trace.dur[sel].sum())
             blocking_n += int(sel.size)
     cupti = np.flatnonzero(trace.kind == int(Kind.SYNC))

@@ -97,6 +97,12 @@ _LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
 ]
 
 
+#: the synchronising calls (a subset of LaunchClass.SYNC) that block the calling CPU thread
+#: until the GPU catches up: device, stream and event synchronize (not waits or queries)
+BLOCKING_SYNC_RE = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|"
+                              r"^cu(Ctx|Stream|Event)Synchronize")
+
+
 def launch_class_of_name(name: str) -> LaunchClass:
     """Classify a runtime/driver API name (``cudaLaunchKernel`` -> KERNEL_LAUNCH ...)."""
     for cls, pat in _LAUNCH_PATTERNS:
