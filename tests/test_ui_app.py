@@ -469,7 +469,7 @@ def test_filter_keeps_ancestors_matches_and_their_subtrees():
 
 
 def test_jump_and_match_helpers():
-    from tracetui.ui.keys import JumpError, gpu_jump, launching_op, match_index
+    from tracetui.ui.jumps import JumpError, gpu_jump, launching_op, match_index
 
     src = _source("mi250_minitoy_train.json.gz")
     kt = src.kt
@@ -496,7 +496,7 @@ def test_gpu_events_without_a_launch_sit_under_their_stream():
     orphans = kids[(kids < kt.n_events) & src.gpu_work[np.minimum(kids, kt.n_nodes - 1)]]
     assert orphans.size == 509  # 436 kernels + 73 memsets whose launch is not in the file
     assert np.all(kt.launch_of[orphans] == -1)
-    from tracetui.ui.keys import JumpError, launching_op
+    from tracetui.ui.jumps import JumpError, launching_op
 
     with pytest.raises(JumpError, match="GPU-only"):
         launching_op(src, int(orphans[0]))

@@ -10,8 +10,8 @@ from textual.widget import Widget
 
 from tests.shared_traces import kineto_path
 from tests.test_ui_app import open_app, press
+from tracetui.ui.bindings import APP_BINDINGS, MAIN_BINDINGS
 from tracetui.ui.help import HelpScreen, is_generic
-from tracetui.ui.keys import APP_BINDINGS, MAIN_BINDINGS
 from tracetui.ui.timeline_view import TraceTimeline
 from tracetui.ui.vtree import VirtualTree
 

@@ -24,9 +24,9 @@ from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
 from ..errors import LoadCancelled, TraceError
 from ..model import LinkedTrace
+from .bindings import APP_BINDINGS
 from .detail import DetailBuilder
 from .help import HelpScreen, live_bindings, widget_bindings
-from .keys import APP_BINDINGS
 from .loading import EXIT_LOAD_CANCELLED, LoadDone, LoadFailed, LoadingScreen, LoadProgress, ProgressRelay
 from .main_screen import MainScreen, TraceTree
 from .screens import ErrorDialog

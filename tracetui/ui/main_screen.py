@@ -19,9 +19,10 @@ from textual.widgets import Footer, Input
 
 from ..errors import TraceError
 from ..model import LinkedTrace
+from .bindings import MAIN_BINDINGS
 from .detail import DetailBuilder, DetailPane
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
-from .keys import MAIN_BINDINGS, JumpCycle, JumpError, gpu_jump, launching_op, match_index
+from .jumps import JumpCycle, JumpError, gpu_jump, launching_op, match_index
 from .notify import show_note
 from .screens import SearchBar, WarningsScreen
 from .source import TraceTreeSource

@@ -1,7 +1,6 @@
-"""The browser's key bindings and the navigation they perform.
-
-The navigation is pure (a :class:`~tracetui.ui.source.TraceTreeSource` and a node in, a
-target node out) so it can be tested without a terminal:
+"""The navigation behind ``>``, ``<`` and search, pure (a
+:class:`~tracetui.ui.source.TraceTreeSource` and a node in, a target node out) so it can be
+tested without a terminal:
 
 * :func:`gpu_jump` (``>``): the selected op's first GPU event, then, from that event, the
   op's next one in start order (wrapping), remembered in a :class:`JumpCycle`;
@@ -15,47 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from textual.binding import Binding, BindingType
 
 from ..kineto.kinds import Kind
 from .source import TraceTreeSource
-
-#: Keys of the browser screen (the op tree and the timeline add their own).
-MAIN_BINDINGS: list[BindingType] = [
-    Binding(">", "jump_gpu", "GPU event", id="main.jump_gpu", key_display=">",
-            tooltip="jump to the selected op's first GPU event; again: its next one (time order)"),
-    Binding("<", "jump_op", "Launching op", id="main.jump_op", key_display="<",
-            tooltip="from a kernel/memcpy/memset to the cpu_op that launched it (and its ET op)"),
-    Binding("/", "search", "Search", id="main.search", key_display="/",
-            tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
-    Binding("n", "next_match", "Next match", id="main.next_match"),
-    Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
-    Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
-    Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
-            tooltip="hide/show python_function rows"),
-    Binding("t", "focus_timeline", "Timeline", id="main.timeline",
-            tooltip="focus the timeline (arrows walk GPU events) / back to the tree"),
-    Binding("d", "toggle_detail", "Detail pane", show=False, id="main.detail", tooltip="hide/show"),
-    Binding("m", "maximize", "Maximize pane", show=False, id="main.maximize",
-            tooltip="the focused pane fills the screen / back"),
-    Binding("c", "toggle_cpu_lanes", "CPU threads in timeline", show=False, id="main.cpu_lanes"),
-    Binding("]", "zoom(2.0)", "Zoom in (timeline)", show=False, id="main.zoom_in", key_display="]"),
-    Binding("[", "zoom(0.5)", "Zoom out (timeline)", show=False, id="main.zoom_out", key_display="["),
-    Binding("{,shift+left", "pan(-0.25)", "Pan left (timeline)", show=False, id="main.pan_left"),
-    Binding("},shift+right", "pan(0.25)", "Pan right (timeline)", show=False, id="main.pan_right"),
-    Binding("z", "zoom_selection", "Zoom timeline to selection", show=False, id="main.zoom_selection"),
-    Binding("Z", "fit_all", "Whole trace in timeline", show=False, id="main.fit_all"),
-    Binding("w", "warnings", "Warnings", show=False, id="main.warnings"),
-    Binding("e", "export", "Export", show=False, id="main.export",
-            tooltip="the selected subtree (or the whole trace) as md, html, csv, json or a Chrome trace"),
-    Binding("escape", "clear", "Clear search / filter", show=False, id="main.clear"),
-]
-
-#: Keys of the application (every screen).
-APP_BINDINGS: list[BindingType] = [
-    Binding("q", "quit", "Quit", id="app.quit"),
-    Binding("?,f1", "help", "Help", id="app.help", key_display="?"),
-]
 
 
 class JumpError(Exception):
