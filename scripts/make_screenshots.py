@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO))
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
+MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 SIZE = (140, 42)
@@ -38,14 +39,19 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "Kineto + Execution Trace: ET ids, schema and tensor table"),
     ("narrow_80x24.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign"], (80, 24),
      "the same jump in an 80x24 terminal"),
+    ("timeline_focus.svg", [MULTISTREAM], ["t", "right", "right", "up", "right"], SIZE,
+     "the timeline focused (t): the marked lane, its keys in the footer, arrows stepping along a stream"),
+    ("export_dialog.svg", [BERT], ["slash", *"aten::addmm", "enter", "e"], (80, 24),
+     "e: the export dialog (format first, default name from op name and External id)"),
 ]
 
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
     app = TraceApp([str(p) for p in traces], use_cache=False)
     async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        while type(app.screen).__name__ != "MainScreen":  # the load worker starts after the first frame
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.05)
         for key in keys:
             await pilot.press(key)
         await pilot.pause()
