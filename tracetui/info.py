@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from . import jsonout
 from .model import LinkedTrace
 
 
@@ -37,7 +37,7 @@ def trace_info(linked: LinkedTrace) -> dict:
 def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
     info = trace_info(linked)
     if as_json:
-        sys.stdout.write(orjson.dumps(info, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        sys.stdout.write(jsonout.dumps(info, indent=True).decode() + "\n")
         return 0
     con = Console()
     for f in info["files"]:

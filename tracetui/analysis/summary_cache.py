@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from .. import __version__
+from .. import __version__, jsonout
 from ..cache import cache_dir, code_fingerprint, file_identity
 from ..fileio import write_atomically
 from .categories import user_rules_location
@@ -64,7 +64,7 @@ def read_summary(key: dict[str, Any]) -> dict[str, Any] | None:
     """The stored summary for ``key``, or None (never raises)."""
     target = summary_path(key)
     try:
-        entry = orjson.loads(target.read_bytes())
+        entry = jsonout.loads(target.read_bytes())
     except FileNotFoundError:
         return None
     except Exception as exc:  # unreadable or corrupt: compute again
@@ -87,7 +87,7 @@ def write_summary(key: dict[str, Any], summary: dict[str, Any]) -> bool:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         target = summary_path(key, folder)
-        write_atomically(target, [orjson.dumps({"key": key, "summary": summary}, option=orjson.OPT_NON_STR_KEYS)])
+        write_atomically(target, [jsonout.dumps({"key": key, "summary": summary})])
         prune(keep=target)
         return True
     except Exception as exc:

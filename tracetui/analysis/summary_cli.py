@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-import orjson
+from .. import jsonout
 
 
 def summary_command(paths: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int) -> int:
@@ -31,11 +31,11 @@ def summary_command(paths: list[str], *, use_cache: bool, as_json: bool, rules: 
         linked = load_cached(paths, use_cache=use_cache)
         built = build_summary(linked, get_categorizer(rules), top=top)
         # exactly what a stored summary gives back (JSON types: tuples become lists ...)
-        summary = orjson.loads(orjson.dumps(built, option=orjson.OPT_NON_STR_KEYS))
+        summary = jsonout.loads(jsonout.dumps(built))
         if key is not None:
             write_summary(key, summary)
     if as_json:
-        sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        sys.stdout.write(jsonout.dumps(summary, indent=True).decode() + "\n")
         return 0
     from .summary_render import print_summary
 

@@ -23,8 +23,8 @@ import math
 from typing import Any
 
 import numpy as np
-import orjson
 
+from .. import jsonout
 from ..kineto import schema
 from ..kineto.kinds import FWDBWD_FLOW_CATEGORIES, GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.trace import KinetoTrace
@@ -51,7 +51,7 @@ def abs_ts_token(origin_us: int, rel_us: float) -> bytes:
 
 
 def _event(head: dict[str, Any], ts: bytes, args: bytes | None) -> bytes:
-    b = orjson.dumps(head)
+    b = jsonout.dumps(head)
     tail = b',"ts":' + ts
     if args:
         tail += b',"args":' + args
@@ -162,7 +162,7 @@ def render_chrome(kt: KinetoTrace, root: int | None, with_parents: bool = True) 
     top: dict[str, Any] = {k: v for k, v in kt.metadata.items() if k != "traceEvents"}
     top["tracetui_export"] = {"source": kt.name_of_file, "root": root,
                               "root_name": kt.name(root) if root is not None else None}
-    head_b = orjson.dumps(top, option=orjson.OPT_NON_STR_KEYS)
+    head_b = jsonout.dumps(top)
     body = b",\n".join(items)
     sep = b"," if len(head_b) > 2 else b""
     return head_b[:-1] + sep + b'"traceEvents":[\n' + body + b"\n]}\n"

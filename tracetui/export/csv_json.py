@@ -14,9 +14,9 @@ import io
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
+from .. import jsonout
 from ..analysis.timeline import timeline_ms
 from .report import SubtreeReport, plain, records
 
@@ -97,4 +97,4 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
 
 def render_json(rep: SubtreeReport) -> bytes:
     """The report as indented JSON bytes."""
-    return orjson.dumps(report_json(rep), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    return jsonout.dumps(report_json(rep), indent=True) + b"\n"
