@@ -70,7 +70,7 @@ class _Out:
             return
         table = fitted_table(title, cols, rows, self.width)
         if self.width is not None:
-            self.con.print(table)
+            self.con.print(table, crop=False)
             return
         # piped: no colours to keep; drop the padding of cells ending a line
         with self.con.capture() as cap:

@@ -1,0 +1,141 @@
+"""Rich tables that fit a given width without dropping a column or cutting a number.
+
+Rich, given a table wider than the console, shrinks wrappable columns and then, as a last
+resort, every column evenly: numbers lose digits and the rightmost columns vanish.  Here the
+column widths (in terminal cells) are worked out before Rich sees the table:
+
+* a number column is exactly as wide as its widest number, or its header when that fits;
+  a header too long for the width wraps between its words, a number never wraps;
+* the name columns share what is left (never less than :data:`MIN_NAME` cells or the
+  header's longest word) and fold names that do not fit onto further lines;
+* a name longer than :data:`MAX_NAME_LINES` lines of its column is shortened in the middle
+  (``head…tail``) so one kernel name cannot fill the screen;
+* a table too wide even then (a very narrow terminal) keeps its width, to be printed with
+  ``crop=False``: the terminal wraps its lines, no digit is lost;
+* ``width=None`` (piped output) gives every column its natural width and every name in full:
+  the table is as wide as its content, no wider.
+
+Rows are given as strings (numbers) or :class:`rich.text.Text` (names from the trace, never
+parsed as markup).  Lines carry no trailing padding (titles are not justified).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+from rich.cells import cell_len
+from rich.table import Table
+from rich.text import Text
+
+#: fewest cells a name column is narrowed to (the header's longest word may ask for more)
+MIN_NAME = 8
+#: cells between two columns: padding, rule, padding (``show_edge=False, pad_edge=False``)
+GAP = 3
+#: lines a name may fold onto in a table fitted to a width
+MAX_NAME_LINES = 4
+
+Cell = Union[str, Text]
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column: ``header`` and whether it holds numbers (right-justified, never wrapped)."""
+
+    header: str
+    numeric: bool = True
+
+
+def _len(c: Cell) -> int:
+    return cell_len(c.plain if isinstance(c, Text) else c)
+
+
+def _longest_word(s: str) -> int:
+    return max((cell_len(w) for w in s.split()), default=0)
+
+
+def _share(want: list[int], floor: list[int], room: int) -> list[int]:
+    """Split ``room`` cells among columns wanting ``want`` (at least ``floor`` each): the
+    narrow ones get all they want, the rest split what remains evenly."""
+    out = list(floor)
+    left = room - sum(out)
+    open_ = [i for i in range(len(want)) if want[i] > out[i]]
+    while left > 0 and open_:
+        each = max(left // len(open_), 1)
+        for i in list(open_):
+            add = min(each, want[i] - out[i], left)
+            out[i] += add
+            left -= add
+            if out[i] >= want[i]:
+                open_.remove(i)
+            if left <= 0:
+                break
+    return out
+
+
+def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None) -> list[int]:
+    """Content width (cells, padding excluded) of each column so the table fits ``width``
+    cells (None: no limit).  Number columns keep their widest number even when that
+    overflows ``width``; only name columns and number headers give way."""
+    natural = [max([cell_len(c.header)] + [_len(r[i]) for r in rows]) for i, c in enumerate(cols)]
+    if width is None:
+        return natural
+    room = width - GAP * (len(cols) - 1)
+    numbers = [max([_longest_word(c.header)] + [_len(r[i]) for r in rows]) if c.numeric else 0
+               for i, c in enumerate(cols)]
+    names = [i for i, c in enumerate(cols) if not c.numeric]
+    name_floor = [min(natural[i], max(MIN_NAME, _longest_word(cols[i].header))) for i in names]
+    name_room = room - sum(natural[i] for i, c in enumerate(cols) if c.numeric)
+    if name_room < sum(name_floor):
+        # number headers wrap between words to make room: those needing the fewest extra
+        # cells to fit on one line get them first
+        widths = list(numbers)
+        slack = room - sum(numbers) - sum(name_floor)
+        for i in sorted((i for i, c in enumerate(cols) if c.numeric), key=lambda i: natural[i] - numbers[i]):
+            need = natural[i] - numbers[i]
+            if 0 < need <= slack:
+                widths[i] += need
+                slack -= need
+        name_room = room - sum(widths)
+    else:
+        widths = [natural[i] if c.numeric else 0 for i, c in enumerate(cols)]
+    for i, w in zip(names, _share([natural[i] for i in names], name_floor, max(name_room, sum(name_floor)))):
+        widths[i] = w
+    return widths
+
+
+def shorten(cell: Cell, limit: int) -> Cell:
+    """``cell`` cut to ``limit`` characters by replacing its middle with "…" (two thirds of
+    what is kept come from the start); unchanged when it fits."""
+    n = len(cell.plain if isinstance(cell, Text) else cell)
+    if n <= limit or limit < 3:
+        return cell
+    text = cell.copy() if isinstance(cell, Text) else Text(cell)
+    head = (limit - 1) * 2 // 3
+    tail = limit - 1 - head
+    out = text[:head]
+    out.append("…")
+    out.append_text(text[n - tail:])
+    return out
+
+
+def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None) -> Table:
+    """A Rich table of ``rows`` under ``title`` whose columns fit ``width`` cells (see the
+    module docstring); ``width=None`` sizes it to its content."""
+    widths = column_widths(cols, rows, width)
+    if width is not None:
+        rows = [[shorten(v, MAX_NAME_LINES * w) if not c.numeric and _len(v) > w else v
+                 for v, c, w in zip(r, cols, widths)] for r in rows]
+    needed = sum(widths) + GAP * (len(cols) - 1)
+    # too narrow even for the numbers: the table keeps its width (print it with crop=False)
+    # rather than let Rich cut digits
+    t = Table(title=Text(title, style="italic"), title_justify="default", show_edge=False, pad_edge=False,
+              width=needed if width is not None and needed > width else None)
+    for c, w in zip(cols, widths):
+        if c.numeric:
+            t.add_column(c.header, justify="right", width=w, overflow="fold")
+        else:
+            t.add_column(c.header, width=w, overflow="fold")
+    for r in rows:
+        t.add_row(*r)
+    return t
