@@ -42,6 +42,7 @@ from pathlib import Path
 
 from . import __version__, errors
 from .errors import TraceError
+from .fileio import sniff_head
 from .kineto import KinetoTrace
 from .kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
 from .model import LinkedTrace, load_trace, open_traces
@@ -278,10 +279,7 @@ def _looks_like_kineto(path: str) -> bool:
             raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, EDGE_BYTES)
         except zlib.error:
             return False
-    head = raw.lstrip()
-    if head[:1] == b"[":
-        return True
-    return head[:1] == b"{" and b'"traceEvents"' in head and not (b'"nodes"' in head and b'"schema"' in head)
+    return sniff_head(raw) == "kineto"
 
 
 def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> KinetoTrace | None:

@@ -238,3 +238,22 @@ def write_atomically(target: str | os.PathLike[str], pieces: Iterable[bytes | me
         except OSError:
             pass
         raise
+
+
+def sniff_head(head: bytes) -> str | None:
+    """The kind of trace the first bytes of a JSON document announce: "kineto" (a bare
+    array of events, or an object with ``traceEvents`` and no ET ``nodes``/``schema``),
+    "et" (``nodes`` and ``schema``, no ``traceEvents``), or None when the head alone
+    does not tell (callers decide with the whole document, or not at all)."""
+    head = head.lstrip()
+    if head[:1] == b"[":
+        return "kineto"
+    if head[:1] != b"{":
+        return None
+    has_events = b'"traceEvents"' in head
+    has_nodes = b'"nodes"' in head and b'"schema"' in head
+    if has_events and not has_nodes:
+        return "kineto"
+    if has_nodes and not has_events:
+        return "et"
+    return None

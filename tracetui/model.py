@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Union
 import msgspec
 
 from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from .fileio import FileBytes, read_trace_bytes
+from .fileio import FileBytes, read_trace_bytes, sniff_head
 from .kineto import KinetoTrace, load_kineto
 from .link import ETLink, link_et_kineto
 
@@ -34,16 +34,11 @@ _ET_KEYS = (b'"schema"', b'"start_ts"', b'"finish_ts"')
 def detect_kind(fb: FileBytes) -> str:
     """"kineto", "et" or "unknown", from the document's keys (never the file name)."""
     head = fb.data[:_SNIFF].lstrip()
-    if head[:1] == b"[":
-        return "kineto"
+    kind = sniff_head(head)
+    if kind is not None:
+        return kind
     if head[:1] != b"{":
         return "unknown"
-    has_events = b'"traceEvents"' in head
-    has_nodes = b'"nodes"' in head and b'"schema"' in head
-    if has_events and not has_nodes:
-        return "kineto"
-    if has_nodes and not has_events:
-        return "et"
     try:
         top = msgspec.json.decode(fb.data, type=dict[str, msgspec.Raw])
     except (msgspec.DecodeError, msgspec.ValidationError):
