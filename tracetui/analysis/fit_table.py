@@ -9,11 +9,12 @@ column widths (in terminal cells) are worked out before Rich sees the table:
 * the name columns share what is left (never less than :data:`MIN_NAME` cells or the
   header's longest word) and fold names that do not fit onto further lines;
 * a name longer than :data:`MAX_NAME_LINES` lines of its column is shortened in the middle
-  (``head…tail``) so one kernel name cannot fill the screen;
+  (``head…tail``) so one templated kernel name cannot fill the screen;
 * a table too wide even then (a very narrow terminal) keeps its width, to be printed with
   ``crop=False``: the terminal wraps its lines, no digit is lost;
-* ``width=None`` (piped output) gives every column its natural width and every name in full:
-  the table is as wide as its content, no wider.
+* ``width=None`` (piped output) gives every column its natural width, name columns at most
+  ``max_name`` cells, and every name in full (folded, never shortened): the table is as
+  wide as its content, no wider.
 
 Rows are given as strings (numbers) or :class:`rich.text.Text` (names from the trace, never
 parsed as markup).  Lines carry no trailing padding (titles are not justified).
@@ -33,7 +34,7 @@ MIN_NAME = 8
 #: cells between two columns: padding, rule, padding (``show_edge=False, pad_edge=False``)
 GAP = 3
 #: lines a name may fold onto in a table fitted to a width
-MAX_NAME_LINES = 4
+MAX_NAME_LINES = 8
 
 Cell = Union[str, Text]
 
@@ -73,18 +74,23 @@ def _share(want: list[int], floor: list[int], room: int) -> list[int]:
     return out
 
 
-def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None) -> list[int]:
+def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None,
+                  max_name: int | None = None) -> list[int]:
     """Content width (cells, padding excluded) of each column so the table fits ``width``
-    cells (None: no limit).  Number columns keep their widest number even when that
-    overflows ``width``; only name columns and number headers give way."""
+    cells (None: no limit, name columns at most ``max_name``).  Number columns keep their
+    widest number even when that overflows ``width``; only name columns and number headers
+    give way."""
     natural = [max([cell_len(c.header)] + [_len(r[i]) for r in rows]) for i, c in enumerate(cols)]
     if width is None:
-        return natural
+        return [w if c.numeric or max_name is None else min(w, max(max_name, cell_len(c.header)))
+                for c, w in zip(cols, natural)]
     room = width - GAP * (len(cols) - 1)
     numbers = [max([_longest_word(c.header)] + [_len(r[i]) for r in rows]) if c.numeric else 0
                for i, c in enumerate(cols)]
     names = [i for i, c in enumerate(cols) if not c.numeric]
     name_floor = [min(natural[i], max(MIN_NAME, _longest_word(cols[i].header))) for i in names]
+    if sum(numbers) + sum(name_floor) > room:  # the name headers fold too
+        name_floor = [min(natural[i], MIN_NAME) for i in names]
     name_room = room - sum(natural[i] for i, c in enumerate(cols) if c.numeric)
     if name_room < sum(name_floor):
         # number headers wrap between words to make room: those needing the fewest extra
@@ -119,10 +125,11 @@ def shorten(cell: Cell, limit: int) -> Cell:
     return out
 
 
-def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None) -> Table:
+def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None,
+                 max_name: int | None = None) -> Table:
     """A Rich table of ``rows`` under ``title`` whose columns fit ``width`` cells (see the
-    module docstring); ``width=None`` sizes it to its content."""
-    widths = column_widths(cols, rows, width)
+    module docstring); ``width=None`` sizes it to its content (names at most ``max_name``)."""
+    widths = column_widths(cols, rows, width, max_name)
     if width is not None:
         rows = [[shorten(v, MAX_NAME_LINES * w) if not c.numeric and _len(v) > w else v
                  for v, c, w in zip(r, cols, widths)] for r in rows]

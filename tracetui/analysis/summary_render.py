@@ -3,7 +3,8 @@
 Trace-derived strings (kernel, op and file names) are always wrapped in
 :class:`rich.text.Text`, never parsed as markup: a kernel named ``[bold]`` prints as is.
 Tables fit the terminal (:mod:`tracetui.analysis.fit_table`: names fold, numbers and
-columns are never dropped); piped output is as wide as its content.  A trace without GPU
+columns are never dropped); piped output is as wide as its content, names folded at
+:data:`NAME_WIDTH` cells.  A trace without GPU
 events prints one sentence instead of the GPU tables, and tables without rows are left out.
 """
 
@@ -19,6 +20,8 @@ from .fit_table import Cell, Col, fitted_table
 
 #: console width for piped output: lines are as long as their content
 UNLIMITED = 1_000_000
+#: widest name column of piped output (cells); longer names fold onto further lines
+NAME_WIDTH = 60
 _TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exposed_comm_ms", "exposed communication"),
             ("exposed_memcpy_ms", "exposed memcpy"), ("busy_ms", "busy"), ("idle_ms", "idle"),
             ("total_comm_ms", "all communication"), ("total_memcpy_ms", "all memcpy"))
@@ -40,7 +43,7 @@ def _ms(v: Any) -> str:
     return "" if v is None else _n(v / 1e3)
 
 
-def device_groups(names: Sequence[Any]) -> str:
+def grouped_devices(names: Sequence[Any]) -> str:
     """Device names with identical ones grouped, in order of first appearance:
     ``8 × NVIDIA B200``; unnamed devices are ``(unnamed)``; "none listed" for no devices."""
     counts = Counter("(unnamed)" if n is None or str(n) == "" else str(n) for n in names)
@@ -68,7 +71,7 @@ class _Out:
     def table(self, title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]]) -> None:
         if not rows:
             return
-        table = fitted_table(title, cols, rows, self.width)
+        table = fitted_table(title, cols, rows, self.width, NAME_WIDTH)
         if self.width is not None:
             self.con.print(table, crop=False)
             return
@@ -89,10 +92,10 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     out.line(s["source"], "bold")
     out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} GPU events ({tr['gpu_events_unlinked']:,} without a "
              f"launch), {tr['cpu_ops']:,} cpu_ops")
-    out.line(f"devices: {device_groups(tr['devices'])}")
+    out.line(f"devices: {grouped_devices(tr['devices'])}")
     if not tr["gpu_events"]:
-        out.line(f"No GPU kernels in this trace: {tr['cpu_ops']:,} CPU ops in {tr['events']:,} events; "
-                 "the GPU timeline, kernel, stream, idle and launch tables are left out.")
+        out.line(f"No GPU work in this trace (no kernel, memcpy or memset): {tr['cpu_ops']:,} CPU ops in "
+                 f"{tr['events']:,} events, so no GPU tables follow.")
         _print_ops(out, s)
         _print_host_only(out, s["launches"])
     else:
@@ -133,23 +136,23 @@ def _print_streams(out: _Out, s: dict[str, Any]) -> None:
     streams = s["streams"]
     out.table("Streams (ms; idle = gaps between its events)",
               [Col("device:stream", False), Col("events"), Col("busy"), Col("idle"), Col("host wait"),
-               Col("kernel to kernel"), Col("other")],
+               Col("kernel-to-kernel"), Col("other")],
               [[_name(f"{r['device']}:{r['stream']}"), _n(r["count"]), _ms(r["busy_us"]), _ms(r.get("idle_us")),
                 _ms(r.get("host_wait_us")), _ms(r.get("kernel_to_kernel_us")), _ms(r.get("other_us"))]
                for r in streams])
-    out.table(idle_title(len(streams), s["gpu_timeline"]["total_ms"]),
+    out.table(idle_title(len(streams)),
               [Col("class", False), Col("gaps"), Col("total ms"), Col("mean µs"), Col("max µs"), Col("% of idle")],
               [[_name(r["idle_class"]), _n(r["count"]), _n(r["total_us"] / 1e3), _n(r["mean_us"]), _n(r["max_us"]),
                 _n(r["percent"], 2)] for r in s["idle"]["by_class"]])
 
 
-def idle_title(n_streams: int, span_ms: float) -> str:
+def idle_title(n_streams: int) -> str:
     """Title of the idle-gap table: its totals add the gaps of every stream, which overlap in
-    time, so with several streams they can exceed the trace's ``span_ms``."""
+    time, so with several streams they can exceed the trace's span."""
     if n_streams <= 1:
         return "Idle gaps by class"
-    return (f"Idle gaps by class (summed over {n_streams:,} streams; gaps overlap in time, "
-            f"so the total can exceed the {span_ms:,.3f} ms span)")
+    return (f"Idle gaps by class (summed over {n_streams:,} streams; gaps on different streams overlap in time, "
+            "so the total can exceed the span)")
 
 
 def _print_launches(out: _Out, la: dict[str, Any]) -> None:
