@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ..interning import intern
+
 __all__ = ["ETFile", "RawColumn", "DecodedNodes", "decode_file", "decode_nodes", "decode_attr_list",
            "decode_value", "repair_utf8", "HOT_ATTRS"]
 
@@ -224,12 +226,6 @@ def int_column(values: list[Any], default: int) -> tuple[np.ndarray, int]:
     return out, bad
 
 
-def _intern(values: list[str]) -> tuple[np.ndarray, list[str]]:
-    table: dict[str, int] = {}
-    ids = [table.setdefault(v, len(table)) for v in values]
-    return np.array(ids, dtype=np.int32), list(table)
-
-
 def _attr_batch(pieces: list[bytes]) -> tuple[list[list[tuple[str, Any]]], int, int]:
     """Decode the attrs of a batch of nodes: per node its (name, value) pairs, plus the
     number of skipped elements and of nodes that had any (fast typed path, then per node)."""
@@ -300,8 +296,8 @@ def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
     bad_names = sum(1 for v in node_names if type(v) is not str)
     if bad_names:
         node_names = [v if type(v) is str else msgspec.json.encode(v).decode() for v in node_names]
-    name_ids, names = _intern(node_names)
-    op_schema_ids, op_schemas = _intern([s if isinstance(s, str) else "" for s in op_schema])
+    name_ids, names = intern(node_names)
+    op_schema_ids, op_schemas = intern([s if isinstance(s, str) else "" for s in op_schema])
     return DecodedNodes(
         ids=ids,
         parent_ids=parent_ids,

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LoadWarning
+from ..interning import compact
 from ..tree.csr import csr_children
 from . import schema
 from .columns import lenient_decode
@@ -41,19 +42,6 @@ _KIND_RANK = np.zeros(32, dtype=np.int8)
 for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Kind.CPU_OP, 3),
                (Kind.OTHER, 4), (Kind.OVERHEAD, 4), (Kind.RUNTIME, 5), (Kind.DRIVER, 6), (Kind.SYNC, 7)):
     _KIND_RANK[int(_k)] = _r
-
-
-def _compact(codes: np.ndarray, values: list[Any]) -> tuple[np.ndarray, list[Any]]:
-    """Renumber interned ``codes`` (a subset of rows) densely, in first-seen order of the subset.
-
-    Returns (int32 codes, their values): the same as factorizing the subset's values."""
-    if not codes.size:
-        return np.zeros(0, dtype=np.int32), []
-    used, first = np.unique(codes, return_index=True)
-    order = np.argsort(first, kind="stable")
-    remap = np.zeros(len(values), dtype=np.int32)
-    remap[used[order]] = np.arange(used.size, dtype=np.int32)
-    return remap[codes], [values[c] for c in used[order].tolist()]
 
 
 def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarning]):
@@ -172,8 +160,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
 
     # ---- event columns
     n = ev_idx.size
-    name_id, names = _compact(ev.name.codes[ev_idx], ev.name.values)
-    cat_id, cats = _compact(ev.cat.codes[ev_idx], ev.cat.values)
+    name_id, names = compact(ev.name.codes[ev_idx], ev.name.values)
+    cat_id, cats = compact(ev.cat.codes[ev_idx], ev.cat.values)
     ph = ph_all[ev_idx]
     cat_kind = np.array([int(CATEGORY_KIND.get(c, Kind.OTHER)) for c in cats] or [0], dtype=np.uint8)
     kind = cat_kind[cat_id] if n else np.zeros(0, np.uint8)
@@ -222,8 +210,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     is_gpu = np.isin(kind, [int(k) for k in GPU_KINDS])
     is_host = np.isin(kind, [int(k) for k in HOST_KINDS]) & (ph == ord("X"))
     is_inst = kind == int(Kind.INSTANT)
-    pid_code, pid_vals = _compact(ev.pid.codes[ev_idx], ev.pid.values)
-    tid_code, tid_vals = _compact(ev.tid.codes[ev_idx], ev.tid.values)
+    pid_code, pid_vals = compact(ev.pid.codes[ev_idx], ev.pid.values)
+    tid_code, tid_vals = compact(ev.tid.codes[ev_idx], ev.tid.values)
     pair = pid_code.astype(np.int64) * (len(tid_vals) + 1) + tid_code
     lane_of = np.full(n, -1, dtype=np.int32)
     lane_keys: dict[tuple[bool, int], int] = {}

@@ -21,6 +21,7 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
+from ..interning import Codes
 from .schema import KEY_DEFAULTS, KEY_FIELDS, KEY_JSON, Event, KeyArgs
 
 #: called with the fraction (0..1) of the events decoded so far (fast path only)
@@ -212,14 +213,6 @@ def validate_utf8(buf: bytes | mmap.mmap) -> None:
 
 
 INTERNED = ("ph", "cat", "name", "pid", "tid")
-
-
-class Codes(dict):
-    """value -> int code; a missing value gets the next code (one dict lookup per value)."""
-
-    def __missing__(self, value: Any) -> int:
-        code = self[value] = len(self)
-        return code
 
 
 #: dtype of every column that ``Columns`` fills row by row

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import LoadWarning
 from ..fileio import write_atomically
-from .columns import Codes
+from ..interning import Codes
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 
