@@ -27,6 +27,7 @@ from ..errors import LoadWarning
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
 
+
 @dataclass
 class LinkStats:
     """Counts of ET ops (process/thread root nodes excluded) and Kineto ops (cpu_op + user_annotation)."""
