@@ -5,7 +5,8 @@ resort, every column evenly: numbers lose digits and the rightmost columns vanis
 column widths (in terminal cells) are worked out before Rich sees the table:
 
 * a number column is exactly as wide as its widest number, or its header when that fits;
-  a header too long for the width wraps between its words, a number never wraps;
+  a header too long for the width wraps between its words and after hyphens
+  (``kernel-to-`` / ``kernel``), a number never wraps;
 * the name columns share what is left (never less than :data:`MIN_NAME` cells or the
   header's longest word) and fold names that do not fit onto further lines;
 * a name longer than :data:`MAX_NAME_LINES` lines of its column is shortened in the middle
@@ -22,6 +23,7 @@ parsed as markup).  Lines carry no trailing padding (titles are not justified).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence, Union
 
@@ -55,6 +57,39 @@ def _longest_word(s: str) -> int:
     return max((cell_len(w) for w in s.split()), default=0)
 
 
+def _pieces(header: str) -> list[tuple[str, str]]:
+    """``header`` as (glue, piece): pieces end at spaces and after hyphens; glue is what joins
+    a piece to the one before it on the same line."""
+    out = []
+    for word in header.split():
+        for k, piece in enumerate(p for p in re.split(r"(?<=-)", word) if p):
+            out.append(("" if k else " ", piece))
+    return out
+
+
+def _longest_piece(header: str) -> int:
+    return max((cell_len(p) for _, p in _pieces(header)), default=0)
+
+
+def _header_lines(header: str, width: int) -> int:
+    return wrap_header(header, width).count("\n") + 1
+
+
+def wrap_header(header: str, width: int) -> str:
+    """``header`` broken into lines of at most ``width`` cells at spaces and after hyphens
+    (a piece wider than ``width`` gets a line of its own)."""
+    lines: list[str] = []
+    cur = ""
+    for glue, piece in _pieces(header):
+        if cur and cell_len(cur + glue + piece) > width:
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = cur + glue + piece if cur else piece
+    lines.append(cur)
+    return "\n".join(lines)
+
+
 def _share(want: list[int], floor: list[int], room: int) -> list[int]:
     """Split ``room`` cells among columns wanting ``want`` (at least ``floor`` each): the
     narrow ones get all they want, the rest split what remains evenly."""
@@ -85,7 +120,7 @@ def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: in
         return [w if c.numeric or max_name is None else min(w, max(max_name, cell_len(c.header)))
                 for c, w in zip(cols, natural)]
     room = width - GAP * (len(cols) - 1)
-    numbers = [max([_longest_word(c.header)] + [_len(r[i]) for r in rows]) if c.numeric else 0
+    numbers = [max([_longest_piece(c.header)] + [_len(r[i]) for r in rows]) if c.numeric else 0
                for i, c in enumerate(cols)]
     names = [i for i, c in enumerate(cols) if not c.numeric]
     name_floor = [min(natural[i], max(MIN_NAME, _longest_word(cols[i].header))) for i in names]
@@ -93,15 +128,22 @@ def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: in
         name_floor = [min(natural[i], MIN_NAME) for i in names]
     name_room = room - sum(natural[i] for i, c in enumerate(cols) if c.numeric)
     if name_room < sum(name_floor):
-        # number headers wrap between words to make room: those needing the fewest extra
-        # cells to fit on one line get them first
+        # number headers wrap to make room; spare cells go where they save a header line
+        # most cheaply
         widths = list(numbers)
         slack = room - sum(numbers) - sum(name_floor)
-        for i in sorted((i for i, c in enumerate(cols) if c.numeric), key=lambda i: natural[i] - numbers[i]):
-            need = natural[i] - numbers[i]
-            if 0 < need <= slack:
-                widths[i] += need
-                slack -= need
+        while slack > 0:
+            offers = []
+            for i, c in enumerate(cols):
+                if c.numeric and widths[i] < natural[i]:
+                    lines = _header_lines(c.header, widths[i])
+                    w = next(w for w in range(widths[i] + 1, natural[i] + 1) if _header_lines(c.header, w) < lines)
+                    offers.append((w - widths[i], i))
+            cost, i = min(offers, default=(slack + 1, -1))
+            if cost > slack:
+                break
+            widths[i] += cost
+            slack -= cost
         name_room = room - sum(widths)
     else:
         widths = [natural[i] if c.numeric else 0 for i, c in enumerate(cols)]
@@ -140,9 +182,10 @@ def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]]
               width=needed if width is not None and needed > width else None)
     for c, w in zip(cols, widths):
         if c.numeric:
-            t.add_column(c.header, justify="right", width=w, overflow="fold")
+            header = c.header if cell_len(c.header) <= w else wrap_header(c.header, w)
+            t.add_column(Text(header), justify="right", width=w, overflow="fold")
         else:
-            t.add_column(c.header, width=w, overflow="fold")
+            t.add_column(Text(c.header), width=w, overflow="fold")
     for r in rows:
         t.add_row(*r)
     return t
