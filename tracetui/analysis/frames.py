@@ -29,6 +29,7 @@ from ..kineto import schema
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
+from ..tree.propagate import fill_down
 from .categories import KernelCategorizer, get_categorizer
 
 _GPU_WORK = np.array(sorted(int(k) for k in GPU_WORK_KINDS), dtype=np.uint8)
@@ -190,19 +191,9 @@ def top_cpu_op(trace: KinetoTrace) -> np.ndarray:
 
 
 def _top_cpu_op(trace: KinetoTrace) -> np.ndarray:
-    n_nodes = trace.n_nodes
-    top = np.full(n_nodes, -1, dtype=np.int64)
-    parent = trace.parent.astype(np.int64)
-    is_op = np.zeros(n_nodes, dtype=bool)
-    is_op[: trace.n_events] = trace.kind == int(Kind.CPU_OP)
-    order = np.argsort(trace.depth, kind="stable")
-    d_sorted = trace.depth[order]
-    bounds = np.flatnonzero(np.diff(d_sorted)) + 1
-    for grp in np.split(order, bounds):
-        has_p = parent[grp] >= 0
-        from_parent = np.where(has_p, top[np.maximum(parent[grp], 0)], -1)
-        top[grp] = np.where(from_parent >= 0, from_parent, np.where(is_op[grp], grp, -1))
-    return top
+    own_op = np.full(trace.n_nodes, -1, dtype=np.int64)
+    own_op[: trace.n_events] = np.where(trace.kind == int(Kind.CPU_OP), np.arange(trace.n_events), -1)
+    return fill_down(trace.parent, trace.depth, own_op, outermost=True)  # the outermost cpu_op
 
 
 def gpu_totals(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:

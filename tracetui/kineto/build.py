@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import LoadWarning
 from ..interning import compact
 from ..tree.csr import csr_children
+from ..tree.propagate import fill_down
 from . import schema
 from .columns import lenient_decode
 from .decode import DecodedTrace
@@ -338,17 +339,9 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     node_ts[:n] = np.where(no_ts, 0.0, ts)
     nodes = np.arange(n_nodes)
     child_start, child_index = csr_children(parent, node_ts, nodes)
-    cpu_op_of = np.full(n_nodes, -1, dtype=np.int32)
-    is_op = np.zeros(n_nodes, dtype=bool)
-    is_op[:n] = kind == int(Kind.CPU_OP)
-    cpu_op_of[is_op] = nodes[is_op]
-    by_depth = np.argsort(depth, kind="stable")
-    d_sorted = depth[by_depth]
-    bounds = np.flatnonzero(np.diff(d_sorted)) + 1
-    for grp in np.split(by_depth, bounds):
-        grp = grp[(parent[grp] >= 0) & ~is_op[grp]]
-        if grp.size:
-            cpu_op_of[grp] = cpu_op_of[parent[grp]]
+    own_op = np.full(n_nodes, -1, dtype=np.int64)
+    own_op[:n] = np.where(kind == int(Kind.CPU_OP), nodes[:n], -1)
+    cpu_op_of = fill_down(parent, depth, own_op, outermost=False).astype(np.int32)  # the innermost cpu_op
 
     # ---- forward/backward
     fwd_of = _link_fwd_bwd(kind, ka["seq"], ka["fwd_tid"], pids, tids, ts, flows, n)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tree.propagate import sum_up
 from .kinds import GPU_WORK_KINDS
 from .trace import KinetoTrace
 
@@ -22,16 +23,5 @@ def subtree_gpu_totals(kt: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
     gpu = np.flatnonzero(np.isin(kt.kind, [int(k) for k in GPU_WORK_KINDS]))
     time[gpu] = kt.dur[gpu]
     count[gpu] = 1
-    in_tree = np.flatnonzero(kt.parent >= 0)
-    if not in_tree.size:
-        return time, count
-    d = kt.depth[in_tree]
-    order = np.argsort(-d.astype(np.int32), kind="stable")
-    nodes = in_tree[order]
-    ds = d[order]
-    bounds = np.flatnonzero(np.diff(ds)) + 1
-    for grp in np.split(nodes, bounds):
-        par = kt.parent[grp]
-        np.add.at(time, par, time[grp])
-        np.add.at(count, par, count[grp])
+    sum_up(kt.parent, kt.depth, time, count)
     return time, count
