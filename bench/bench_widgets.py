@@ -22,7 +22,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
-from tracetui.ui.timeline import Lane, TimelineStrip
+from tracetui.ui.lane_strip import Lane, TimelineStrip
 from tracetui.ui.vtree import VirtualTree
 
 WIDTH, HEIGHT = 200, 50

@@ -7,7 +7,7 @@ import pytest
 from shared_traces import load_shared_kineto
 from tracetui.analysis.frames import gpu_events_frame
 from tracetui.analysis.gaps import GAP_COLUMNS, gap_histogram, idle_gaps, idle_summary
-from tracetui.analysis.timeline import gpu_timeline
+from tracetui.analysis.gpu_breakdown import gpu_timeline
 
 
 def test_single_stream_gaps_add_up_to_timeline_idle():

@@ -7,7 +7,7 @@ import pytest
 from shared_traces import load_shared_kineto
 from tracetui.analysis.frames import gpu_events_frame
 from tracetui.analysis.launches import copy_table, launch_frame, launch_summary, step_table
-from tracetui.analysis.timeline import gpu_timeline
+from tracetui.analysis.gpu_breakdown import gpu_timeline
 
 
 def test_bert_launch_figures():

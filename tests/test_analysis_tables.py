@@ -10,7 +10,7 @@ import pytest
 from shared_traces import SHARED, load_shared_kineto
 from tracetui.analysis.frames import GPU_COLUMNS, cpu_ops_frame, gpu_events_frame, top_cpu_op
 from tracetui.analysis.tables import category_table, kernel_table, op_table, stream_table
-from tracetui.analysis.timeline import gpu_timeline
+from tracetui.analysis.gpu_breakdown import gpu_timeline
 
 ORACLE = SHARED / "oracles" / "h100_bert_inference_tracelens"
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from shared_traces import SHARED, load_shared_kineto
 from tracetui.analysis.frames import gpu_events_frame
 from tracetui.analysis.intervals import union_intervals, union_length
-from tracetui.analysis.timeline import (
+from tracetui.analysis.gpu_breakdown import (
     gpu_timeline,
     per_device_timelines,
     timeline_frame,

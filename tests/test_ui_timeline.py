@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from textual.app import App, ComposeResult
 
-from tracetui.ui.timeline import BLOCKS, GAP_FILL, MIN_SPAN_US, Lane, TimelineStrip
+from tracetui.ui.lane_strip import BLOCKS, GAP_FILL, MIN_SPAN_US, Lane, TimelineStrip
 from tracetui.ui.timescale import (
     choose_unit,
     format_duration_us,

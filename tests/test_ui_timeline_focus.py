@@ -24,7 +24,7 @@ from textual import events
 
 from tests.shared_traces import kineto_path
 from tests.test_ui_app import open_app, press, screen_text
-from tracetui.ui.timeline import FOCUS_MARK
+from tracetui.ui.lane_strip import FOCUS_MARK
 
 CUDAGRAPH = "a100_cudagraph_nccl_rank0.json.gz"
 MULTISTREAM = "a100_event_sync_multistream.json.gz"

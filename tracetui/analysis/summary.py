@@ -24,9 +24,9 @@ from ..model import LinkedTrace
 from .categories import KernelCategorizer
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
+from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
 from .launches import launch_summary
 from .tables import category_table, kernel_table, op_table, stream_table
-from .timeline import gpu_timeline, per_device_timelines, timeline_ms
 
 
 def _plain(v: Any) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import jsonout
-from ..analysis.timeline import timeline_ms
+from ..analysis.gpu_breakdown import timeline_ms
 from .report import SubtreeReport, plain, records
 
 CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",

@@ -34,8 +34,8 @@ import pandas as pd
 from ..analysis.categories import KernelCategorizer
 from ..analysis.frames import cpu_ops_frame, gpu_events_frame, gpu_time_per_node, gpu_totals, resolve_categorizer
 from ..analysis.gaps import idle_gaps, idle_summary
+from ..analysis.gpu_breakdown import gpu_timeline
 from ..analysis.tables import category_table, kernel_table, op_table
-from ..analysis.timeline import gpu_timeline
 from ..errors import TraceError
 from ..kineto import schema
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind

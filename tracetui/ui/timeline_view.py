@@ -1,7 +1,7 @@
 """The trace's timeline strip: one lane per GPU stream (optionally one per CPU thread too),
 the selected op's GPU events highlighted, the window following the selection.
 
-Built on :class:`~tracetui.ui.timeline.TimelineStrip`; times are Kineto microseconds
+Built on :class:`~tracetui.ui.lane_strip.TimelineStrip`; times are Kineto microseconds
 (relative to the trace origin).  Per lane it keeps one sorted numpy array of event ids;
 nothing is built per event.  When focused, the arrow keys walk the events of the rows:
 left/right to the previous/next event of the same row in start-time order, up/down to the
@@ -24,8 +24,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from ..kineto.kinds import Kind
+from .lane_strip import Lane, TimelineStrip
 from .source import TraceTreeSource
-from .timeline import Lane, TimelineStrip
 
 
 def short_lane_label(lane) -> str:
