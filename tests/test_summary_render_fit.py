@@ -14,7 +14,13 @@ from rich.text import Text
 
 from tests.shared_traces import ET_DIR, kineto_path
 from tracetui import cli
-from tracetui.analysis.fit_table import Col, column_widths, fitted_table, shorten, wrap_header
+from tracetui.analysis.fit_table import (
+    Col,
+    column_widths,
+    fitted_table,
+    shorten,
+    wrap_header,
+)
 from tracetui.analysis.summary_render import grouped_devices, print_summary
 
 

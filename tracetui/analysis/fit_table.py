@@ -24,8 +24,8 @@ parsed as markup).  Lines carry no trailing padding (titles are not justified).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, Union
 
 from rich.cells import cell_len
 from rich.table import Table
@@ -38,7 +38,7 @@ GAP = 3
 #: lines a name may fold onto in a table fitted to a width
 MAX_NAME_LINES = 8
 
-Cell = Union[str, Text]
+Cell = str | Text
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ events prints one sentence instead of the GPU tables, and tables without rows ar
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
