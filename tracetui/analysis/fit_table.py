@@ -7,8 +7,9 @@ column widths (in terminal cells) are worked out before Rich sees the table:
 * a number column is exactly as wide as its widest number, or its header when that fits;
   a header too long for the width wraps between its words and after hyphens
   (``kernel-to-`` / ``kernel``), a number never wraps;
-* the name columns share what is left (never less than :data:`MIN_NAME` cells or the
-  header's longest word) and fold names that do not fit onto further lines;
+* the name columns share what is left (at least their header's longest word, or only
+  :data:`MIN_NAME` cells when the numbers leave no more room, the header then folding too)
+  and fold names that do not fit onto further lines;
 * a name longer than :data:`MAX_NAME_LINES` lines of its column is shortened in the middle
   (``head…tail``) so one templated kernel name cannot fill the screen;
 * a table too wide even then (a very narrow terminal) keeps its width, to be printed with
@@ -31,7 +32,7 @@ from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
-#: fewest cells a name column is narrowed to (the header's longest word may ask for more)
+#: fewest cells a name column is narrowed to (its content's width when that is less)
 MIN_NAME = 8
 #: cells between two columns: padding, rule, padding (``show_edge=False, pad_edge=False``)
 GAP = 3
