@@ -84,7 +84,7 @@ def test_run_app_returns_130_after_a_cancel(monkeypatch):
     assert app_module.run_app([BERT]) == EXIT_LOAD_CANCELLED
 
 
-async def test_progress_messages_then_the_browser():
+async def test_progress_messages_then_the_browser(monkeypatch):
     app = TraceApp(paths=[BERT], use_cache=False)
     seen = []
     original = TraceApp.on_load_progress
@@ -93,11 +93,8 @@ async def test_progress_messages_then_the_browser():
         seen.append((message.message, message.fraction))
         original(self, message)
 
-    TraceApp.on_load_progress = spy
-    try:
-        async with app.run_test(size=(80, 24), notifications=True) as pilot:
-            await open_app(app, pilot)
-    finally:
-        TraceApp.on_load_progress = original
+    monkeypatch.setattr(TraceApp, "on_load_progress", spy)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await open_app(app, pilot)
     assert seen and seen[-1] == ("showing the browser", 1.0)
     assert all(0.0 <= f <= 1.0 for _, f in seen)

@@ -32,8 +32,11 @@ _INSTALLED = False
 #: The delay given to a timer created with a negative or zero delay, in seconds.
 MIN_TIMER_S = 0.001
 
-#: (delay asked for, name, creation stack) of every timer clamped by the guard.
+#: (delay asked for, name, creation stack) of every timer clamped by the guard; the stack
+#: is kept for the first :data:`STACKS_KEPT` only (a long session must not grow by a
+#: traceback per re-shown toast)
 clamped_timers: list[tuple[float, str | None, str]] = []
+STACKS_KEPT = 20
 
 
 def _guard_move_page() -> None:
@@ -59,7 +62,8 @@ def _guard_negative_timers() -> None:
     @wraps(original)
     def __init__(self: Timer, event_target, interval: float, *args, **kwargs) -> None:
         if interval <= 0:
-            clamped_timers.append((interval, kwargs.get("name"), "".join(traceback.format_stack(limit=8)[:-1])))
+            stack = "".join(traceback.format_stack(limit=8)[:-1]) if len(clamped_timers) < STACKS_KEPT else ""
+            clamped_timers.append((interval, kwargs.get("name"), stack))
             interval = MIN_TIMER_S
         original(self, event_target, interval, *args, **kwargs)
 
