@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kineto import schema
+
 #: Launch calls whose ``grid`` argument is the global work size (work-items).
 WORK_ITEM_LAUNCHES = frozenset({"hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel"})
-from ..kineto import schema
 
 
 def format_number(v: Any) -> str | None:
