@@ -18,7 +18,7 @@ own RSS high-water mark, and nothing is warm in Python):
 - tree peak: the highest sum of PSS (proportional set size) over the measurement
   process and all its descendants (parse child, decode workers), sampled every 20 ms:
   counts decode workers, which one process's VmHWM does not, and pages they share once;
-- cold open: ``tracetui.cache.load_cached`` with an empty cache (load + cache write; big
+- cold open: ``tracetui.store.traces.load_cached`` with an empty cache (load + cache write; big
   traces are parsed by a child process and mapped), its peak (max of the process and
   its parse child), its tree peak and held RSS; for traces decoded by several
   processes, the same cold open again with ``TRACETUI_DECODE_WORKERS=1`` ("1 proc");
@@ -90,7 +90,7 @@ def _children_peak() -> int:
 def child_floor(path: str) -> dict:
     import msgspec
 
-    from tracetui.fileio import read_trace_bytes
+    from tracetui.io.files import read_trace_bytes
     from tracetui.kineto.schema import Event as _Event  # the loader's own typed struct
 
     t0 = time.perf_counter()
@@ -130,7 +130,7 @@ def child_load(path: str) -> dict:
 
 
 def child_open(path: str) -> dict:
-    from tracetui.cache import load_cached
+    from tracetui.store.traces import load_cached
 
     gc.collect()
     base = _rss()

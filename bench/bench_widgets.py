@@ -22,8 +22,8 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
-from tracetui.ui.lane_strip import Lane, TimelineStrip
-from tracetui.ui.vtree import VirtualTree
+from tracetui.ui.widgets.lane_strip import Lane, TimelineStrip
+from tracetui.ui.widgets.vtree import VirtualTree
 
 WIDTH, HEIGHT = 200, 50
 

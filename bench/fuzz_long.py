@@ -5,12 +5,12 @@
     python bench/fuzz_long.py --every-byte mi250_minitoy_train.json.gz --jobs 2
     python bench/fuzz_long.py --skip-property       # only the every-byte sweep
 
-Part 1 runs ``tests/test_robust_property.py`` with ``TRACETUI_FUZZ_EXAMPLES`` set (random
+Part 1 runs ``tests/core/test_robust_property.py`` with ``TRACETUI_FUZZ_EXAMPLES`` set (random
 seeds, not the derandomized CI run) and reports examples, time and failures.
 
 Part 2 cuts a shared Kineto trace at *every* byte, plain and as a gzip stream cut at every
 compressed byte, loads each cut with ``load_kineto`` and checks it against the stdlib oracle
-of ``tests/test_robust_oracle.py``: every complete event before the cut is in the model or
+of ``tests/core/test_robust_oracle.py``: every complete event before the cut is in the model or
 counted as rejected, links are valid, and only a cut before the event array may fail.
 Results are printed as one line per part (and as JSON with ``--json``); record them in
 ``tests/README.md``.
@@ -41,7 +41,7 @@ DEFAULT_FILES = ["mi250_minitoy_train.json.gz", "a100_event_sync_multistream.jso
 def run_property(examples: int) -> dict:
     env = dict(os.environ, TRACETUI_FUZZ_EXAMPLES=str(examples))
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", str(TESTS / "test_robust_property.py"), "-q",
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(TESTS / "core" / "test_robust_property.py"), "-q",
                            "-p", "no:cacheprovider", "-x"], cwd=REPO, env=env, capture_output=True, text=True)
     dt = time.perf_counter() - t0
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""

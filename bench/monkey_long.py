@@ -1,4 +1,4 @@
-"""Long monkey run: the walks of tests/test_ui_monkey.py with fresh seeds and more keys.
+"""Long monkey run: the walks of tests/ui/test_ui_monkey.py with fresh seeds and more keys.
 
     python bench/monkey_long.py                     # 5 seeds x 4,000 keys per trace
     python bench/monkey_long.py --seeds 20 --keys 10000 --only MTIA

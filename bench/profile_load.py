@@ -47,7 +47,7 @@ DEFAULT = "/tmp/tracetui_bench/v100x2_nccl_216k_x10.json.gz"
 
 #: (module, function) pairs timed when they exist
 STEPS = [
-    ("tracetui.fileio", "read_trace_bytes"),
+    ("tracetui.io.files", "read_trace_bytes"),
     ("tracetui.kineto.decode", "decode_events"),
     ("tracetui.kineto.decode", "_split_top"),
     ("tracetui.kineto.decode", "_columns_chunked"),
@@ -227,7 +227,7 @@ def ts_gather(tokens):
 
 
 def prototypes(path: str) -> list[tuple[str, float, float, str]]:
-    from tracetui.fileio import read_trace_bytes
+    from tracetui.io.files import read_trace_bytes
     from tracetui.kineto.timestamps import parse_timestamps
 
     rows = []
@@ -344,7 +344,7 @@ def chunk_child(path: str, mode: str) -> None:
     import hashlib
     import json
 
-    from tracetui.fileio import read_trace_bytes
+    from tracetui.io.files import read_trace_bytes
 
     t0 = time.perf_counter()
     data = read_trace_bytes(path).data

@@ -16,12 +16,12 @@ def _isolated_cache_dir(_session_cache_dir, monkeypatch):
 
 
 def pytest_collection_modifyitems(config, items):
-    """In the run on the oldest declared Textual (tests/test_textual_floor.py), SVG snapshots
+    """In the run on the oldest declared Textual (tests/ui/test_textual_floor.py), SVG snapshots
     are skipped: they are recorded with the newest Textual, whose rendering differs.  In a
     run that collects the floor test, the floor run starts now, beside the suite, and its check goes last."""
     import os
 
-    from tests.textual_floor import FLOOR_TEST, start_floor_run
+    from textual_floor import FLOOR_TEST, start_floor_run
 
     if os.environ.get("TRACETUI_TEXTUAL_FLOOR") == "1":
         skip = pytest.mark.skip(reason="snapshots are recorded with the newest Textual")
@@ -36,6 +36,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    from tests.textual_floor import stop_floor_run
+    from textual_floor import stop_floor_run
 
     stop_floor_run()

@@ -31,6 +31,6 @@ def load_shared_kineto(name: str):
 
 @lru_cache(maxsize=None)
 def load_shared_pair(folder: str):
-    from tracetui.model import load_pair
+    from tracetui.session import load_pair
 
     return load_pair(ET_DIR / folder / "et.json.gz", ET_DIR / folder / "kineto.json.gz")

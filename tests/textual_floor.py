@@ -1,5 +1,5 @@
 """Runs the UI tests on the oldest Textual that pyproject.toml allows (used by conftest.py and
-tests/test_textual_floor.py; one module so both see the same child process).
+tests/ui/test_textual_floor.py; one module so both see the same child process).
 
 The test environment has the newest Textual (``pip install -e '.[test]'`` picks it), so
 the whole suite runs on that.  For the oldest end of the declared range, the floor
@@ -37,8 +37,8 @@ def declared_floor() -> str:
 
 
 def ui_test_files() -> list[str]:
-    files = sorted(p.name for p in (REPO / "tests").glob("test_ui_*.py"))
-    return [f"tests/{name}" for name in files] + ["tests/test_error_boundary.py"]
+    files = sorted(p.name for p in (REPO / "tests" / "ui").glob("test_ui_*.py"))
+    return [f"tests/ui/{name}" for name in files] + ["tests/ui/test_error_boundary.py"]
 
 
 def start_floor_run(basetemp: Path) -> None:
@@ -58,7 +58,7 @@ def start_floor_run(basetemp: Path) -> None:
     handle = open(log, "w", encoding="utf-8")
     _child.update(floor=floor, log=log, handle=handle, process=subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(basetemp / "floor"),
-         "tests/test_textual_floor.py", *ui_test_files()],
+         "tests/ui/test_textual_floor.py", *ui_test_files()],
         cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT))
 
 

@@ -15,10 +15,10 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_trace": "tracetui.model",
-    "load_pair": "tracetui.model",
-    "open_traces": "tracetui.model",
-    "LinkedTrace": "tracetui.model",
+    "load_trace": "tracetui.session",
+    "load_pair": "tracetui.session",
+    "open_traces": "tracetui.session",
+    "LinkedTrace": "tracetui.session",
     "KinetoTrace": "tracetui.kineto",
     "load_kineto": "tracetui.kineto",
     "Kind": "tracetui.kineto",
@@ -29,11 +29,11 @@ _EXPORTS = {
     "get_gpu_op_identifier": "tracetui.api",
     "kernel_metadata_scrape": "tracetui.api",
     "kernel_to_op_tracing": "tracetui.api",
-    "find_node": "tracetui.navigate",
-    "format_subtree": "tracetui.navigate",
-    "format_parent_chain": "tracetui.navigate",
-    "print_subtree": "tracetui.navigate",
-    "print_parent_chain": "tracetui.navigate",
+    "find_node": "tracetui.cli.tree_text",
+    "format_subtree": "tracetui.cli.tree_text",
+    "format_parent_chain": "tracetui.cli.tree_text",
+    "print_subtree": "tracetui.cli.tree_text",
+    "print_parent_chain": "tracetui.cli.tree_text",
     "TraceError": "tracetui.errors",
 }
 

@@ -26,7 +26,7 @@ from .kineto import schema
 from .kineto.kinds import GPU_WORK_KINDS, Kind
 from .kineto.trace import KinetoTrace
 from .link import ETLink, link_et_kineto
-from .model import LinkedTrace
+from .session import LinkedTrace
 
 
 @dataclass(frozen=True)

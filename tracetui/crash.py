@@ -5,7 +5,7 @@ Bad input is not a bug: it raises :class:`~tracetui.errors.TraceError`, whose me
 shown as is (exit 2).  Anything else reaching the top is a defect of tracetui; the user
 sees what failed, on which files, and where the traceback was saved for a bug report,
 never a raw traceback on the screen.  Tracebacks go to ``<cache dir>/crashes/`` (the
-cache folder of :func:`tracetui.cache.cache_dir`), or the system temp folder when that
+cache folder of :func:`tracetui.store.traces.cache_dir`), or the system temp folder when that
 cannot be written.
 """
 
@@ -41,7 +41,7 @@ class CrashReport:
 
 
 def _crash_folders() -> list[Path]:
-    from .cache import cache_dir
+    from .store.traces import cache_dir
 
     return [cache_dir() / "crashes", Path(tempfile.gettempdir()) / "tracetui-crashes"]
 

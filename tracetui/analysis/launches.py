@@ -29,7 +29,13 @@ import numpy as np
 import pandas as pd
 
 from ..kineto import schema
-from ..kineto.kinds import BLOCKING_SYNC_RE, LAUNCH_KINDS, Kind, LaunchClass, launch_class_of_name
+from ..kineto.kinds import (
+    BLOCKING_SYNC_RE,
+    LAUNCH_KINDS,
+    Kind,
+    LaunchClass,
+    launch_class_of_name,
+)
 from ..kineto.trace import KinetoTrace
 from .frames import decode_args_batch, nums_or_nan
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import WrongTraceKindError
-from ..model import LinkedTrace
+from ..session import LinkedTrace
 from .categories import KernelCategorizer
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary

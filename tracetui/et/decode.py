@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..interning import intern
+from ..io.interning import intern
 
 __all__ = ["ETFile", "RawColumn", "DecodedNodes", "decode_file", "decode_nodes", "decode_attr_list",
            "decode_value", "repair_utf8", "HOT_ATTRS"]

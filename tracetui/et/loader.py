@@ -16,8 +16,8 @@ from typing import Any
 import msgspec
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from ..fileio import FileBytes, read_trace_bytes
-from ..jsonrecover import recover_truncated_json
+from ..io.files import FileBytes, read_trace_bytes
+from ..io.jsonrecover import recover_truncated_json
 from .decode import ETFile, decode_file, decode_nodes, repair_utf8
 from .trace import ETTrace
 

@@ -21,7 +21,7 @@ from typing import IO
 
 from ..analysis.categories import KernelCategorizer, get_categorizer
 from ..errors import TraceError, TraceFileError
-from ..model import LinkedTrace
+from ..session import LinkedTrace
 from .selectors import SelectorError, resolve_selector
 
 FORMATS = ("md", "html", "csv", "json", "chrome")

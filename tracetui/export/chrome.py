@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import jsonout
+from ..io import jsonout
 from ..kineto import schema
 from ..kineto.kinds import FWDBWD_FLOW_CATEGORIES, GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.trace import KinetoTrace

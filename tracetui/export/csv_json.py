@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import jsonout
 from ..analysis.gpu_breakdown import timeline_ms
+from ..io import jsonout
 from .report import SubtreeReport, plain, records
 
 CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",

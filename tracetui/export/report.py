@@ -32,7 +32,13 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.categories import KernelCategorizer
-from ..analysis.frames import cpu_ops_frame, gpu_events_frame, gpu_time_per_node, gpu_totals, resolve_categorizer
+from ..analysis.frames import (
+    cpu_ops_frame,
+    gpu_events_frame,
+    gpu_time_per_node,
+    gpu_totals,
+    resolve_categorizer,
+)
 from ..analysis.gaps import idle_gaps, idle_summary
 from ..analysis.gpu_breakdown import gpu_timeline
 from ..analysis.tables import category_table, kernel_table, op_table
@@ -40,7 +46,7 @@ from ..errors import TraceError
 from ..kineto import schema
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.trace import KinetoTrace
-from ..model import LinkedTrace
+from ..session import LinkedTrace
 
 _NOT_HOST = [int(k) for k in GPU_KINDS] + [int(Kind.INSTANT)]
 _KIND_NAMES = np.array([Kind(k).name.lower() if k in Kind._value2member_map_ else "other" for k in range(256)],

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import TraceError
 from ..kineto.kinds import GPU_KINDS, Kind
 from ..kineto.trace import KinetoTrace
-from ..model import LinkedTrace
+from ..session import LinkedTrace
 
 SELECTOR_HELP = "ext:<External id>, et:<ET node id>, name:<op name>[#<n>] or node:<node id>"
 

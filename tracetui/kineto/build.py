@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LoadWarning
-from ..interning import compact
+from ..io.interning import compact
 from ..tree.csr import csr_children
 from ..tree.propagate import fill_down
 from . import schema

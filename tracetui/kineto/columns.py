@@ -21,7 +21,7 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
-from ..interning import Codes
+from ..io.interning import Codes
 from .schema import KEY_DEFAULTS, KEY_FIELDS, KEY_JSON, Event, KeyArgs
 
 #: called with the fraction (0..1) of the events decoded so far (fast path only)

@@ -25,7 +25,16 @@ import msgspec
 import numpy as np
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from .columns import COL_CHUNK, LENIENT, Columns, DecodedEvents, DecodeProgress, Tally, allocate_columns, lenient_decode
+from .columns import (
+    COL_CHUNK,
+    LENIENT,
+    Columns,
+    DecodedEvents,
+    DecodeProgress,
+    Tally,
+    allocate_columns,
+    lenient_decode,
+)
 from .schema import Event
 
 __all__ = ["DecodedEvents", "DecodedTrace", "DecodeProgress", "as_format_error", "decode_events", "lenient_decode"]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import msgspec
 
 from ..errors import LoadWarning, TraceError, TraceFormatError
-from ..fileio import FileBytes, read_trace_bytes
+from ..io.files import FileBytes, read_trace_bytes
 from .build import build_trace
 from .decode import DecodedTrace, decode_events
 from .trace import KinetoTrace
@@ -81,7 +81,7 @@ def _recover(p: str, data: bytes, exc: TraceFormatError, fb: FileBytes) -> tuple
         cause = _recoverable(data)
     if cause is None:
         raise _locate(exc, fb) from None
-    from ..jsonrecover import recover_truncated_json
+    from ..io.jsonrecover import recover_truncated_json
 
     try:
         rec = recover_truncated_json(data, None if cause == "array" else "traceEvents", p)

@@ -8,7 +8,7 @@ The numeric columns of the whole trace are allocated once, in an anonymous share
 map, and every worker writes its rows there in place; what it sends back through its pipe
 (pickle) is small: its interned values, the flow ids, and how many args bytes it wrote
 into its region of a second shared map.  Used only where forking is safe and pays: Linux, a
-process with no other threads (the parse child of :mod:`tracetui.cache`, the CLI), and at
+process with no other threads (the parse child of :mod:`tracetui.store.traces`, the CLI), and at
 least ``MIN_EVENTS_PER_WORKER`` events per worker.  ``$TRACETUI_DECODE_WORKERS`` sets the
 number of processes (1 = serial).  A worker that fails for any reason other than the data
 (killed, out of memory) costs only time: its slice is decoded again in the parent.  Data

@@ -33,8 +33,8 @@ import msgspec
 import numpy as np
 
 from ..errors import LoadWarning
-from ..fileio import write_atomically
-from ..interning import Codes
+from ..io.files import write_atomically
+from ..io.interning import Codes
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 

@@ -23,15 +23,22 @@ from textual.worker import get_current_worker
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
 from ..errors import LoadCancelled, TraceError
-from ..model import LinkedTrace
+from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
-from .detail import DetailBuilder
-from .help import HelpScreen, live_bindings, widget_bindings
-from .loading import EXIT_LOAD_CANCELLED, LoadDone, LoadFailed, LoadingScreen, LoadProgress, ProgressRelay
-from .main_screen import MainScreen, TraceTree
-from .screens import ErrorDialog
-from .source import TraceTreeSource
+from .screens.dialogs import ErrorDialog
+from .screens.help import HelpScreen, live_bindings, widget_bindings
+from .screens.loading import (
+    EXIT_LOAD_CANCELLED,
+    LoadDone,
+    LoadFailed,
+    LoadingScreen,
+    LoadProgress,
+    ProgressRelay,
+)
+from .screens.main import MainScreen, TraceTree
 from .textual_guards import install_guards
+from .widgets.detail import DetailBuilder
+from .widgets.tree_source import TraceTreeSource
 
 install_guards()
 
@@ -71,7 +78,7 @@ class TraceApp(App[int]):
         """Load, link and index the traces (worker thread); posts :class:`LoadProgress`
         while it runs, then :class:`LoadDone` or :class:`LoadFailed`; stops quietly when
         cancelled (:meth:`action_cancel_load`)."""
-        from ..cache import load_cached
+        from ..store.traces import load_cached
 
         relay = ProgressRelay(self, get_current_worker())
         try:

@@ -1,5 +1,5 @@
 """The navigation behind ``>``, ``<`` and search, pure (a
-:class:`~tracetui.ui.source.TraceTreeSource` and a node in, a target node out) so it can be
+:class:`~tracetui.ui.widgets.tree_source.TraceTreeSource` and a node in, a target node out) so it can be
 tested without a terminal:
 
 * :func:`gpu_jump` (``>``): the selected op's first GPU event, then, from that event, the
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kineto.kinds import Kind
-from .source import TraceTreeSource
+from .widgets.tree_source import TraceTreeSource
 
 
 class JumpError(Exception):

@@ -1,0 +1,113 @@
+"""Monkey test: seeded random key walks over the live bindings of every screen, on real traces
+of different kinds (see tests/monkey.py for how keys are chosen and sent).
+
+Each walk first exports the selection in every format through the export dialog into a
+temporary folder (the files must be written), then presses random keys.  Any exception
+fails with the trace, the seed and the last keys pressed.  Per CI run: 9 walks, 5,600 keys.
+``bench/monkey_long.py`` runs longer walks with fresh seeds.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from monkey import walk
+from shared_traces import ET_DIR, SHARED, kineto_path
+from test_ui_app import open_app
+
+from tracetui.ui.app import MainScreen, TraceApp
+from tracetui.ui.screens.dialogs import ErrorDialog
+from tracetui.ui.screens.export_dialog import EXPORT_EXTENSIONS, ExportDialog
+
+#: (label, paths or a maker taking tmp_path, keys, terminal size)
+WALKS = [
+    ("NVIDIA H100 (BERT)", [kineto_path("h100_bert_inference.json.gz")], 800, (80, 24)),
+    ("AMD MI250 training", [kineto_path("mi250_minitoy_train.json.gz")], 500, (120, 40)),
+    ("AMD hipGraph launches", [kineto_path("amd_vllm_hipgraph.json.gz")], 700, (120, 40)),
+    ("ET + Kineto pair (CUDA)", [ET_DIR / "hta_simple_add_cuda_pair" / "kineto.json.gz",
+                                 ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz"], 700, (80, 24)),
+    ("ET + Kineto pair (CPU, threads)", [ET_DIR / "torch_cpu_pair_threads" / "kineto.json.gz",
+                                         ET_DIR / "torch_cpu_pair_threads" / "et.json.gz"], 500, (120, 40)),
+    ("ET alone", [ET_DIR / "et_only" / "chakra_test_schema_1.0.2.json.gz"], 500, (80, 24)),
+    ("CPU only", [kineto_path("cpu_only_small.json.gz")], 400, (80, 24)),
+    ("MTIA", [kineto_path("mtia_inference_rank0.json.gz")], 500, (120, 40)),
+    ("truncated H100 trace", "truncated", 600, (80, 24)),
+    ("not a trace (error dialog)", "not-a-trace", 400, (80, 24)),
+]
+
+
+def _paths(spec, tmp_path: Path) -> list[str]:
+    if spec == "truncated":
+        data = gzip.decompress(kineto_path("h100_bert_inference.json.gz").read_bytes())
+        cut = tmp_path / "h100_bert_cut.json"
+        cut.write_bytes(data[: len(data) * 2 // 3])  # cut inside an event
+        return [str(cut)]
+    if spec == "not-a-trace":
+        bad = tmp_path / "notes.json"
+        bad.write_text('{"hello": [1, 2, 3]}')
+        return [str(bad)]
+    return [str(p) for p in spec]
+
+
+async def _ready(app, pilot) -> None:
+    if app.paths and app.paths[0].endswith("notes.json"):
+        while not isinstance(app.screen, ErrorDialog):
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.01)
+        return
+    await open_app(app, pilot)
+
+
+async def _export_every_format(app, pilot, folder: Path) -> list[Path]:
+    """``e`` on the selection, then each format into ``folder``; returns the files written."""
+    from textual.widgets import Input, Select
+
+    written = []
+    screen = app.screen
+    for fmt in EXPORT_EXTENSIONS:
+        await pilot.press("e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog), type(dialog)
+        dialog.query_one(Select).value = fmt
+        await pilot.pause()
+        path = folder / f"walk.{fmt}.{EXPORT_EXTENSIONS[fmt]}"
+        field = dialog.query_one("#export-path", Input)
+        field.value = str(path)
+        field.focus()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is screen
+        written.append(path)
+    return written
+
+
+@pytest.mark.parametrize("label, spec, n_keys, size", WALKS, ids=[w[0] for w in WALKS])
+async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # default export paths and anything else written land here
+    paths = _paths(spec, tmp_path)
+    seed = sum(map(ord, label))  # fixed per walk: a failure replays with the same keys
+    exports = tmp_path / "exports"
+    exports.mkdir()
+
+    async def opened(app, pilot):
+        await _ready(app, pilot)
+        if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
+            for path in await _export_every_format(app, pilot, exports):
+                assert path.exists() and path.stat().st_size > 0, path
+
+    record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
+                        n_keys=n_keys, size=size)
+    assert len(record.keys) >= n_keys
+    if spec == "not-a-trace":
+        assert "ErrorDialog" in record.screens
+    else:
+        assert "MainScreen" in record.screens
+
+
+def test_the_walks_cover_what_the_issue_asks():
+    assert sum(w[2] for w in WALKS) >= 5000
+    assert len({w[0] for w in WALKS}) >= 6
+    assert SHARED.exists()

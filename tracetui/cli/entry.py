@@ -1,0 +1,158 @@
+"""Command line: ``tracetui TRACE [ET]`` opens the browser; subcommands run headless.
+
+    tracetui TRACE [--et ET]                 open the terminal browser
+    tracetui summary TRACE [--et ET] [--json]
+    tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
+    tracetui tree TRACE [--et ET] [--depth N]
+    tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
+
+Bad input prints one line ``tracetui: <file>: <problem>`` to stderr and exits 2.  A bug
+(any other exception) prints one line naming what failed and the saved traceback file,
+and exits 3 (:mod:`tracetui.crash`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import TraceError
+
+SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "record")
+EXIT_BAD_INPUT = 2
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", help="a Kineto trace (.json or .json.gz); an Execution Trace is detected by content")
+    p.add_argument("second", nargs="?", default=None,
+                   help="optional second file: the Execution Trace (or Kineto trace) of the same run")
+    p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
+                   help="the PyTorch Execution Trace recorded in the same run")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not read or write the on-disk cache of parsed traces")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tracetui",
+        description="Keyboard-driven terminal browser for PyTorch profiler traces and Execution Traces.",
+        epilog="Without a subcommand, `tracetui TRACE [ET]` opens the browser.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("open", help="open the terminal browser (the default)")
+    _add_inputs(p)
+
+    p = sub.add_parser("summary", help="GPU time breakdown, kernel categories, top kernels/ops, streams, launches")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
+    p.add_argument("--top", type=int, default=15, help="rows in the kernel and op tables (default 15)")
+
+    p = sub.add_parser("export", help="export the whole trace or one subtree as a report or a Chrome trace")
+    _add_inputs(p)
+    p.add_argument("--select", default=None, metavar="SELECTOR",
+                   help="subtree root: ext:<External id>, et:<ET node id>, name:<op name>[#<n>] "
+                        "(n-th in time order, from 1), or node:<node id>; default: the whole trace")
+    p.add_argument("--format", "-f", required=True, choices=["md", "html", "csv", "json", "chrome"],
+                   help="md (GitHub Markdown), html (self-contained), csv, json, chrome (Perfetto/tracetui)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file ('-' for stdout)")
+    p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
+
+    p = sub.add_parser("tree", help="print the op tree as text")
+    _add_inputs(p)
+    p.add_argument("--depth", type=int, default=None, help="deepest level to print (lane roots are level 0)")
+    p.add_argument("--select", default=None, metavar="SELECTOR", help="print only this subtree (see export)")
+    p.add_argument("--hide-python", action="store_true", help="skip python_function levels")
+
+    p = sub.add_parser("info", help="event counts, GPU link and ET link statistics, warnings")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
+                   add_help=False)
+    return parser
+
+
+def _paths(args: argparse.Namespace) -> list[str]:
+    paths = [args.trace]
+    if args.second:
+        paths.append(args.second)
+    if args.et:
+        paths.append(args.et)
+    return paths
+
+
+def _open(args: argparse.Namespace):
+    from ..store.traces import load_cached
+
+    return load_cached(_paths(args), use_cache=not args.no_cache)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "record":
+        from .record import main as record_main
+
+        try:
+            return record_main(argv[1:])
+        except KeyboardInterrupt:
+            return 130
+        except Exception as exc:  # the error boundary, as below
+            from ..crash import EXIT_INTERNAL_ERROR, report
+
+            print(report(exc, "recording a sample").line(), file=sys.stderr)
+            return EXIT_INTERNAL_ERROR
+    if argv and argv[0] not in SUBCOMMANDS and not argv[0].startswith("-"):
+        argv = ["open"] + argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        if args.command == "open":
+            from ..ui.app import run_app
+
+            return run_app(_paths(args), use_cache=not args.no_cache)
+        if args.command == "summary":
+            from .summary import summary_command
+
+            return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
+                                   top=args.top)
+        linked = _open(args)
+        if args.command == "info":
+            from .info import print_info
+
+            return print_info(linked, as_json=args.json)
+        if args.command == "tree":
+            from .tree_text import print_tree_command
+
+            return print_tree_command(linked, depth=args.depth, selector=args.select, hide_python=args.hide_python)
+        if args.command == "export":
+            from ..export import export_command
+
+            return export_command(linked, selector=args.select, fmt=args.format, output=args.output,
+                                  rules=args.rules)
+    except TraceError as exc:
+        print(f"tracetui: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except MemoryError:
+        print(f"tracetui: {' + '.join(_paths(args))}: not enough memory for this command", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # the error boundary: a bug ends in one line, never a traceback
+        from ..crash import EXIT_INTERNAL_ERROR, report
+
+        print(report(exc, f"running 'tracetui {args.command}' on", _paths(args)).line(), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

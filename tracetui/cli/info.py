@@ -1,0 +1,63 @@
+"""``tracetui info``: what is in a trace and how well it linked."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..io import jsonout
+from ..session import LinkedTrace
+
+
+def trace_info(linked: LinkedTrace) -> dict:
+    out: dict = {"files": [t.path for t in (linked.kineto, linked.et) if t is not None]}
+    kt = linked.kineto
+    if kt is not None:
+        out["kineto"] = {
+            "events": kt.n_events,
+            "lanes": [lane.label for lane in kt.lanes],
+            "kinds": kt.kind_counts(),
+            "categories": kt.category_counts(),
+            "gpu_links": dict(kt.gpu_stats.__dict__, unlinked=kt.gpu_stats.unlinked),
+            "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
+            "distributed": kt.distributed_info,
+        }
+    if linked.et is not None:
+        et = linked.et
+        out["et"] = {"nodes": len(et.ids), "schema": et.schema, "layout": et.layout}
+    if linked.link is not None:
+        out["et_link"] = linked.link.stats.as_dict()
+    out["warnings"] = [w.message for w in linked.all_warnings()]
+    return out
+
+
+def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
+    info = trace_info(linked)
+    if as_json:
+        sys.stdout.write(jsonout.dumps(info, indent=True).decode() + "\n")
+        return 0
+    con = Console()
+    for f in info["files"]:
+        con.print(Text(f, style="bold"))
+    if "kineto" in info:
+        k = info["kineto"]
+        t = Table(title="Kineto events by category")
+        t.add_column("category")
+        t.add_column("events", justify="right")
+        for c, v in sorted(k["categories"].items(), key=lambda kv: -kv[1]):
+            t.add_row(Text(str(c)), f"{v:,}")
+        con.print(t)
+        g = k["gpu_links"]
+        con.print(Text(f"GPU events {g['gpu_events']:,}: linked to launch {g['linked']:,}, "
+                       f"launch not in trace {g['launch_missing']:,}, no correlation {g['no_correlation']:,}, "
+                       f"graph launches {g['graph_launches']:,} owning {g['graph_kernels']:,}"))
+    if "et_link" in info:
+        s = info["et_link"]
+        con.print(Text(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops "
+                       f"(heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, Kineto-only {s['kineto_only']:,}"))
+    for w in info["warnings"]:
+        con.print(Text("warning: " + w, style="yellow"))
+    return 0

@@ -1,0 +1,43 @@
+"""``tracetui summary``: print the whole-trace summary as rich tables or one JSON object.
+
+Kept apart from :mod:`tracetui.analysis.summary` so that answering from a stored summary
+(:mod:`tracetui.store.summaries`) imports neither pandas nor the analysis code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..io import jsonout
+
+
+def summary_command(paths: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int) -> int:
+    """Print the summary of ``paths`` (a Kineto trace, optionally with its ET).
+
+    With ``use_cache``, an unchanged trace answers from the stored summary without being
+    loaded; otherwise the traces are opened (through the trace cache when ``use_cache``),
+    summarised, and the result stored.  Raises TraceError for bad input.
+    """
+    from ..store.summaries import read_summary, summary_key, write_summary
+
+    top = max(top, 0)
+    key = summary_key(paths, rules, top) if use_cache else None
+    summary = read_summary(key) if key is not None else None
+    if summary is None:
+        from ..analysis.categories import get_categorizer
+        from ..analysis.summary import build_summary
+        from ..store.traces import load_cached
+
+        linked = load_cached(paths, use_cache=use_cache)
+        built = build_summary(linked, get_categorizer(rules), top=top)
+        # exactly what a stored summary gives back (JSON types: tuples become lists ...)
+        summary = jsonout.loads(jsonout.dumps(built))
+        if key is not None:
+            write_summary(key, summary)
+    if as_json:
+        sys.stdout.write(jsonout.dumps(summary, indent=True).decode() + "\n")
+        return 0
+    from .summary_render import print_summary
+
+    print_summary(summary)
+    return 0

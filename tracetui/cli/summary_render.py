@@ -1,0 +1,191 @@
+"""Rich tables for ``tracetui summary`` (from :func:`tracetui.analysis.summary.build_summary`).
+
+Trace-derived strings (kernel, op and file names) are always wrapped in
+:class:`rich.text.Text`, never parsed as markup: a kernel named ``[bold]`` prints as is.
+Tables fit the terminal (:mod:`tracetui.cli.fit_table`: names fold, numbers and
+columns are never dropped); piped output is as wide as its content, names folded at
+:data:`NAME_WIDTH` cells.  A trace without GPU
+events prints one sentence instead of the GPU tables, and tables without rows are left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .fit_table import Cell, Col, fitted_table
+
+#: console width for piped output: lines are as long as their content
+UNLIMITED = 1_000_000
+#: widest name column of piped output (cells); longer names fold onto further lines
+NAME_WIDTH = 60
+_TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exposed_comm_ms", "exposed communication"),
+            ("exposed_memcpy_ms", "exposed memcpy"), ("busy_ms", "busy"), ("idle_ms", "idle"),
+            ("total_comm_ms", "all communication"), ("total_memcpy_ms", "all memcpy"))
+
+
+def _name(s: Any) -> Text:
+    return Text("" if s is None else str(s))
+
+
+def _n(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, int):
+        return f"{v:,}"
+    return f"{float(v):,.{digits}f}"
+
+
+def _ms(v: Any) -> str:
+    return "" if v is None else _n(v / 1e3)
+
+
+def grouped_devices(names: Sequence[Any]) -> str:
+    """Device names with identical ones grouped, in order of first appearance:
+    ``8 × NVIDIA B200``; unnamed devices are ``(unnamed)``; "none listed" for no devices."""
+    counts = Counter("(unnamed)" if n is None or str(n) == "" else str(n) for n in names)
+    return ", ".join(f"{k} × {name}" if k > 1 else name for name, k in counts.items()) or "none listed"
+
+
+def _console() -> tuple[Console, int | None]:
+    """A console on stdout and the width tables must fit (None: piped, as wide as the content;
+    a set ``$COLUMNS`` counts as a terminal of that width)."""
+    import os
+    import sys
+
+    if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+        return Console(width=UNLIMITED), None
+    con = Console()
+    return con, con.width
+
+
+class _Out:
+    """Prints fitted tables to one console, skipping those without rows."""
+
+    def __init__(self, con: Console, width: int | None) -> None:
+        self.con, self.width = con, width
+
+    def table(self, title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]]) -> None:
+        if not rows:
+            return
+        table = fitted_table(title, cols, rows, self.width, NAME_WIDTH)
+        if self.width is not None:
+            self.con.print(table, crop=False)
+            return
+        # piped: no colours to keep; drop the padding of cells ending a line
+        with self.con.capture() as cap:
+            self.con.print(table)
+        self.con.out("\n".join(ln.rstrip() for ln in cap.get().splitlines()), highlight=False)
+
+    def line(self, text: str, style: str = "") -> None:
+        self.con.print(Text(text, style=style))
+
+
+def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
+    """Print every section of a summary dict (to ``console``, fitting its width, or to stdout)."""
+    con, width = (console, console.width) if console is not None else _console()
+    out = _Out(con, width)
+    tr = s["trace"]
+    out.line(s["source"], "bold")
+    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} GPU events ({tr['gpu_events_unlinked']:,} without a "
+             f"launch), {tr['cpu_ops']:,} cpu_ops")
+    out.line(f"devices: {grouped_devices(tr['devices'])}")
+    if not tr["gpu_events"]:
+        out.line(f"No GPU work in this trace (no kernel, memcpy or memset): {tr['cpu_ops']:,} CPU ops in "
+                 f"{tr['events']:,} events, so no GPU tables follow.")
+        _print_ops(out, s)
+        _print_host_only(out, s["launches"])
+    else:
+        _print_gpu(out, s)
+        _print_ops(out, s)
+        _print_streams(out, s)
+        _print_launches(out, s["launches"])
+    for w in s["warnings"]:
+        out.line(f"warning: {w}", "yellow")
+
+
+def _print_gpu(out: _Out, s: dict[str, Any]) -> None:
+    tl = s["gpu_timeline"]
+    tot = tl["total_ms"] or 1.0
+    out.table("GPU timeline (unions over all streams)", [Col("", False), Col("ms"), Col("% of total")],
+              [[label, _n(tl[key]), _n(100.0 * tl[key] / tot, 2)] for key, label in _TL_ROWS])
+    if len(s["gpu_timeline_by_device"]) > 1:
+        out.table("GPU timeline per device (ms)", [Col("device", False), *(Col(lbl) for _, lbl in _TL_ROWS[:6])],
+                  [[_name(d["device"]), *(_n(d[k]) for k, _ in _TL_ROWS[:6])] for d in s["gpu_timeline_by_device"]])
+    out.table("Kernel categories", [Col("category", False), Col("count"), Col("total ms"), Col("%")],
+              [[_name(r["category"]), _n(r["count"]), _n(r["total_ms"]), _n(r["percent"], 2)]
+               for r in s["kernel_categories"]])
+    out.table("Top kernels", [Col("name", False), Col("category", False), Col("count"), Col("total ms"),
+                              Col("mean µs"), Col("%")],
+              [[_name(r["name"]), _name(r["kernel_category"]), _n(r["count"]), _n(r["total_us"] / 1e3),
+                _n(r["mean_us"]), _n(r["percent"], 2)] for r in s["kernels"]])
+
+
+def _print_ops(out: _Out, s: dict[str, Any]) -> None:
+    out.table("Top ops (GPU direct: its own launches; subtree: everything under it)",
+              [Col("name", False), Col("count"), Col("host ms"), Col("GPU direct ms"), Col("GPU subtree ms"),
+               Col("%")],
+              [[_name(r["name"]), _n(r["count"]), _n(r["host_us"] / 1e3), _n(r["direct_gpu_us"] / 1e3),
+                _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+
+
+def _print_streams(out: _Out, s: dict[str, Any]) -> None:
+    streams = s["streams"]
+    out.table("Streams (ms; idle = gaps between its events)",
+              [Col("device:stream", False), Col("events"), Col("busy"), Col("idle"), Col("host wait"),
+               Col("kernel-to-kernel"), Col("other")],
+              [[_name(f"{r['device']}:{r['stream']}"), _n(r["count"]), _ms(r["busy_us"]), _ms(r.get("idle_us")),
+                _ms(r.get("host_wait_us")), _ms(r.get("kernel_to_kernel_us")), _ms(r.get("other_us"))]
+               for r in streams])
+    out.table(idle_title(len(streams)),
+              [Col("class", False), Col("gaps"), Col("total ms"), Col("mean µs"), Col("max µs"), Col("% of idle")],
+              [[_name(r["idle_class"]), _n(r["count"]), _n(r["total_us"] / 1e3), _n(r["mean_us"]), _n(r["max_us"]),
+                _n(r["percent"], 2)] for r in s["idle"]["by_class"]])
+
+
+def idle_title(n_streams: int) -> str:
+    """Title of the idle-gap table: its totals add the gaps of every stream, which overlap in
+    time, so with several streams they can exceed the trace's span."""
+    if n_streams <= 1:
+        return "Idle gaps by class"
+    return (f"Idle gaps by class (summed over {n_streams:,} streams; gaps on different streams overlap in time, "
+            "so the total can exceed the span)")
+
+
+def _print_launches(out: _Out, la: dict[str, Any]) -> None:
+    out.table("Launch calls (µs; delay = first GPU start - call start)",
+              [Col("class", False), Col("count"), Col("call mean"), Col("call p90"), Col("delay med"),
+               Col("delay p90"), Col("delay max")],
+              [[_name(cls), _n(d["count"]), _n(la["call_duration"].get(cls, {}).get("mean_us")),
+                _n(la["call_duration"].get(cls, {}).get("p90_us")), _n(d["median_us"]), _n(d["p90_us"]),
+                _n(d["max_us"])] for cls, d in la["launch_delay"].items()])
+    sync = la["sync"]
+    out.line(f"Synchronisation: {sync['blocking_calls']:,} host-blocking calls, {sync['blocking_us']:,.3f} µs; "
+             f"{sync['cuda_sync_events']:,} cuda_sync events")
+    out.table("Synchronisation calls", [Col("call", False), Col("count"), Col("total µs")],
+              [[_name(name), _n(d["count"]), _n(d["total_us"])] for name, d in sync["by_name"].items()])
+    out.table("Copies", [Col("direction", False), Col("count"), Col("bytes"), Col("total µs"), Col("GB/s")],
+              [[_name(r["direction"]), _n(r["count"]), _n(r["bytes"]), _n(r["total_us"]), _n(r["gb_per_s"], 2)]
+               for r in la["copies"]])
+    _print_host_only(out, la)
+    ratio = la.get("compute_memcpy_ratio")
+    out.line("compute / memcpy time: " + (f"{ratio:,.2f}" if ratio is not None else "no memcpy"))
+
+
+def _print_host_only(out: _Out, la: dict[str, Any]) -> None:
+    """Allocations and profiler steps: host-side facts, printed with or without GPU events."""
+    al = la["allocations"]
+    if al["by_device"] or al["malloc_calls"]:
+        out.line(f"Allocation calls: {al['malloc_calls']:,} malloc, {al['malloc_us']:,.3f} µs")
+        out.table("Allocations ([memory] events)",
+                  [Col("where", False), Col("allocs"), Col("bytes"), Col("frees"), Col("peak allocated")],
+                  [[_name(where), _n(d["allocs"]), _n(d["alloc_bytes"]), _n(d["frees"]),
+                    _n(d["peak_allocated_bytes"])] for where, d in al["by_device"].items()])
+    out.table("Profiler steps", [Col("step", False), Col("host ms"), Col("kernel launches"), Col("graph launches"),
+                                 Col("GPU events"), Col("GPU ms")],
+              [[_name(r["step"]), _n(r["dur"] / 1e3), _n(r["kernel_launches"]), _n(r["graph_launches"]),
+                _n(r["gpu_events"]), _n(r["gpu_us"] / 1e3)] for r in la["steps"]])

@@ -1,0 +1,164 @@
+"""The linked model the UI, the CLI and the Python API share.
+
+``load_trace(path)`` loads one file, detecting by *content* whether it is a Kineto trace
+("GPU trace") or an Execution Trace ("CPU trace").  ``load_pair(a, b)`` loads both halves
+of a run, in either order, and links them (see ``tracetui.link``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
+
+import msgspec
+
+from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
+from .io.files import FileBytes, read_trace_bytes, sniff_head
+from .kineto import KinetoTrace, load_kineto
+from .link import ETLink, link_et_kineto
+
+if TYPE_CHECKING:
+    from .et import ETTrace
+
+Progress = Callable[[str, float], None]
+
+_SNIFF = 1 << 16
+#: top-level keys Kineto writes before its traceEvents array (an ET has schema/pid/time/start_ts)
+_KINETO_KEYS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"', b'"record_shapes"',
+                b'"cupti_version"', b'"roctracer_version"', b'"displayTimeUnit"', b'"baseTimeNanoseconds"')
+_ET_KEYS = (b'"schema"', b'"start_ts"', b'"finish_ts"')
+
+
+def detect_kind(fb: FileBytes) -> str:
+    """"kineto", "et" or "unknown", from the document's keys (never the file name)."""
+    head = fb.data[:_SNIFF].lstrip()
+    kind = sniff_head(head)
+    if kind is not None:
+        return kind
+    if head[:1] != b"{":
+        return "unknown"
+    try:
+        top = msgspec.json.decode(fb.data, type=dict[str, msgspec.Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        # truncated or odd: fall back to whichever key appears first
+        i, j = fb.data.find(b'"traceEvents"'), fb.data.find(b'"nodes"')
+        if i >= 0 and (j < 0 or i < j):
+            return "kineto"
+        if j >= 0:
+            return "et"
+        # neither array appears: a file cut inside its header; its visible keys tell the kind,
+        # and the loader then says where the file ends
+        if any(k in head for k in _KINETO_KEYS):
+            return "kineto"
+        if any(k in head for k in _ET_KEYS):
+            return "et"
+        return "kineto" if _cut_short(fb.data) else "unknown"
+    if "traceEvents" in top:
+        return "kineto"
+    if "nodes" in top:
+        return "et"
+    return "unknown"
+
+
+def _cut_short(data: bytes) -> bool:
+    """Is ``data`` a JSON object cut short (msgspec reports truncation, or an invalid
+    character/number with nothing but whitespace/NUL after it)?"""
+    try:
+        msgspec.json.decode(data, type=msgspec.Raw)
+    except msgspec.DecodeError as exc:
+        msg = str(exc)
+        if "truncated" in msg:
+            return True
+        at = msg.rsplit("(byte ", 1)
+        return len(at) == 2 and at[1].rstrip(")").isdigit() and not data[int(at[1].rstrip(")")) :].strip(
+            b" \t\r\n\x00")
+    return False
+
+
+def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
+    fb = read_trace_bytes(path)
+    kind = detect_kind(fb)
+    if kind == "kineto":
+        return load_kineto(path, file_bytes=fb, progress=progress, release_bytes=True)
+    if kind == "et":
+        from .et import load_et
+
+        return load_et(path, file_bytes=fb)
+    if not fb.data.strip():
+        raise TraceFormatError(path, "file is empty")
+    raise TraceFormatError(path, "not a PyTorch profiler trace or Execution Trace "
+                                 "(no 'traceEvents' or 'nodes' found)")
+
+
+def load_trace(path: str | os.PathLike[str], progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
+    """Load a Kineto trace or an Execution Trace, whichever the file holds."""
+    return _load_any(os.fspath(path), progress)
+
+
+@dataclass
+class LinkedTrace:
+    """A Kineto trace, optionally with its Execution Trace and the link between them."""
+
+    kineto: KinetoTrace | None
+    et: "ETTrace | None" = None
+    link: ETLink | None = None
+    warnings: list[LoadWarning] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        parts = [os.path.basename(t.path) for t in (self.kineto, self.et) if t is not None]
+        return " + ".join(parts)
+
+    def all_warnings(self) -> list[LoadWarning]:
+        out: list[LoadWarning] = []
+        if self.kineto is not None:
+            out += self.kineto.warnings
+        if self.et is not None:
+            out += list(getattr(self.et, "warnings", []))
+        if self.link is not None:
+            out += self.link.warnings
+        return out + self.warnings
+
+
+def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[str],
+              progress: Progress | None = None) -> LinkedTrace:
+    """Load an ET and its Kineto trace (either order: detected by content) and link them."""
+    return open_traces([os.fspath(et_path), os.fspath(kineto_path)], progress)
+
+
+def open_traces(paths: list[str], progress: Progress | None = None,
+                load_one: Callable[[str, Progress], object] | None = None) -> LinkedTrace:
+    """Load one Kineto trace, one ET, or one of each (any order) into a :class:`LinkedTrace`.
+
+    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`); the
+    cache passes its own to serve Kineto traces from disk.
+    """
+    if not paths or len(paths) > 2:
+        raise TraceFormatError(None, "give one trace file, or an Execution Trace and its Kineto trace")
+    report = progress or (lambda msg, frac: None)
+    loader = load_one or _load_any
+    loaded = []
+    for k, p in enumerate(paths):
+        p = os.fspath(p)
+        scale = 1.0 / len(paths)
+
+        def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
+            report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
+
+        loaded.append(loader(p, sub))
+    kin = [t for t in loaded if isinstance(t, KinetoTrace)]
+    ets = [t for t in loaded if not isinstance(t, KinetoTrace)]
+    if len(kin) > 1:
+        raise WrongTraceKindError(paths[1], "both files are Kineto traces; give an Execution Trace as the other")
+    if len(ets) > 1:
+        raise WrongTraceKindError(paths[1], "both files are Execution Traces; give the Kineto trace of the same run")
+    kt = kin[0] if kin else None
+    et = ets[0] if ets else None
+    link = None
+    if kt is not None and et is not None:
+        report("linking ET to Kineto", 0.99)
+        link = link_et_kineto(et, kt)
+    report("ready", 1.0)
+    return LinkedTrace(kt, et, link)

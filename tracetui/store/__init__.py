@@ -1,0 +1,1 @@
+"""What tracetui keeps on disk: parsed traces (`traces`) and stored summaries (`summaries`)."""

@@ -1,0 +1,96 @@
+"""Stored summaries: ``tracetui summary`` on an unchanged trace answers from the cache.
+
+The summary of a 2.16M-event trace takes ~3.5 s to compute even when the trace itself
+comes from the cache in 0.1 s (GPU event frame with args, launch and gap analysis, plus
+importing pandas).  Its result is a small JSON object, so it is stored next to the trace
+entry (``summary-<hash>.json`` in :func:`tracetui.store.traces.cache_dir`) and served as is when
+everything it was computed from still matches:
+
+* the input paths as given (messages may quote them) and the identity of every input file
+  (absolute path, size, ``mtime_ns``, hash of the first and last 64 KiB:
+  :func:`tracetui.store.traces.file_identity`), in the order given;
+* the kernel category rules in force (the ``--rules`` file or the user's rules file, by
+  path and content; the built-in rules through the source fingerprint);
+* ``top``;
+* the tracetui version and a fingerprint of the loader's and the analysis' source files.
+
+Anything else -- missing, stale, unreadable, corrupt -- means computing the summary again
+and rewriting the entry atomically.  Failing to write only means no stored summary.
+Pruned together with the trace entries (:func:`tracetui.store.traces.prune`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import __version__
+from ..analysis.categories import user_rules_location
+from ..io import jsonout
+from ..io.files import write_atomically
+from .traces import cache_dir, code_fingerprint, file_identity
+
+log = logging.getLogger(__name__)
+
+#: bump when the stored layout changes
+SUMMARY_FORMAT = 1
+
+
+def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any] | None:
+    """Everything a stored summary must match; None when an input cannot be read (no caching)."""
+    try:
+        inputs = [file_identity(p) for p in paths]
+        rules_path = Path(rules) if rules is not None else user_rules_location()
+        rules_id = None
+        if rules_path is not None:
+            data = rules_path.read_bytes()
+            rules_id = {"path": os.path.abspath(rules_path), "hash": hashlib.blake2b(data, digest_size=16).hexdigest()}
+    except OSError:
+        return None
+    return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top,
+            "version": __version__, "code": code_fingerprint()}
+
+
+def summary_path(key: dict[str, Any], folder: Path | None = None) -> Path:
+    digest = hashlib.blake2b(orjson.dumps(key, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+    return (folder or cache_dir()) / f"summary-{digest}.json"
+
+
+def read_summary(key: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored summary for ``key``, or None (never raises)."""
+    target = summary_path(key)
+    try:
+        entry = jsonout.loads(target.read_bytes())
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # unreadable or corrupt: compute again
+        log.debug("tracetui cache: not using %s: %s", target, exc)
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("summary"), dict):
+        return None
+    try:
+        os.utime(target)  # recency for pruning
+    except OSError:
+        pass
+    return entry["summary"]
+
+
+def write_summary(key: dict[str, Any], summary: dict[str, Any]) -> bool:
+    """Store ``summary`` under ``key`` (temp file + rename); False (logged) when it cannot."""
+    from .traces import prune
+
+    try:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        target = summary_path(key, folder)
+        write_atomically(target, [jsonout.dumps({"key": key, "summary": summary})])
+        prune(keep=target)
+        return True
+    except Exception as exc:
+        log.debug("tracetui cache: cannot store the summary: %s", exc)
+        return False

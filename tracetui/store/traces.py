@@ -1,0 +1,388 @@
+"""Open traces through an on-disk cache of parsed, linked Kineto traces (reopen instantly).
+
+Where: ``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else
+``~/.cache/tracetui``; one file per trace path (``kineto-<hash of the absolute path>.ttc``,
+format in :mod:`tracetui.kineto.persist`), and the stored results of ``tracetui summary``
+(``summary-<hash>.json``, :mod:`tracetui.store.summaries`).
+
+An entry is used only when everything in its key still matches: the trace file's
+absolute path, size, ``mtime_ns`` and a hash of its first and last 64 KiB, the tracetui
+version, the cache format version, and a fingerprint of the loader's source code (so a
+changed loader never serves columns built by the old one).  Otherwise -- stale, corrupt,
+truncated, unreadable -- the entry is ignored, the trace is loaded from the file, and the
+entry is rewritten atomically (temp file + rename).  A cache folder that cannot be
+written only means no cache (logged at debug level), never an error.
+
+Big Kineto traces (estimated JSON >= ``$TRACETUI_SUBPROCESS_MB``, default 96 MB; gzip
+counted x10) are parsed in a child Python process that writes the entry; this process
+then maps it.  The parse's garbage (decoded structs, freed-but-kept heap) dies with the
+child, so memory held while browsing is that of the mapped columns, and a UI thread
+never competes with the parse for the GIL.  ``TRACETUI_LOAD_SUBPROCESS=0/1`` forces it
+off/on.  Without a writable cache folder the child writes a temp file that is unlinked
+once mapped; if the child cannot run, the trace is loaded in this process.
+
+Only the Kineto half is cached: an Execution Trace is small and re-linking it is fast.
+Truncated traces are cached with their warnings.  Old entries are pruned, least recently
+used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from .. import __version__, errors
+from ..errors import TraceError
+from ..io.files import sniff_head
+from ..kineto import KinetoTrace
+from ..kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
+from ..session import LinkedTrace, load_trace, open_traces
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, float], None]
+
+EDGE_BYTES = 64 * 1024
+DEFAULT_MAX_MB = 4096
+DEFAULT_SUBPROCESS_MB = 96
+#: package folders whose code cannot change a cached trace or a stored summary (every
+#: other source file of the package is hashed into the code fingerprint)
+_NOT_HASHED = ("ui", "cli")
+
+
+def cache_dir() -> Path:
+    """The cache folder (may not exist yet)."""
+    env = os.environ.get("TRACETUI_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "tracetui"
+
+
+def code_fingerprint() -> str:
+    """Hash of the loader's source files (changes whenever the loading code does).
+
+    ``$TRACETUI_CODE_FINGERPRINT`` replaces it (tests pin it while sources are edited).
+    """
+    return os.environ.get("TRACETUI_CODE_FINGERPRINT") or _source_fingerprint()
+
+
+@lru_cache(maxsize=1)
+def _source_fingerprint() -> str:
+    return source_fingerprint()
+
+
+def source_fingerprint() -> str:
+    """Hash of every source file (``*.py``, ``*.toml``) of the headless core: the whole
+    package except the folders in :data:`_NOT_HASHED`, by path relative to the package and
+    content.  Whole folders, not a list of files: code moved or added anywhere in the core
+    changes the hash, at the price of one re-parse after an unrelated edit."""
+    root = Path(__file__).resolve().parent.parent  # the tracetui package (this file is store/traces.py)
+    h = hashlib.blake2b(digest_size=12)
+    files = sorted(p for pattern in ("*.py", "*.toml") for p in root.rglob(pattern)
+                   if p.relative_to(root).parts[0] not in _NOT_HASHED)
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def file_identity(path: str | os.PathLike[str]) -> dict[str, object]:
+    """Absolute path, size, mtime_ns and a hash of the first and last 64 KiB of a file."""
+    p = os.path.abspath(os.fspath(path))
+    with open(p, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        h = hashlib.blake2b(digest_size=16)
+        h.update(fh.read(EDGE_BYTES))
+        if st.st_size > EDGE_BYTES:
+            fh.seek(max(EDGE_BYTES, st.st_size - EDGE_BYTES))
+            h.update(fh.read(EDGE_BYTES))
+    return {"path": p, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "edge_hash": h.hexdigest()}
+
+
+def cache_key(path: str | os.PathLike[str]) -> dict[str, object]:
+    """Everything an entry must match to be used for ``path``."""
+    key = file_identity(path)
+    key.update(version=__version__, format=FORMAT_VERSION, code=code_fingerprint())
+    return key
+
+
+def entry_path(path: str | os.PathLike[str], folder: Path | None = None) -> Path:
+    """The cache file for a trace path (one entry per absolute path)."""
+    p = os.path.abspath(os.fspath(path))
+    digest = hashlib.blake2b(p.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return (folder or cache_dir()) / f"kineto-{digest}.ttc"
+
+
+def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | None = None) -> KinetoTrace | None:
+    """The cached trace for ``path`` if a valid entry exists, else None (never raises).
+
+    ``key``: the :func:`cache_key` of ``path`` when the caller already has it.
+    """
+    try:
+        key = key if key is not None else cache_key(path)
+        trace = load_trace_file(entry_path(path), expect=key)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # stale, corrupt, unreadable: rebuild
+        log.debug("tracetui cache: not using the entry for %s: %s", path, exc)
+        return None
+    trace.path = os.fspath(path)
+    try:
+        os.utime(entry_path(path))  # recency for pruning
+    except OSError:
+        pass
+    return trace
+
+
+def write_cached_kineto(path: str | os.PathLike[str], trace: KinetoTrace,
+                        key: dict[str, object] | None = None) -> bool:
+    """Store ``trace`` as the entry for ``path``; False (logged) when it cannot be written.
+
+    ``key`` should be taken *before* the file was read; the entry is skipped when the
+    file changed while it was being loaded.
+    """
+    try:
+        now = cache_key(path)
+        if key is not None and key != now:
+            log.debug("tracetui cache: %s changed while loading; not cached", path)
+            return False
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        target = entry_path(path, folder)
+        save_trace(trace, target, extra=now)
+        prune(keep=target)
+        return True
+    except Exception as exc:
+        log.debug("tracetui cache: cannot write the entry for %s: %s", path, exc)
+        return False
+
+
+def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
+    """Delete least recently used entries until the folder is under ``max_bytes``.
+
+    Entries are trace entries and stored summaries (``summary-*.json``, see
+    :mod:`tracetui.store.summaries`).  Returns the number of entries removed.
+    Leftover temp files older than an hour go too.
+    """
+    if max_bytes is None:
+        try:
+            max_bytes = int(float(os.environ.get("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
+        except ValueError:
+            max_bytes = DEFAULT_MAX_MB * 2**20
+    folder = cache_dir()
+    entries = []
+    removed = 0
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if not e.is_file() or not _is_entry_name(e.name):
+                    continue
+                st = e.stat()
+                if e.name.startswith(".tmp-"):
+                    if st.st_mtime < time.time() - 3600:
+                        _unlink(e.path)
+                    continue
+                entries.append((st.st_mtime, st.st_size, e.path))
+    except OSError:
+        return 0
+    total = sum(s for _, s, _ in entries)
+    for _, size, p in sorted(entries):
+        if total <= max_bytes:
+            break
+        if keep is not None and os.path.abspath(p) == os.path.abspath(keep):
+            continue
+        if _unlink(p):
+            total -= size
+            removed += 1
+    return removed
+
+
+def _is_entry_name(name: str) -> bool:
+    """Trace entries (``*.ttc``), stored summaries (``summary-*.json``) and their temp files."""
+    return name.endswith(".ttc") or (name.endswith(".json") and name.startswith(("summary-", ".tmp-")))
+
+
+def _unlink(p: str) -> bool:
+    try:
+        os.unlink(p)
+        return True
+    except OSError:
+        return False
+
+
+def clear() -> int:
+    """Remove every cache entry; returns how many were removed."""
+    return prune(max_bytes=0)
+
+
+def _load_one(path: str, use_cache: bool, progress: Progress):
+    key = None
+    if use_cache:
+        try:
+            key = cache_key(path)
+        except OSError:
+            key = None  # the loader reports the unreadable file properly
+        if key is not None:
+            progress("reading cache", 0.0)
+            cached = read_cached_kineto(path, key)
+            if cached is not None:
+                progress("from cache", 1.0)
+                return cached
+            if _use_subprocess(path):
+                kt = _load_in_child(path, key, progress)
+                if kt is not None:
+                    return kt
+    loaded = load_trace(path, progress)
+    if use_cache and key is not None and isinstance(loaded, KinetoTrace):
+        progress("writing cache", 1.0)
+        write_cached_kineto(path, loaded, key)
+    return loaded
+
+
+# --------------------------------------------------------------------------- child process
+def _estimated_json_bytes(path: str) -> int:
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+        size = os.fstat(fh.fileno()).st_size
+    return size * 10 if gz else size
+
+
+def _use_subprocess(path: str) -> bool:
+    force = os.environ.get("TRACETUI_LOAD_SUBPROCESS", "")
+    if force in ("0", "1"):
+        return force == "1"
+    try:
+        limit = float(os.environ.get("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)) * 2**20
+        return _looks_like_kineto(path) and _estimated_json_bytes(path) >= limit
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like_kineto(path: str) -> bool:
+    """Cheap sniff of the first 64 KiB of JSON (decompressed); anything unclear -> False."""
+    import zlib
+
+    with open(path, "rb") as fh:
+        raw = fh.read(EDGE_BYTES)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, EDGE_BYTES)
+        except zlib.error:
+            return False
+    return sniff_head(raw) == "kineto"
+
+
+def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> KinetoTrace | None:
+    """Parse ``path`` in a child process that writes the cache entry, then map it.
+
+    Returns None (the caller loads in-process) when the child cannot do it for any reason
+    other than bad input; bad input raises the same TraceError the in-process load would.
+    """
+    target = entry_path(path)
+    temp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".tmp-", suffix=".ttc", delete=True)
+        probe.close()
+    except OSError:
+        fd, temp = tempfile.mkstemp(prefix="tracetui-", suffix=".ttc")
+        os.close(fd)
+        target = Path(temp)
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    cmd = [sys.executable, "-c", "from tracetui.store.traces import _child_main; _child_main()"]
+    proc = None
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env)
+        proc.stdin.write(json.dumps({"path": path, "out": str(target), "key": key}).encode() + b"\n")
+        proc.stdin.close()
+        outcome = None
+        for line in proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(msg, list) or not msg:
+                continue
+            if msg[0] == "progress":
+                progress(msg[1], float(msg[2]))
+            else:
+                outcome = msg
+        proc.wait()
+        if outcome is not None and outcome[0] == "trace_error":
+            cls = getattr(errors, outcome[1], None)
+            cls = cls if isinstance(cls, type) and issubclass(cls, TraceError) else TraceError
+            raise cls(outcome[2], outcome[3], position=outcome[4])
+        if outcome is None or outcome[0] != "done" or proc.returncode != 0:
+            log.debug("tracetui cache: child load of %s failed: %s (exit %s)", path, outcome, proc.returncode)
+            return None
+        kt = load_trace_file(target, expect=key)
+        kt.path = path
+        if temp is None:
+            prune(keep=target)
+        return kt
+    except TraceError:
+        raise
+    except Exception as exc:
+        log.debug("tracetui cache: child load of %s failed: %s", path, exc)
+        return None
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if temp is not None:
+            _unlink(temp)  # mapped (or failed): the name is no longer needed
+
+
+def _child_main() -> None:
+    """Child side of :func:`_load_in_child`: JSON request on stdin, JSON lines on stdout."""
+    req = json.loads(sys.stdin.readline())
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout = sys.stderr  # stray prints cannot garble the protocol
+
+    def send(*msg: object) -> None:
+        out.write(json.dumps(msg) + "\n")
+        out.flush()
+
+    try:
+        from ..kineto import load_kineto
+        from ..kineto.persist import save_trace
+
+        code = code_fingerprint()  # of the code imported now, which builds the entry
+        kt = load_kineto(req["path"], progress=lambda m, f: send("progress", m, f))
+        ident = file_identity(req["path"])
+        if any(req["key"].get(k) != v for k, v in ident.items()):
+            send("error", "the file changed while it was being loaded")
+            out.close()
+            os._exit(0)
+        send("progress", "writing cache", 1.0)
+        save_trace(kt, req["out"], extra=dict(req["key"], code=code))
+        send("done")
+    except TraceError as exc:
+        send("trace_error", type(exc).__name__, exc.path, exc.problem, exc.position)
+    except BaseException as exc:  # reported; the parent falls back to loading in-process
+        send("error", f"{type(exc).__name__}: {exc}")
+    out.close()
+    os._exit(0)  # skip freeing millions of objects one by one: the OS takes the memory back
+
+
+def load_cached(paths: list[str], *, use_cache: bool = True,
+                progress: Progress | None = None) -> LinkedTrace:
+    """Load one Kineto trace, one ET, or one of each (any order) and link them.
+
+    Kineto traces come from the cache when a valid entry exists, and are stored in it
+    after a fresh load; ``use_cache=False`` neither reads nor writes the cache.
+    ``progress(message, fraction)`` is called as loading goes on.
+    """
+    return open_traces(paths, progress, load_one=lambda p, sub: _load_one(p, use_cache, sub))
