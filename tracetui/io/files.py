@@ -19,6 +19,8 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from isal import isal_zlib
+
 from ..errors import TraceFileError, TraceTooLargeError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -133,6 +135,53 @@ def _inflate_piece(d, piece: memoryview, room: float) -> list[bytes]:
             return chunks
 
 
+def _too_large(path: str, total: int, pos: int, n: int, avail: int | None) -> TraceTooLargeError:
+    return TraceTooLargeError(
+        path, f"decompresses to more than {_gib(total)} (stopped at compressed byte {pos:,} "
+              f"of {n:,}); loading it needs over {_gib(total * MEMORY_FACTOR)} of memory "
+              f"but only {_gib(avail)} is available")
+
+
+def _gunzip_whole(path: str, raw: bytes, avail: int | None) -> _Gunzipped | None:
+    """The common case, fast: every member of an intact gzip file inflated by ISA-L
+    (``isal``, about 2x zlib's speed), with the same memory bound.  Returns None when the
+    data is cut short or corrupt, so :func:`_gunzip` redoes it with zlib, whose
+    decompressor can be copied to keep what precedes the damage."""
+    limit = None if avail is None else avail / MEMORY_FACTOR
+    out: list[bytes] = []
+    total = 0
+    pos = 0
+    n = len(raw)
+    view = memoryview(raw)
+    step = _IN_STEP * 64
+    try:
+        while pos < n:
+            d = isal_zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while pos < n and not d.eof:
+                piece = view[pos:pos + step]
+                chunks = _inflate_piece(d, piece, float("inf") if limit is None else limit - total)
+                pos += len(piece) - len(d.unused_data)
+                for chunk in chunks:
+                    out.append(chunk)
+                    total += len(chunk)
+                if limit is not None and total > limit:
+                    raise _too_large(path, total, pos, n, avail)
+            tail = d.flush()
+            if tail:
+                out.append(tail)
+                total += len(tail)
+            if not d.eof:
+                return None
+            if bytes(view[pos:pos + 2]) == GZIP_MAGIC:
+                continue  # another member
+            if not bytes(view[pos:]).strip(b"\x00"):
+                pos = n
+            break
+    except isal_zlib.error:
+        return None
+    return _Gunzipped(b"".join(out), False, None, pos, n - pos)
+
+
 def _gunzip(path: str, raw: bytes, avail: int | None) -> _Gunzipped:
     """Decompress every gzip member in bounded steps; stop at a cut or corrupt data."""
     limit = None if avail is None else avail / MEMORY_FACTOR
@@ -163,10 +212,7 @@ def _gunzip(path: str, raw: bytes, avail: int | None) -> _Gunzipped:
                     out.append(chunk)
                     total += len(chunk)
                 if limit is not None and total > limit:
-                    raise TraceTooLargeError(
-                        path, f"decompresses to more than {_gib(total)} (stopped at compressed byte {pos:,} "
-                              f"of {n:,}); loading it needs over {_gib(total * MEMORY_FACTOR)} of memory "
-                              f"but only {_gib(avail)} is available")
+                    raise _too_large(path, total, pos, n, avail)
             tail = d.flush()
             if tail:
                 out.append(tail)
@@ -215,7 +261,8 @@ def read_trace_bytes(path: str | os.PathLike[str]) -> FileBytes:
     except OSError as exc:
         raise TraceFileError(p, f"cannot be read ({exc.strerror or exc})") from None
     if raw.startswith(GZIP_MAGIC):
-        g = _gunzip(p, raw, None if avail is None else max(avail - len(raw), 0))
+        room = None if avail is None else max(avail - len(raw), 0)
+        g = _gunzip_whole(p, raw, room) or _gunzip(p, raw, room)
         return FileBytes(p, g.data, True, g.truncated, size, g.error, g.used, g.trailing)
     return FileBytes(p, raw, False, False, size)
 
