@@ -26,6 +26,7 @@ _SCRIPT = textwrap.dedent('''
     import json, os, sys
     import numpy as np
     import tracetui.kineto.columns as columns
+    import tracetui.kineto.decode as decode
     import tracetui.kineto.parallel as parallel
     from tracetui.io.files import read_trace_bytes
     from tracetui.kineto import load_kineto
@@ -33,6 +34,7 @@ _SCRIPT = textwrap.dedent('''
     path, workers, sabotage = sys.argv[1], sys.argv[2], sys.argv[3]
     columns.COL_CHUNK = 1024
     parallel.MIN_EVENTS_PER_WORKER = 1000
+    decode.WHOLE_DECODE_BYTES = 0  # a small trace is otherwise decoded in one call
     used = []
     real = parallel.columns_parallel
     def spy(raws, n, cols, progress=None):

@@ -210,12 +210,37 @@ def _columns(evs: list[Event], file_index: np.ndarray | None, repaired: Tally) -
     return cols.finish()
 
 
+#: events arrays up to this size are typed-decoded in one call (their structs fit in a few
+#: hundred MB, and a trace this small, under about 300k events, is decoded by one process
+#: anyway): no split into raw elements and re-join per chunk, about 0.15 s of 0.7 s saved
+#: on a 216k-event trace; bigger ones take the chunked (and parallel) path, bounded memory
+WHOLE_DECODE_BYTES = 64 * 2**20
+
+
+def _columns_whole(events_raw: msgspec.Raw, progress: DecodeProgress | None) -> tuple[DecodedEvents, Tally] | None:
+    """The events array typed-decoded at once, columns filled in chunks of ``COL_CHUNK``."""
+    try:
+        evs = msgspec.json.decode(events_raw, type=list[Event])
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    repaired = Tally()
+    cols = Columns(allocate_columns(len(evs)), None, repaired)
+    for s in range(0, len(evs), COL_CHUNK):
+        cols.add(evs[s:s + COL_CHUNK])
+        if progress is not None:
+            progress(min(1.0, (s + COL_CHUNK) / len(evs)))
+    del evs
+    return cols.finish(), repaired
+
+
 def _columns_chunked(events_raw: msgspec.Raw, progress: DecodeProgress | None = None
                      ) -> tuple[DecodedEvents, Tally] | None:
     """Fast path: split the events array into raw elements, then typed decode + columns in
     chunks of ``COL_CHUNK`` events (bounded memory), in parallel worker processes for
     big traces (``parallel.py``).  None when any chunk is refused (the caller then takes
     the whole-array path, which reports exactly what is wrong)."""
+    if len(events_raw) <= WHOLE_DECODE_BYTES:
+        return _columns_whole(events_raw, progress)
     try:
         raws = msgspec.json.decode(events_raw, type=list[msgspec.Raw])
     except msgspec.DecodeError:
