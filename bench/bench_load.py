@@ -27,6 +27,11 @@ own RSS high-water mark, and nothing is warm in Python):
   cached open: the same call again (median of 3 children), its held RSS;
 - summary: wall time of ``python -m tracetui summary FILE`` (process start to exit),
   empty cache / warm cache; only if ``tracetui.analysis.summary`` exists;
+- TUI: the browser headless (``App.run_test``, 120x40) with an empty cache: seconds to the
+  painted op tree (navigable) and to the matches of a search for the most frequent event
+  name (searchable), and the process's peak RSS;
+- targets: a second table checks issue 15's targets per trace (ratios to the floor of the
+  same run, peaks, held memory, the HTA speedup) and says met or missed by how much;
 - HTA: HolisticTraceAnalysis ``TraceAnalysis`` load time and peak RSS, run with the
   interpreter of a separate venv (``--hta-python``, default /tmp/htavenv/bin/python)
   when it can import ``hta``.
@@ -154,7 +159,42 @@ def child_open(path: str) -> dict:
             "n_events": kt.n_events}
 
 
-CHILDREN = {"floor": child_floor, "load": child_load, "open": child_open}
+def child_tui(path: str) -> dict:
+    """The browser, headless, cold cache: seconds from creating the app until the op tree is
+    painted (navigable) and until a search for the most frequent GPU kernel name has found
+    its matches (searchable), measured in the app's own event loop."""
+    import asyncio
+
+    import numpy as np
+    from bench_ui import install_paint_marks
+
+    from tracetui.ui.app import MainScreen, TraceApp
+
+    marks: dict[str, float] = {}
+    install_paint_marks(marks)
+
+    async def run() -> dict:
+        t0 = time.perf_counter()
+        app = TraceApp([path])
+        async with app.run_test(size=(120, 40)) as pilot:
+            while "main" not in marks:
+                await asyncio.sleep(0.005)
+            screen = app.screen
+            assert isinstance(screen, MainScreen)
+            kt = screen.source.kt
+            ids, counts = np.unique(kt.name_id[: kt.n_events], return_counts=True)
+            query = kt.names[int(ids[int(np.argmax(counts))])][:40]
+            screen.run_search(query)
+            t_search = time.perf_counter()
+            found = int(screen.matches.size)
+            await pilot.pause()
+        return {"navigable": marks["main"] - t0, "searchable": t_search - t0, "search_matches": found,
+                "peak": _peak()}
+
+    return asyncio.run(run())
+
+
+CHILDREN = {"floor": child_floor, "load": child_load, "open": child_open, "tui": child_tui}
 
 
 # ------------------------------------------------------------------ parent
@@ -317,6 +357,11 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
                cached_held=statistics.median(c["held"] for c in cached) / MB,
                cache_mb=sum(f.stat().st_size for f in cdir.glob("*.ttc")) / MB)
     log(f"cold open {cold['open']:.2f}s cached {row['cached_open']:.3f}s")
+    shutil.rmtree(cdir, ignore_errors=True)
+    tui = run_child("tui", path, cdir)
+    row.update(tui_navigable=tui["navigable"], tui_searchable=tui["searchable"], tui_peak=tui["peak"] / MB)
+    log(f"TUI navigable {tui['navigable']:.2f}s, searchable {tui['searchable']:.2f}s "
+        f"({tui['search_matches']:,} matches)")
     if summary:
         env = dict(os.environ, TRACETUI_CACHE_DIR=str(cdir), **PIN)
         cmd = [sys.executable, "-m", "tracetui", "summary", path]
@@ -343,9 +388,46 @@ COLUMNS = [
     ("cold_held", "cold open held MB", "{:.0f}"), ("cold_open_1", "cold open 1 proc s", "{:.2f}"),
     ("cold_sys_peak_1", "cold open 1 proc tree peak MB", "{:.0f}"),
     ("cached_open", "cached open s", "{:.3f}"), ("cached_held", "cached held MB", "{:.0f}"),
+    ("tui_navigable", "TUI navigable s", "{:.2f}"), ("tui_searchable", "TUI searchable s", "{:.2f}"),
+    ("tui_peak", "TUI peak MB", "{:.0f}"),
     ("summary_cold", "summary cold s", "{:.2f}"), ("summary_cached", "summary cached s", "{:.2f}"),
     ("hta_load", "HTA load s", "{:.1f}"), ("hta_peak", "HTA peak MB", "{:.0f}"),
 ]
+
+
+#: issue 15's targets: (label, value of a row or None, limit, unit); ratios are against the
+#: floor of the same row, measured in the same run
+def targets(row: dict) -> list[tuple[str, float | None, float, str]]:
+    floor = row["floor"]
+    ratio = lambda k: row[k] / floor if k in row and floor > 0 else None  # noqa: E731
+    peaks = [row[k] for k in ("peak", "cold_peak", "cold_sys_peak", "tui_peak") if k in row]
+    hta = row["hta_load"] / row["cold_open"] if "hta_load" in row else None
+    return [
+        ("cold open (API cache path) / floor", ratio("cold_open"), 1.5, "x"),
+        ("load_trace (API) / floor", ratio("load"), 1.5, "x"),
+        ("TUI navigable / floor", ratio("tui_navigable"), 2.0, "x"),
+        ("TUI searchable / floor", ratio("tui_searchable"), 2.0, "x"),
+        ("summary cold / floor", ratio("summary_cold"), 2.0, "x"),
+        ("peak MB, every path", max(peaks) if peaks else None, 1536.0, "MB"),
+        ("held MB (API load)", row.get("held"), 800.0, "MB"),
+        ("HTA load / cold open", hta, 10.0, "x (at least)"),
+    ]
+
+
+def targets_table(rows: list[dict]) -> str:
+    """One line per target and trace: the value, the limit, met or missed (by how much)."""
+    lines = ["| trace | target | value | limit | verdict |", "|---|---|---|---|---|"]
+    for r in rows:
+        for label, value, limit, unit in targets(r):
+            if value is None:
+                verdict, shown = "not measured", "-"
+            else:
+                at_least = unit.endswith("(at least)")
+                ok = value >= limit if at_least else value <= limit
+                shown = f"{value:.2f}" if unit.startswith("x") else f"{value:.0f}"
+                verdict = "met" if ok else f"missed by {abs(value / limit - 1) * 100:.0f}%"
+            lines.append(f"| {r['trace']} | {label} | {shown} | {limit:g} {unit} | {verdict} |")
+    return "\n".join(lines)
 
 
 def table(rows: list[dict]) -> str:
@@ -391,6 +473,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# machine: {machine()}")
     print(f"# HTA: {'yes (' + hta_py + ')' if hta_py else 'not run'}; summary: {'yes' if summary else 'no'}")
     print(table(rows))
+    print()
+    print(targets_table(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
