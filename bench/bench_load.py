@@ -32,6 +32,8 @@ own RSS high-water mark, and nothing is warm in Python):
   name (searchable), and the process's peak RSS;
 - targets: a second table checks issue 15's targets per trace (ratios to the floor of the
   same run, peaks, held memory, the HTA speedup) and says met or missed by how much;
+- TraceLens: AMD's TraceLens ``TreePerfAnalyzer.from_file`` (the tree its reports start
+  from), time and peak RSS, with the same interpreter as HTA when it can import TraceLens;
 - HTA: HolisticTraceAnalysis ``TraceAnalysis`` load time and peak RSS, run with the
   interpreter of a separate venv (``--hta-python``, default /tmp/htavenv/bin/python)
   when it can import ``hta``.
@@ -289,6 +291,35 @@ print(json.dumps({"load": t1 - t0, "peak": peak, "rows": len(ta.t.get_trace(0))}
 """
 
 
+TRACELENS_SCRIPT = r"""
+import json, os, resource, sys, time, logging
+logging.disable(logging.CRITICAL)
+from TraceLens import TreePerfAnalyzer
+p = os.path.abspath(sys.argv[1])
+t0 = time.perf_counter()
+analyzer = TreePerfAnalyzer.from_file(p)
+t1 = time.perf_counter()
+hwm = 0
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        hwm = int(line.split()[1]) * 1024
+print(json.dumps({"load": t1 - t0, "peak": hwm, "rows": len(analyzer.tree.events)}))
+"""
+
+
+def tracelens_available(py: str) -> bool:
+    if not Path(py).exists():
+        return False
+    return subprocess.run([py, "-c", "from TraceLens import TreePerfAnalyzer"], capture_output=True).returncode == 0
+
+
+def run_tracelens(py: str, path: str) -> dict:
+    out = subprocess.run([py, "-c", TRACELENS_SCRIPT, path], capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"TraceLens failed on {path}:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def hta_available(py: str) -> bool:
     if not Path(py).exists():
         return False
@@ -369,6 +400,10 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
         row["summary_cold"] = wall(cmd, env)
         row["summary_cached"] = statistics.median(wall(cmd, env) for _ in range(1 if args.quick else 3))
         log(f"summary {row['summary_cold']:.2f}s / {row['summary_cached']:.2f}s")
+    if hta_py and tracelens_available(hta_py):
+        tl = run_tracelens(hta_py, path)
+        row.update(tracelens_load=tl["load"], tracelens_peak=tl["peak"] / MB)
+        log(f"TraceLens {tl['load']:.1f}s {tl['peak'] / MB:.0f} MB")
     if hta_py:
         h = run_hta(hta_py, path)
         row.update(hta_load=h["load"], hta_peak=h["peak"] / MB)
@@ -392,6 +427,7 @@ COLUMNS = [
     ("tui_peak", "TUI peak MB", "{:.0f}"),
     ("summary_cold", "summary cold s", "{:.2f}"), ("summary_cached", "summary cached s", "{:.2f}"),
     ("hta_load", "HTA load s", "{:.1f}"), ("hta_peak", "HTA peak MB", "{:.0f}"),
+    ("tracelens_load", "TraceLens tree s", "{:.1f}"), ("tracelens_peak", "TraceLens peak MB", "{:.0f}"),
 ]
 
 
@@ -402,6 +438,7 @@ def targets(row: dict) -> list[tuple[str, float | None, float, str]]:
     ratio = lambda k: row[k] / floor if k in row and floor > 0 else None  # noqa: E731
     peaks = [row[k] for k in ("peak", "cold_peak", "cold_sys_peak", "tui_peak") if k in row]
     hta = row["hta_load"] / row["cold_open"] if "hta_load" in row else None
+    tracelens = row["tracelens_load"] / row["cold_open"] if "tracelens_load" in row else None
     return [
         ("cold open (API cache path) / floor", ratio("cold_open"), 1.5, "x"),
         ("load_trace (API) / floor", ratio("load"), 1.5, "x"),
@@ -411,6 +448,7 @@ def targets(row: dict) -> list[tuple[str, float | None, float, str]]:
         ("peak MB, every path", max(peaks) if peaks else None, 1536.0, "MB"),
         ("held MB (API load)", row.get("held"), 800.0, "MB"),
         ("HTA load / cold open", hta, 10.0, "x (at least)"),
+        ("TraceLens tree / cold open", tracelens, 10.0, "x (at least)"),
     ]
 
 
