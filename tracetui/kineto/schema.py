@@ -52,6 +52,19 @@ INPUT_TYPE = "Input type"
 INPUT_STRIDES = "Input Strides"
 CONCRETE_INPUTS = "Concrete Inputs"
 
+# ---- collectives (record_param_comms cpu_ops and, in newer traces, NCCL kernels) ----------
+COLLECTIVE_NAME = "Collective name"  #: "allreduce", "_allgather_base", "all_to_allv", ...
+PG_NAME = "Process Group Name"  #: the same on every rank of the group ("0", "3", ...)
+PG_DESC = "Process Group Description"
+PG_RANKS = "Process Group Ranks"  #: "[0, 1, 2, 3]" (a string)
+GROUP_SIZE = "Group size"
+IN_MSG_NELEMS = "In msg nelems"  #: elements of this rank's input
+OUT_MSG_NELEMS = "Out msg nelems"
+COMM_DTYPE = "dtype"  #: "Float", "BFloat16", ...
+COMM_SEQ = "Seq"  #: the process group's sequence number of the collective
+COMMS_ID = "Comms Id"
+COMM_RANK = "Rank"
+
 # ---- [memory] instant events (profile_memory=True) --------------------------------------
 MEM_BYTES = "Bytes"  #: bytes allocated (negative: freed)
 MEM_DEVICE_TYPE = "Device Type"
@@ -69,6 +82,7 @@ DISTINCTIVE_ARG_NAMES = frozenset({
     EXTERNAL_ID, EXTERNAL_ID_OLD, RECORD_FUNCTION_ID, SEQUENCE_NUMBER, FWD_THREAD_ID, REGISTERS_PER_THREAD,
     SHARED_MEMORY, BLOCKS_PER_SM, WARPS_PER_SM, EST_OCCUPANCY, MEMORY_BANDWIDTH, INPUT_DIMS, INPUT_TYPE,
     INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED,
+    COLLECTIVE_NAME, PG_NAME, PG_DESC, PG_RANKS, GROUP_SIZE, IN_MSG_NELEMS, OUT_MSG_NELEMS, COMMS_ID,
 })
 
 #: an absent ``ts``/``args`` in :class:`Event`
