@@ -30,8 +30,17 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
                    help="optional second file: the Execution Trace (or Kineto trace) of the same run")
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
                    help="the PyTorch Execution Trace recorded in the same run")
+    p.add_argument("more", nargs="*", default=[], help=argparse.SUPPRESS)
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the on-disk cache of parsed traces")
+
+
+def _add_job_options(p: argparse.ArgumentParser) -> None:
+    """Options of a whole job (a folder, a glob, several rank files; see docs/jobs.md)."""
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="for a job: processes that load ranks in parallel (default: one per core)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="for a job: load and summarise ranks on this Dask scheduler (needs tracetui[cluster])")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("open", help="open the terminal browser (the default)")
     _add_inputs(p)
+    _add_job_options(p)
 
     p = sub.add_parser("summary", help="GPU time breakdown, kernel categories, top kernels/ops, streams, launches")
     _add_inputs(p)
@@ -50,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", default=None, metavar="FILE",
                    help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
     p.add_argument("--top", type=int, default=15, help="rows in the kernel and op tables (default 15)")
+    _add_job_options(p)
 
     p = sub.add_parser("export", help="export the whole trace or one subtree as a report or a Chrome trace")
     _add_inputs(p)
@@ -80,6 +91,7 @@ def _paths(args: argparse.Namespace) -> list[str]:
     paths = [args.trace]
     if args.second:
         paths.append(args.second)
+    paths += getattr(args, "more", [])
     if args.et:
         paths.append(args.et)
     return paths
@@ -113,6 +125,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        from ..job import looks_like_job
+
+        if looks_like_job(_paths(args)):  # a folder, a glob, several ranks: a whole job
+            if args.command == "open":
+                from ..ui.app import run_job_app
+
+                return run_job_app(_paths(args), use_cache=not args.no_cache, workers=args.workers,
+                                   scheduler=args.scheduler)
+            from .job import job_command
+
+            return job_command(args.command, _paths(args), args)
         if args.command == "open":
             from ..ui.app import run_app
 

@@ -1,0 +1,109 @@
+"""Opening a whole job (tracetui/job): files grouped by rank from distributedInfo, ETs paired
+by content, each rank's numbers equal to the single-file summary of that rank, and the
+warnings for missing, duplicated, foreign and failing ranks.  Facts from the shared
+8-rank DLRM job (tests/shared_traces.SHARED / multirank/param_dlrm_8ranks)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+from shared_traces import SHARED
+
+from tracetui.analysis.categories import get_categorizer
+from tracetui.analysis.summary import build_summary
+from tracetui.cli.entry import main
+from tracetui.io import jsonout
+from tracetui.job import job_summary, looks_like_job, open_job
+from tracetui.job.discover import expand_inputs, identify_file
+from tracetui.store.traces import load_cached
+
+JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
+pytestmark = pytest.mark.skipif(not os.path.isdir(JOB), reason="shared 8-rank job not available")
+
+
+def _k(r: int) -> str:
+    return os.path.join(JOB, f"rank{r}_kineto.json.gz")
+
+
+@pytest.fixture(scope="module")
+def job():
+    return open_job([JOB], workers=1)
+
+
+def test_ranks_come_from_distributed_info_and_ets_pair_by_content(job):
+    assert job.ranks == list(range(8))
+    assert job.layout.world_size == 8 and job.layout.backend == "nccl"
+    for rf in job.layout.ranks:
+        assert rf.rank_from == "content"
+        assert os.path.basename(rf.kineto) == f"rank{rf.rank}_kineto.json.gz"
+        assert os.path.basename(rf.et) == f"rank{rf.rank}_et.json.gz"
+    assert job.warnings == []
+    # the ET's rank is the one its record_param_comms nodes record; its pid is the Kineto's CPU pid
+    info = identify_file(os.path.join(JOB, "rank5_et.json.gz"))
+    assert (info["kind"], info["rank"], info["rank_from"], info["pids"]) == ("et", 5, "content", [59816])
+
+
+def test_each_rank_equals_the_single_file_summary_of_that_rank(job):
+    for r in range(8):
+        single = jsonout.loads(jsonout.dumps(build_summary(load_cached([_k(r)]), get_categorizer(None))))
+        mine = job.results[r].summary
+        for key in single:
+            if key not in ("source", "warnings"):
+                assert mine[key] == single[key], (r, key)
+    # rank 0, as `tracetui summary rank0_kineto.json.gz` says: 13.009 ms span, 5.537 ms exposed comm
+    tl = job.results[0].summary["gpu_timeline"]
+    assert round(tl["total_ms"], 3) == 13.009 and round(tl["exposed_comm_ms"], 3) == 5.537
+
+
+def test_looks_like_job():
+    assert looks_like_job([JOB])
+    assert looks_like_job([os.path.join(JOB, "rank*_kineto.json.gz")])
+    assert looks_like_job([_k(0), _k(1)])  # two Kineto traces: two ranks
+    assert not looks_like_job([_k(0), os.path.join(JOB, "rank0_et.json.gz")])  # one rank's pair
+    assert not looks_like_job([_k(0)])
+    assert len(expand_inputs([os.path.join(JOB, "rank*_kineto.json.gz")])) == 8
+
+
+def test_missing_duplicated_foreign_and_failing_ranks(tmp_path):
+    for r in range(5):
+        os.symlink(_k(r), tmp_path / f"rank{r}_kineto.json.gz")
+    os.symlink(_k(2), tmp_path / "copy_of_two.json.gz")  # rank 2 again (from content)
+    with gzip.open(_k(6)) as fh:
+        doc = json.load(fh)
+    doc["distributedInfo"]["world_size"] = 4  # another run
+    (tmp_path / "rank6_kineto.json").write_text(json.dumps(doc))
+    (tmp_path / "rank5_kineto.json").write_text(
+        json.dumps({"distributedInfo": {"rank": 5, "world_size": 8, "backend": "nccl"}, "traceEvents": 12}))
+    job = open_job([str(tmp_path)], workers=1)
+    assert job.ranks == [0, 1, 2, 3, 4, 5]
+    assert [r for r in job.ranks if job.results[r].ok] == [0, 1, 2, 3, 4]
+    w = "\n".join(job.warnings)
+    assert "rank 2: two Kineto traces (copy_of_two.json.gz, rank2_kineto.json.gz); using copy_of_two.json.gz" in w
+    assert "rank6_kineto.json: from another run (world_size 4, the job's is 8); skipped" in w
+    assert "ranks 6-7 missing (world_size 8, 6 ranks found)" in w
+    assert "rank 5: " in w and "'traceEvents' is a number" in w
+    # the loaded ranks still match their collectives (5 ranks of 8: every one partial)
+    assert len(job.collectives) == 8 and all(c["ranks"] == 5 for c in job.collectives)
+
+
+def test_cli_summary_of_a_job_directory(capsys):
+    assert main(["summary", JOB, "--json", "--workers", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in doc["ranks"]] == list(range(8))
+    assert all(r["collectives"] == 8 and r["error"] is None for r in doc["ranks"])
+    assert len(doc["collectives"]) == 8 and doc["job"]["ranks_loaded"] == 8
+    assert main(["summary", _k(0), _k(3), "--workers", "1"]) == 0  # two Kineto traces: a job of 2 ranks
+    out = capsys.readouterr().out
+    assert "Job: 2 of 2 ranks loaded (world_size 8" in out and "ranks 1-2, 4-7 missing" in out
+    assert main(["info", JOB]) == 2
+    assert "names a whole job" in capsys.readouterr().err
+
+
+def test_job_summary_json_keys(job):
+    doc = job_summary(job)
+    assert set(doc["ranks"][0]) >= {"rank", "gpu_timeline", "kernel_categories", "trace", "collectives", "error"}
+    assert set(doc["collectives"][0]) >= {"name", "group", "seq", "ranks", "start_skew_us", "end_skew_us", "last_rank",
+                                          "bytes", "busbw_gbps", "min_dur_us", "max_dur_us", "algorithm"}

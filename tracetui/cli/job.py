@@ -1,0 +1,130 @@
+"""``tracetui summary JOB``: the cross-rank summary of a whole job, as tables or JSON.
+
+A job is a folder, a glob, more than two files, or two Kineto traces (see
+:func:`tracetui.job.looks_like_job`).  Tables: the per-rank GPU time breakdown, the
+collectives matched across ranks (skews, durations, last rank, size, algorithm, bus
+bandwidth), the straggler ranking, and the warnings (missing, duplicated, foreign or
+failed ranks).  ``--json`` prints :func:`tracetui.job.job_summary`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ..io import jsonout
+from .fit_table import Col, fitted_table
+
+_UNLIMITED = 1_000_000
+_TL = (("total_ms", "total ms"), ("computation_ms", "compute ms"), ("exposed_comm_ms", "exposed comm ms"),
+       ("exposed_memcpy_ms", "exposed memcpy ms"), ("idle_ms", "idle ms"))
+
+
+def _n(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, int):
+        return f"{v:,}"
+    return f"{float(v):,.{digits}f}"
+
+
+def _bytes(v: Any) -> str:
+    if not v:
+        return ""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if v >= size:
+            return f"{v / size:,.1f} {unit}"
+    return f"{v:,} B"
+
+
+def rank_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    """Rows of the per-rank breakdown table: rank, the breakdown in ms, collectives, status."""
+    rows = []
+    for r in summary["ranks"]:
+        tl = r.get("gpu_timeline") or {}
+        rows.append([str(r["rank"]), *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]),
+                     Text("failed" if r["error"] else "ok")])
+    return rows
+
+
+def collective_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    """Rows of the collectives table (one per matched collective)."""
+    rows = []
+    for c in summary["collectives"]:
+        ident = c["seq"] if c["seq"] is not None else f"#{c['index']}"
+        algo = "/".join(x for x in (c["algorithm"], c["protocol"]) if x)
+        rows.append([Text(c["name"]), Text(c["group"] or "-"), str(ident), _n(c["ranks"]), _n(c["start_skew_us"], 1),
+                     _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1), str(c["last_rank"]),
+                     _bytes(c["bytes"]), Text(algo), _n(c["busbw_gbps"], 2)])
+    return rows
+
+
+RANK_COLS = [Col("rank"), *(Col(h) for _, h in _TL), Col("collectives"), Col("status", False)]
+COLLECTIVE_COLS = [Col("collective", False), Col("group", False), Col("seq"), Col("ranks"), Col("start skew µs"),
+                   Col("end skew µs"), Col("min µs"), Col("max µs"), Col("last rank"), Col("size"),
+                   Col("algorithm", False), Col("busbw GB/s")]
+
+
+def print_job_summary(summary: dict[str, Any], console: Console | None = None) -> None:
+    """Print the job summary dict as tables (fitted to the terminal, or as wide as the content when piped)."""
+    if console is None:
+        piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+        console = Console(width=_UNLIMITED) if piped else Console()
+        width = None if piped else console.width
+    else:
+        width = console.width
+    j = summary["job"]
+    console.print(Text(f"Job: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded (world_size "
+                       f"{j['world_size'] if j['world_size'] is not None else 'unknown'}, backend "
+                       f"{j['backend'] or 'unknown'})", style="bold"))
+
+    def table(title: str, cols: list[Col], rows: list[list[Any]]) -> None:
+        if not rows:
+            return
+        t = fitted_table(title, cols, rows, width, 60)
+        if width is not None:
+            console.print(t, crop=False)
+            return
+        with console.capture() as cap:
+            console.print(t)
+        console.out("\n".join(ln.rstrip() for ln in cap.get().splitlines()), highlight=False)
+
+    table("GPU time per rank (unions over all streams)", RANK_COLS, rank_rows(summary))
+    table("Collectives matched across ranks", COLLECTIVE_COLS, collective_rows(summary))
+    table("Stragglers (latest first)", [Col("rank"), Col("late µs (sum)"), Col("last to arrive"),
+                                        Col("wait caused µs"), Col("collectives")],
+          [[str(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
+            _n(s["collectives"])] for s in summary["stragglers"]])
+    for w in summary["warnings"]:
+        console.print(Text(f"warning: {w}", style="yellow"))
+
+
+def job_summary_command(inputs: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int,
+                        workers: int | None, scheduler: str | None) -> int:
+    """Open the job named by ``inputs`` and print its summary; TraceError for bad input."""
+    from ..job import job_summary, open_job
+
+    job = open_job(inputs, use_cache=use_cache, workers=workers, scheduler=scheduler, top=max(top, 0), rules=rules)
+    summary = job_summary(job)
+    if as_json:
+        sys.stdout.write(jsonout.dumps(summary, indent=True).decode() + "\n")
+        return 0
+    print_job_summary(summary)
+    return 0
+
+
+def job_command(command: str, inputs: list[str], args: Any) -> int:
+    """Run ``command`` on a job: ``summary`` prints the cross-rank summary; the per-file
+    commands refuse a job with a one-line error (``open`` is routed to the browser by the entry)."""
+    from ..errors import TraceFormatError
+
+    use_cache = not args.no_cache
+    if command == "summary":
+        return job_summary_command(inputs, use_cache=use_cache, as_json=args.json, rules=args.rules, top=args.top,
+                                   workers=args.workers, scheduler=args.scheduler)
+    raise TraceFormatError(inputs[0], f"names a whole job (several ranks); `tracetui {command}` takes one "
+                                      "rank's files: use `tracetui summary` or the browser for the job")

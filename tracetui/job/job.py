@@ -1,0 +1,152 @@
+"""Open a whole job: every rank of a distributed run, summarised in parallel, joined here.
+
+``open_job(inputs)``: expand the inputs (folders, files, globs), identify every file in
+parallel (kind, rank), group them into ranks (:mod:`tracetui.job.layout`), then load and
+summarise every rank in parallel (:func:`tracetui.job.worker.summarise_rank`, through the
+per-file cache) and join the collectives across ranks (:mod:`tracetui.job.match`).  The
+parent process holds only the small per-rank results; a rank that fails is reported and
+the others go on.  ``job_summary(job)`` is the ``tracetui summary --json`` document of a
+job (``ranks``, ``collectives``, ``stragglers``, ``warnings``; see docs/jobs.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TraceFormatError
+from .discover import expand_inputs
+from .executor import run_all
+from .layout import JobLayout, group_ranks
+from .match import match_collectives, straggler_ranking
+from .worker import identify, summarise_rank
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class RankResult:
+    """One rank's outcome: its files, its single-file summary dict and collectives, or an error."""
+
+    rank: int
+    kineto: str
+    et: str | None
+    summary: dict[str, Any] | None
+    collectives: list[dict[str, Any]]
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.summary is not None
+
+
+@dataclass
+class Job:
+    """A loaded job: ``layout`` (files per rank), ``results`` (by rank, loaded or failed),
+    ``collectives`` (matched across ranks), ``stragglers``, ``warnings`` (strings)."""
+
+    inputs: list[str]
+    layout: JobLayout
+    results: dict[int, RankResult]
+    collectives: list[dict[str, Any]]
+    stragglers: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ranks(self) -> list[int]:
+        """Ranks with files, in order (loaded or not)."""
+        return [r.rank for r in self.layout.ranks]
+
+    @property
+    def world_size(self) -> int:
+        return self.layout.world_size or len(self.layout.ranks)
+
+    @property
+    def title(self) -> str:
+        ins = self.inputs
+        where = ins[0] if len(ins) == 1 else f"{len(ins)} inputs"
+        return f"job {os.path.basename(os.path.normpath(where))} ({len(self.ranks)} ranks)"
+
+
+def _failed(task: dict[str, Any], message: str) -> dict[str, Any]:
+    return {"rank": task["rank"], "kineto": task["kineto"], "et": task.get("et"), "summary": None,
+            "collectives": [], "error": message}
+
+
+def _unidentified(path: str, message: str) -> dict[str, Any]:
+    return {"path": path, "kind": "unknown", "rank": None, "rank_from": None, "world_size": None, "backend": None,
+            "pids": [], "error": f"{path}: {message}"}
+
+
+def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None = None,
+             scheduler: str | None = None, top: int = 15, rules: str | None = None,
+             progress: Progress | None = None) -> Job:
+    """Open the job named by ``inputs`` (see the module docstring).
+
+    ``workers``: local processes (default one per core); ``scheduler``: a Dask scheduler
+    address, to run the per-file work on a cluster instead.  Raises TraceFormatError when
+    the inputs hold no Kineto trace with a rank.
+    """
+    report = progress or (lambda msg, frac: None)
+    files = expand_inputs(list(inputs))
+    if not files:
+        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
+    report(f"identifying {len(files)} files", 0.0)
+    infos = run_all(identify, files, on_error=_unidentified, workers=workers, scheduler=scheduler,
+                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+    layout = group_ranks(infos)
+    if not layout.ranks:
+        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                               "no Kineto trace with a rank among the files of this job"
+                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top, "rules": rules}
+             for r in layout.ranks]
+    outs = run_all(summarise_rank, tasks, on_error=_failed, workers=workers, scheduler=scheduler,
+                   progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
+    results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"])
+               for o in outs}
+    warnings = list(layout.warnings)
+    warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
+    report("matching collectives across ranks", 0.97)
+    per_rank = {r: res.collectives for r, res in results.items() if res.ok}
+    colls = match_collectives(per_rank)
+    partial = sum(1 for c in colls if c["missing_ranks"])
+    if partial:
+        warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
+    report("ready", 1.0)
+    return Job(list(inputs), layout, results, colls, straggler_ranking(colls, sorted(per_rank)), warnings)
+
+
+_RANK_KEYS = ("trace", "gpu_timeline", "kernel_categories", "warnings")
+_COLL_KEYS = ("name", "kind", "group", "seq", "index", "ranks", "missing_ranks", "start_skew_us", "end_skew_us",
+              "min_dur_us", "max_dur_us", "first_rank", "last_rank", "bytes", "algo_bytes", "dtype", "algorithm",
+              "protocol", "busbw_gbps")
+
+
+def job_summary(job: Job) -> dict[str, Any]:
+    """The ``summary --json`` document of a job.
+
+    ``job``: {``inputs``, ``world_size``, ``backend``, ``ranks_found``, ``ranks_loaded``};
+    ``ranks``: [{``rank``, ``kineto``, ``et``, ``error``, ``collectives`` (count), and from
+    the rank's own summary ``trace``, ``gpu_timeline``, ``kernel_categories``, ``warnings``}];
+    ``collectives``: matched rows (:func:`~tracetui.job.match.match_collectives` without
+    ``members``); ``stragglers``; ``warnings``.
+    """
+    ranks = []
+    for r in job.ranks:
+        res = job.results[r]
+        row: dict[str, Any] = {"rank": r, "kineto": res.kineto, "et": res.et, "error": res.error,
+                               "collectives": len(res.collectives)}
+        for k in _RANK_KEYS:
+            row[k] = res.summary.get(k) if res.summary else None
+        ranks.append(row)
+    return {
+        "job": {"inputs": job.inputs, "world_size": job.layout.world_size, "backend": job.layout.backend,
+                "ranks_found": len(job.ranks), "ranks_loaded": sum(1 for r in job.results.values() if r.ok)},
+        "ranks": ranks,
+        "collectives": [{k: c[k] for k in _COLL_KEYS} for c in job.collectives],
+        "stragglers": job.stragglers,
+        "warnings": job.warnings,
+    }

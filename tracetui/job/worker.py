@@ -1,0 +1,53 @@
+"""The per-rank work, as top-level functions a process pool or a Dask worker can run.
+
+Each takes and returns plain, picklable values: a path or a small task dict in, a small
+dict out (kind and rank; or the rank's summary and collectives, a few kB to a few tens of
+kB).  The parsed trace itself never leaves the worker: it goes to the per-file cache
+(:func:`tracetui.store.traces.load_cached`), which the browser later maps for the one
+rank it shows.  Neither function raises for bad input: a rank that fails to load comes
+back with ``error`` set and the others go on.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import TraceError
+from .discover import identify_file
+
+
+def identify(path: str) -> dict[str, Any]:
+    """Kind, rank, world size of one file (see :func:`tracetui.job.discover.identify_file`)."""
+    return identify_file(path)
+
+
+def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
+    """Load one rank (Kineto + optional ET, through the cache) and summarise it.
+
+    ``task``: ``{"rank", "kineto", "et", "use_cache", "top", "rules"}``.  Returns ``{"rank",
+    "kineto", "et", "summary"`` (the single-file :func:`~tracetui.analysis.summary.build_summary`
+    dict of that rank), ``"collectives"`` (:func:`~tracetui.job.comms.rank_collectives`),
+    ``"distributed"`` (its distributedInfo), ``"pid"`` (worker process), ``"error"}``."""
+    out: dict[str, Any] = {"rank": task["rank"], "kineto": task["kineto"], "et": task.get("et"), "summary": None,
+                           "collectives": [], "distributed": {}, "pid": os.getpid(), "error": None}
+    try:
+        from ..analysis.categories import get_categorizer
+        from ..analysis.summary import build_summary
+        from ..io import jsonout
+        from ..store.traces import load_cached
+        from .comms import rank_collectives
+
+        paths = [task["kineto"]] + ([task["et"]] if task.get("et") else [])
+        linked = load_cached(paths, use_cache=task.get("use_cache", True))
+        built = build_summary(linked, get_categorizer(task.get("rules")), top=task.get("top", 15))
+        out["summary"] = jsonout.loads(jsonout.dumps(built))  # as `tracetui summary --json` gives it
+        out["collectives"] = rank_collectives(linked.kineto, linked.et, linked.link)
+        out["distributed"] = dict(linked.kineto.distributed_info)
+    except TraceError as exc:
+        out["error"] = str(exc)
+    except MemoryError:
+        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
+    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
+        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
+    return out
