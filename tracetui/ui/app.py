@@ -45,7 +45,7 @@ install_guards()
 #: Exit status of ``run_app`` when the initial load failed and the user quit.
 EXIT_LOAD_FAILED = 2
 
-__all__ = ["EXIT_LOAD_FAILED", "MainScreen", "TraceApp", "TraceTree", "run_app"]
+__all__ = ["EXIT_LOAD_FAILED", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_job_app"]
 
 
 class TraceApp(App[int]):
@@ -57,9 +57,17 @@ class TraceApp(App[int]):
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (34, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
-    def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None) -> None:
+    def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None,
+                 job_inputs: list[str] | None = None, workers: int | None = None,
+                 scheduler: str | None = None) -> None:
         super().__init__()
         self.paths = list(paths)
+        #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
+        self.job_inputs = list(job_inputs) if job_inputs else None
+        self.job_options = {"workers": workers, "scheduler": scheduler}
+        self.job = None
+        self.rank: int | None = None
+        self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer
         self.linked: LinkedTrace | None = None
@@ -69,8 +77,55 @@ class TraceApp(App[int]):
 
     # ------------------------------------------------------------------ loading
     def on_mount(self) -> None:
+        if self.job_inputs:
+            self.push_screen(LoadingScreen(self.job_inputs))
+            self.call_after_refresh(self.load_job, self.job_inputs)
+            return
         self.push_screen(LoadingScreen(self.paths))
         # start the worker once the loading screen is painted: the first frame comes first
+        self.call_after_refresh(self.load, self.paths)
+
+    @work(thread=True, exclusive=True, group="job")
+    def load_job(self, inputs: list[str]) -> None:
+        """Open a whole job (every rank summarised in worker processes), then show its first
+        loaded rank; :class:`LoadFailed` when no rank could be loaded."""
+        from ..job import open_job
+
+        relay = ProgressRelay(self, get_current_worker())
+        try:
+            job = open_job(inputs, use_cache=self.use_cache, progress=relay, **self.job_options)
+        except LoadCancelled:
+            return
+        except TraceError as exc:
+            self.post_message(LoadFailed(str(exc)))
+            return
+        except Exception as exc:  # noqa: BLE001 -- a bug must still end in the dialog, not a traceback
+            self.post_message(LoadFailed(f"{inputs[0]}: internal error while opening the job: "
+                                         f"{type(exc).__name__}: {exc}"))
+            return
+        ok = [r for r in job.ranks if job.results[r].ok]
+        if not ok:
+            self.post_message(LoadFailed(f"{inputs[0]}: no rank of the job could be loaded"
+                                         + (f" ({job.warnings[0]})" if job.warnings else "")))
+            return
+        self.call_from_thread(self._job_opened, job, ok[0])
+
+    def _job_opened(self, job, rank: int) -> None:
+        self.job = job
+        self.show_rank(rank)
+
+    def show_rank(self, rank: int, select: tuple[int, object] | None = None) -> None:
+        """Show ``rank`` of the job (loaded from the cache the job's workers filled), then
+        select ``select`` = (Kineto node, note) there.  The rank shown before is dropped."""
+        res = self.job.results[rank]
+        self.rank = rank
+        self._pending_select = select
+        self.paths = [res.kineto] + ([res.et] if res.et else [])
+        screen = self.screen
+        if isinstance(screen, LoadingScreen):
+            screen.set_progress(f"rank {rank}", 0.0)
+        else:
+            self.switch_screen(LoadingScreen(self.paths))
         self.call_after_refresh(self.load, self.paths)
 
     @work(thread=True, exclusive=True, group="load")
@@ -121,6 +176,7 @@ class TraceApp(App[int]):
             return
         self.load_cancelled = True
         self.workers.cancel_group(self, "load")
+        self.workers.cancel_group(self, "job")
         self.exit(return_code=EXIT_LOAD_CANCELLED)
 
     def _handle_exception(self, error: Exception) -> None:
@@ -150,7 +206,10 @@ class TraceApp(App[int]):
         self.linked = linked
         self.load_failed = False
         self.sub_title = linked.title
-        self.switch_screen(MainScreen(linked, source, DetailBuilder(source, categorizer)))
+        job_rank = (self.rank, self.job.world_size) if self.job is not None and self.rank is not None else None
+        select, self._pending_select = self._pending_select, None
+        self.switch_screen(MainScreen(linked, source, DetailBuilder(source, categorizer), job_rank=job_rank,
+                                      initial_select=select))
 
     def _load_failed(self, message: str) -> None:
         self.load_failed = True
@@ -198,6 +257,10 @@ class TraceApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: keys", "Show every key binding", self.action_help)
+        if self.job is not None and isinstance(screen, MainScreen):
+            for r in self.job.ranks:
+                if self.job.results[r].ok and r != self.rank:
+                    yield SystemCommand(f"Rank {r}", f"show rank {r} of the job", partial(self.show_rank, r))
         if isinstance(screen, MainScreen):
             seen = set()
             for binding in screen._bindings.key_to_bindings.values():
@@ -224,6 +287,14 @@ def _default_categorizer():
         return None
 
 
+def run_job_app(inputs: list[str], use_cache: bool = True, workers: int | None = None,
+                scheduler: str | None = None) -> int:
+    """Open the browser on a whole job (a folder, a glob, several rank files): every rank
+    is summarised first, then one rank at a time is shown (``r`` switches).  Exit status as
+    :func:`run_app`."""
+    return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler))
+
+
 def run_app(paths: list[str], use_cache: bool = True) -> int:
     """Open the browser on ``paths`` (one Kineto trace, an ET, or both in any order).
 
@@ -231,7 +302,10 @@ def run_app(paths: list[str], use_cache: bool = True) -> int:
     and the user quit from the error dialog, or :data:`~tracetui.crash.EXIT_INTERNAL_ERROR`
     after a bug (its one-line report is printed on stderr, the traceback saved to a file).
     """
-    app = TraceApp(paths, use_cache=use_cache)
+    return _run(TraceApp(paths, use_cache=use_cache))
+
+
+def _run(app: TraceApp) -> int:
     app.run()
     if app.crash is not None:
         print(app.crash.line(), file=sys.stderr)

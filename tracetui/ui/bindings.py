@@ -34,6 +34,12 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("e", "export", "Export", show=False, id="main.export",
             tooltip="the selected subtree (or the whole trace) as md, html, csv, json or a Chrome trace"),
     Binding("escape", "clear", "Clear search / filter", show=False, id="main.clear"),
+    Binding("r", "pick_rank", "Rank", show=False, id="main.pick_rank",
+            tooltip="a whole job: choose the rank to show"),
+    Binding("x", "collective_other_rank", "Collective on another rank", show=False, id="main.collective_rank",
+            tooltip="from a NCCL kernel or a collective op: the same collective on another rank of the job"),
+    Binding("X", "job_summary", "Cross-rank summary", show=False, id="main.job_summary",
+            tooltip="a whole job: GPU time per rank, collectives matched across ranks, stragglers"),
 ]
 
 #: Keys of the application (every screen).

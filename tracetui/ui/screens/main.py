@@ -23,25 +23,33 @@ from ..bindings import MAIN_BINDINGS
 from ..jumps import JumpCycle, JumpError, gpu_jump, launching_op, match_index
 from ..notify import show_note
 from ..widgets.detail import DetailBuilder, DetailPane
-from ..widgets.status import StatusLine, state_parts, trace_parts
+from ..widgets.status import StatusLine, rank_part, state_parts, trace_parts
 from ..widgets.timeline_view import TraceTimeline
 from ..widgets.tree_source import TraceTreeSource
 from ..widgets.vtree import VirtualTree
 from .dialogs import SearchBar, WarningsScreen
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
+from .ranks import JobActions
 
 
 class TraceTree(VirtualTree):
     """The op tree (a VirtualTree over :class:`TraceTreeSource`)."""
 
 
-class MainScreen(Screen):
-    """Tree left, detail right (below it when narrow), timeline at the bottom."""
+class MainScreen(JobActions, Screen):
+    """Tree left, detail right (below it when narrow), timeline at the bottom.
+
+    In a whole job (``job_rank`` = (rank, world size)) the status line starts with
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.screens.ranks.JobActions`);
+    ``initial_select`` = (node, note) is selected once the screen is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
-    def __init__(self, linked: LinkedTrace, source: TraceTreeSource, builder: DetailBuilder) -> None:
+    def __init__(self, linked: LinkedTrace, source: TraceTreeSource, builder: DetailBuilder, *,
+                 job_rank: tuple[int, int] | None = None, initial_select: tuple[int, Text | None] | None = None) -> None:
         super().__init__()
+        self.job_rank = job_rank
+        self.initial_select = initial_select
         self.linked = linked
         self.source = source
         self.builder = builder
@@ -89,12 +97,16 @@ class MainScreen(Screen):
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
         self.update_status()
+        if self.initial_select is not None:
+            self.call_after_refresh(self.select, *self.initial_select)
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:
         """The status line's parts (:mod:`.status`): the trace's, then the browser state's."""
         if self._status_fixed is None:
             self._status_fixed = trace_parts(self.linked)
+            if self.job_rank is not None:
+                self._status_fixed.insert(0, rank_part(*self.job_rank))
         return self._status_fixed + state_parts(
             python_hidden=self.source.hide_python if self.source.kt is not None else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,

@@ -22,12 +22,12 @@ from textual.widget import Widget
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "title", "search", "export", "counts",
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "export", "counts",
             "gpu_link", "et_link", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
-ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch"})
+ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
-DISPLAY_ORDER = ("title", "devices", "counts", "gpu_link", "et_link", "mismatch", "search",
+DISPLAY_ORDER = ("rank", "title", "devices", "counts", "gpu_link", "et_link", "mismatch", "search",
                  "filter", "python", "export", "warnings")
 
 
@@ -85,6 +85,11 @@ def trace_parts(linked) -> list[Part]:
     if n_warn:
         parts.append(_part("warnings", f"⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow"))
     return parts
+
+
+def rank_part(rank: int, world_size: int) -> Part:
+    """``rank R/N`` of a whole job (R the rank shown, N the world size)."""
+    return _part("rank", f"rank {rank}/{world_size}", style="bold cyan")
 
 
 def _clip(s: str, n: int) -> str:
