@@ -24,6 +24,8 @@ BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
+#: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
+JOB_8RANKS = REPO.parent / "shared" / "traces" / "multirank" / "param_dlrm_8ranks"
 SIZE = (140, 42)
 
 #: (file name, traces, keys pressed after loading, terminal size, what it shows)
@@ -43,11 +45,16 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the timeline focused (t): the marked lane, its keys in the footer, arrows stepping along a stream"),
     ("export_dialog.svg", [BERT], ["slash", *"aten::addmm", "enter", "e"], (80, 24),
      "e: the export dialog (format first, default name from op name and External id)"),
+    ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
+     "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
 ]
 
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
-    app = TraceApp([str(p) for p in traces], use_cache=False)
+    if traces[0].is_dir():
+        app = TraceApp([], use_cache=False, job_inputs=[str(traces[0])], workers=1)
+    else:
+        app = TraceApp([str(p) for p in traces], use_cache=False)
     async with app.run_test(size=size) as pilot:
         while type(app.screen).__name__ != "MainScreen":  # the load worker starts after the first frame
             await app.workers.wait_for_complete()
@@ -63,6 +70,7 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(REPO / "screenshots"), help="output folder (default: screenshots/)")
+    ap.add_argument("--only", default=None, metavar="NAME", help="make only this screenshot (e.g. job_cross_rank.svg)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -71,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make_screenshots: trace not found: {missing[0]}", file=sys.stderr)
         return 2
     for name, traces, keys, size, what in VIEWS:
+        if args.only and name != args.only:
+            continue
         path = asyncio.run(shoot(name, traces, keys, size, out))
         print(f"{path}  ({size[0]}x{size[1]}: {what})")
     return 0

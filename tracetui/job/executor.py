@@ -32,6 +32,18 @@ def default_workers() -> int:
     return max(count or 1, 1)
 
 
+def start_pool_helpers() -> None:
+    """Start multiprocessing's resource tracker and fork server now.
+
+    Call before a program replaces ``sys.stderr`` with an object without a real file
+    descriptor (Textual does, while the browser runs): starting them later passes
+    ``sys.stderr.fileno()`` (-1 then) to the child and fails ("bad value(s) in fds_to_keep")."""
+    from multiprocessing import forkserver, resource_tracker
+
+    resource_tracker.ensure_running()
+    forkserver.ensure_running()
+
+
 def run_all(fn: Callable[[T], R], items: Sequence[T], *, on_error: Callable[[T, str], R],
             workers: int | None = None, scheduler: str | None = None,
             progress: Progress | None = None) -> list[R]:

@@ -111,7 +111,7 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
     report("matching collectives across ranks", 0.97)
     per_rank = {r: res.collectives for r, res in results.items() if res.ok}
-    colls = match_collectives(per_rank)
+    colls = match_collectives(per_rank, layout.world_size)
     partial = sum(1 for c in colls if c["missing_ranks"])
     if partial:
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")

@@ -40,8 +40,12 @@ def _most_common(values: list[Any]) -> Any:
     return Counter(vals).most_common(1)[0][0] if vals else None
 
 
-def match_collectives(per_rank: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def match_collectives(per_rank: dict[int, list[dict[str, Any]]], world_size: int | None = None) -> list[dict[str, Any]]:
     """Matched collectives in order of their earliest start (see the module docstring).
+
+    The n of the bus bandwidth is the group's size where the trace gives it, else
+    ``world_size`` (a collective of the default group spans the job), else the ranks that
+    took part.
 
     Each: ``name``, ``kind``, ``group``, ``seq``, ``index`` (n-th of its group and kind),
     ``ranks`` (how many took part), ``missing_ranks``, ``start_us`` (earliest, absolute),
@@ -62,7 +66,7 @@ def match_collectives(per_rank: dict[int, list[dict[str, Any]]]) -> list[dict[st
         ends = {r: m["end_us"] for r, m in members.items()}
         durs = [m["dur_us"] for m in rows]
         gsize = _most_common([m.get("group_size") for m in rows])
-        n = gsize or len(members)
+        n = gsize or world_size or len(members)
         kind = _most_common([m["kind"] for m in rows]) or ""
         in_b = max((m["in_bytes"] for m in rows if m.get("in_bytes")), default=None)
         out_b = max((m["out_bytes"] for m in rows if m.get("out_bytes")), default=None)

@@ -205,6 +205,10 @@ class TraceApp(App[int]):
     def _loaded(self, linked: LinkedTrace, source: TraceTreeSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
+        if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
+            from ..errors import LoadWarning
+
+            linked.warnings += [LoadWarning("job", w) for w in self.job.warnings]
         self.sub_title = linked.title
         job_rank = (self.rank, self.job.world_size) if self.job is not None and self.rank is not None else None
         select, self._pending_select = self._pending_select, None
@@ -292,6 +296,9 @@ def run_job_app(inputs: list[str], use_cache: bool = True, workers: int | None =
     """Open the browser on a whole job (a folder, a glob, several rank files): every rank
     is summarised first, then one rank at a time is shown (``r`` switches).  Exit status as
     :func:`run_app`."""
+    from ..job.executor import start_pool_helpers
+
+    start_pool_helpers()  # before Textual replaces sys.stderr (the helpers' start needs its descriptor)
     return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler))
 
 
