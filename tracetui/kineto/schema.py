@@ -71,6 +71,22 @@ MEM_DEVICE_TYPE = "Device Type"
 MEM_DEVICE_ID = "Device Id"
 MEM_TOTAL_ALLOCATED = "Total Allocated"
 
+# ---- deviceProperties entries (top-level list, one dict per GPU) -------------------------
+DEV_ID = "id"
+DEV_NAME = "name"
+DEV_CC_MAJOR = "computeMajor"
+DEV_CC_MINOR = "computeMinor"
+DEV_NUM_SMS = "numSms"  #: SMs (NVIDIA) or compute units (AMD)
+DEV_WARP_SIZE = "warpSize"  #: 32 (NVIDIA), 64 (AMD CDNA)
+DEV_MAX_THREADS_PER_BLOCK = "maxThreadsPerBlock"
+DEV_MAX_THREADS_PER_SM = "maxThreadsPerMultiprocessor"
+DEV_REGS_PER_BLOCK = "regsPerBlock"
+DEV_REGS_PER_SM = "regsPerMultiprocessor"
+DEV_SMEM_PER_BLOCK = "sharedMemPerBlock"  #: bytes, without opt-in
+DEV_SMEM_PER_BLOCK_OPTIN = "sharedMemPerBlockOptin"  #: bytes, the opt-in maximum
+DEV_SMEM_PER_SM = "sharedMemPerMultiprocessor"  #: bytes (NVIDIA)
+DEV_SMEM_PER_SM_AMD = "maxSharedMemoryPerMultiProcessor"  #: bytes (ROCm traces' spelling)
+
 # ---- metadata events (ph "M") -----------------------------------------------------------
 SORT_INDEX = "sort_index"
 LABELS = "labels"
