@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...analysis.node_stats import gpu_work_summary, lane_activity
+from ...analysis.occupancy import kernel_occupancy
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
@@ -336,7 +337,7 @@ class DetailBuilder:
                 ("Threads/block", _prod(args.get(schema.BLOCK))),
                 ("Registers/thread", args.get(schema.REGISTERS_PER_THREAD)),
                 ("Shared memory", format_bytes(args[schema.SHARED_MEMORY]) if schema.SHARED_MEMORY in args else None),
-            ] + occupancy_rows(args)
+            ] + occupancy_rows(args, kernel_occupancy(kt, ev))
         else:
             nbytes = args.get(schema.BYTES)
             bw = args.get(schema.MEMORY_BANDWIDTH)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...analysis.occupancy import Occupancy
 from ...kineto import schema
 
 #: Launch calls whose ``grid`` argument is the global work size (work-items).
@@ -72,12 +73,21 @@ def grid_facts(args: dict[str, Any], launch_name: str | None) -> tuple[list[str]
     return facts, rows
 
 
-def occupancy_rows(args: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Blocks/SM, Warps/SM (same format) and the occupancy, marked as Kineto's estimate."""
+def occupancy_rows(args: dict[str, Any], theoretical: Occupancy | None = None) -> list[tuple[str, Any]]:
+    """Blocks/SM, Warps/SM (same format), the occupancy marked as Kineto's estimate and,
+    beside it, the theoretical occupancy of the launch configuration with its limiting
+    factor (analysis/occupancy.py), or why it cannot be computed."""
     occ = args.get(schema.EST_OCCUPANCY)
-    return [("Blocks/SM", format_number(args.get(schema.BLOCKS_PER_SM))),
+    rows = [("Blocks/SM", format_number(args.get(schema.BLOCKS_PER_SM))),
             ("Warps/SM", format_number(args.get(schema.WARPS_PER_SM))),
             ("Occupancy", f"{format_number(occ)} % (Kineto's estimate)" if occ is not None else None)]
+    if theoretical is not None and theoretical.computable:
+        rows.append(("Theoretical occ.", f"{theoretical.pct:.4g} % ({theoretical.active_blocks} blocks, "
+                                         f"{theoretical.active_warps}/{theoretical.max_warps} warps per SM; "
+                                         f"limited by {theoretical.limiter})"))
+    elif theoretical is not None and (args.get(schema.BLOCK) is not None or occ is not None):
+        rows.append(("Theoretical occ.", f"not computable: {theoretical.reason}"))
+    return rows
 
 
 def is_correlation_ext(kt: Any, ev: int) -> bool:
