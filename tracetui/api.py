@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .analysis.frames import per_trace
+from .analysis.occupancy import kernel_occupancy
 from .errors import TraceError
 from .kineto import schema
 from .kineto.kinds import GPU_WORK_KINDS, Kind
@@ -98,6 +99,12 @@ class KernelMetadata:
     warps_per_sm: float | None
     occupancy: float | None  #: est. achieved occupancy, percent
     index: int = -1
+    #: theoretical occupancy of the launch configuration, percent (analysis/occupancy.py); None
+    #: when not computable (AMD, no deviceProperties, no registers/shared memory args)
+    theoretical_occupancy: float | None = None
+    #: the factor(s) limiting it: "registers", "shared memory per SM", "warps", "max blocks per SM" (ties
+    #: joined by " + "), or "not computable: <reason>"
+    occupancy_limiter: str | None = None
 
 
 @dataclass(frozen=True)
@@ -238,12 +245,14 @@ def kernel_metadata_scrape(identifier: GpuOpIdentifier, gpu_trace: Any) -> Kerne
     i = _find_gpu_event(identifier, kt)
     a = kt.args(i)
     ev = _event(kt, i)
+    occ = kernel_occupancy(kt, i)
     return KernelMetadata(
         cat=ev.cat, name=ev.name, ts=ev.ts, dur=ev.dur, device=ev.device, stream=ev.stream,
         correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get(schema.GRID)), block=_xyz(a.get(schema.BLOCK)),
         registers_per_thread=a.get(schema.REGISTERS_PER_THREAD), shared_memory=a.get(schema.SHARED_MEMORY),
         blocks_per_sm=a.get(schema.BLOCKS_PER_SM), warps_per_sm=a.get(schema.WARPS_PER_SM),
-        occupancy=a.get(schema.EST_OCCUPANCY), index=i)
+        occupancy=a.get(schema.EST_OCCUPANCY), index=i, theoretical_occupancy=occ.pct,
+        occupancy_limiter=occ.limiter if occ.computable else f"not computable: {occ.reason}")
 
 
 def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace: Any) -> ETOpRef | None:

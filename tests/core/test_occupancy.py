@@ -126,3 +126,24 @@ def test_too_many_registers_or_threads_give_zero():
     # 1,024 threads x 128 registers = 131,072 registers > regsPerBlock 65,536: cannot launch
     assert theoretical_occupancy(h100, 1024, 128, 0).pct == 0.0
     assert theoretical_occupancy(h100, 2048, 16, 0).limits[WARPS] == 0
+
+
+def test_api_and_json_export_carry_theoretical_occupancy():
+    import json
+
+    from tracetui import api
+    from tracetui.export import export_bytes
+    from tracetui.session import LinkedTrace
+
+    kt = load_shared_kineto("h100_bert_inference.json.gz")
+    i = _kernel(kt, "sm90_xmma_gemm_bf16bf16", registers_per_thread=168)
+    ident = (kt.abs_ts_us(i), float(kt.dur[i]), int(kt.stream[i]), int(kt.external_id[i]))
+    km = api.kernel_metadata_scrape(ident, kt)
+    assert km.index == i and km.occupancy == 0
+    assert (km.theoretical_occupancy, km.occupancy_limiter) == (18.75, "registers + shared memory per SM")
+    doc = json.loads(export_bytes(LinkedTrace(kineto=kt), None, "json"))
+    rows = [k for k in doc["kernels"] if k["event"] == i]
+    assert rows[0]["theoretical_occupancy_pct"] == 18.75
+    assert rows[0]["occupancy_limiter"] == "registers + shared memory per SM"
+    memcpy = [k for k in doc["kernels"] if k["kind"] == "memcpy"]
+    assert memcpy and memcpy[0]["theoretical_occupancy_pct"] is None

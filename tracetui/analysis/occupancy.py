@@ -27,9 +27,9 @@ from ..kineto import schema
 
 #: limiting factors, in the order they are reported when several give the same block count
 REGISTERS = "registers"
-SHARED_MEMORY = "shared memory"
+SHARED_MEMORY = "shared memory per SM"
 WARPS = "warps"  #: the block's threads (rounded up to warps) fill the SM's warp slots
-BLOCKS = "blocks per SM"
+BLOCKS = "max blocks per SM"  #: the SM's block slots (by compute capability)
 FACTORS = (REGISTERS, SHARED_MEMORY, WARPS, BLOCKS)
 
 REG_ALLOC_UNIT = 256  #: registers are allocated per warp in units of 256 (cc 3.x - 9.x)
@@ -215,3 +215,17 @@ def occupancy_of_rows(trace: Any, devices: list[Any], blocks: list[Any], registe
             occ = memo[key] = theoretical_occupancy(device_props(trace, dev), threads_of(block), regs, smem)
         out.append(occ)
     return out
+
+
+def occupancy_columns(trace: Any, kernels: Any) -> tuple[list[float | None], list[str | None]]:
+    """(theoretical occupancy in percent, limiting factor) per row of a GPU events frame
+    (:func:`~tracetui.analysis.frames.gpu_events_frame`); None for memcpy/memset rows and
+    where not computable."""
+    if len(kernels) == 0:
+        return [], []
+    occ = occupancy_of_rows(trace, list(kernels["device"]), list(kernels["block"]), list(kernels["registers"]),
+                            list(kernels["shared_mem"]))
+    is_kernel = (kernels["kind"].astype(str) == "kernel").tolist()
+    pct = [o.pct if k else None for o, k in zip(occ, is_kernel)]
+    lim = [o.limiter if k else None for o, k in zip(occ, is_kernel)]
+    return pct, lim

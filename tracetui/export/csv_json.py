@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.gpu_breakdown import timeline_ms
+from ..analysis.occupancy import occupancy_columns
 from ..io import jsonout
 from .report import SubtreeReport, plain, records
 
@@ -67,6 +68,14 @@ def render_csv(rep: SubtreeReport) -> str:
     return buf.getvalue()
 
 
+def _with_occupancy(rep: SubtreeReport) -> pd.DataFrame:
+    """The kernels table plus ``theoretical_occupancy_pct`` and ``occupancy_limiter``
+    (analysis/occupancy.py; null for memcpy/memset and where not computable)."""
+    pct, lim = occupancy_columns(rep.trace, rep.kernels)
+    return rep.kernels.assign(kind=rep.kernels["kind"].astype(str), theoretical_occupancy_pct=pct,
+                              occupancy_limiter=lim)
+
+
 def report_json(rep: SubtreeReport) -> dict[str, Any]:
     """The report as JSON-ready data: ``source``, ``title``, ``root`` (node id or null),
     ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``,
@@ -86,7 +95,7 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
         "gpu_timeline": timeline_ms(rep.timeline_us),
         "kernel_categories": records(rep.categories),
         "ops": records(rep.ops),
-        "kernels": records(rep.kernels.assign(kind=rep.kernels["kind"].astype(str))),
+        "kernels": records(_with_occupancy(rep)),
         "op_summary": records(rep.op_summary),
         "kernel_summary": records(rep.kernel_summary),
         "idle_summary": records(rep.gap_summary),
