@@ -7,7 +7,12 @@ import pytest
 from shared_traces import load_shared_kineto
 
 from tracetui.analysis.occupancy import (
-    BLOCKS, REGISTERS, SHARED_MEMORY, WARPS, kernel_occupancy, theoretical_occupancy,
+    BLOCKS,
+    REGISTERS,
+    SHARED_MEMORY,
+    WARPS,
+    kernel_occupancy,
+    theoretical_occupancy,
 )
 from tracetui.kineto.kinds import Kind
 
