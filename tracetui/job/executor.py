@@ -1,6 +1,9 @@
 """Run one function over many items: in this process, in a local process pool, or on a
 Dask distributed cluster (``--scheduler ADDRESS``).
 
+:class:`Runner` is opened once per job and used for each phase (identify the files,
+then summarise the ranks), so the pool's processes or the cluster connection start once.
+
 Local: one process per core by default (``workers``), started with ``forkserver`` so a
 pool opened from a threaded program (the browser) never forks its threads; one item, or
 ``workers=1``, runs here without a pool.  A worker process that dies (killed for memory)
@@ -18,12 +21,15 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 Progress = Callable[[int, int], None]
+
+#: imported once by the fork server, so each pool worker starts with them loaded
+PRELOAD = ["tracetui.job.worker", "tracetui.store.traces", "tracetui.analysis.summary", "tracetui.job.comms"]
 
 
 def default_workers() -> int:
@@ -41,29 +47,56 @@ def start_pool_helpers() -> None:
     from multiprocessing import forkserver, resource_tracker
 
     resource_tracker.ensure_running()
+    _forkserver_context()
     forkserver.ensure_running()
 
 
-def run_all(fn: Callable[[T], R], items: Sequence[T], *, on_error: Callable[[T, str], R],
-            workers: int | None = None, scheduler: str | None = None,
-            progress: Progress | None = None) -> list[R]:
-    """``[fn(x) for x in items]`` in item order, spread over processes or a Dask cluster."""
-    if not items:
-        return []
-    if scheduler:
-        return _run_dask(fn, items, scheduler, on_error, progress)
-    n = min(workers or default_workers(), len(items))
-    if n <= 1:
-        out = []
-        for k, x in enumerate(items):
-            out.append(fn(x))
-            if progress:
-                progress(k + 1, len(items))
-        return out
-    results: list[Any] = [None] * len(items)
+def _forkserver_context() -> Any:
+    """The forkserver context, with :data:`PRELOAD` set (effective if the server is not yet running)."""
     ctx = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        futures = {pool.submit(fn, x): k for k, x in enumerate(items)}
+    ctx.set_forkserver_preload(PRELOAD)
+    return ctx
+
+
+class Runner:
+    """``with Runner(workers, scheduler) as run: run.map(fn, items, on_error=...)``.
+
+    The pool (or the Dask client) is started on the first ``map`` that needs it and
+    closed when the ``with`` block ends."""
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
+        self.workers = workers or default_workers()
+        self.scheduler = scheduler
+        self._pool: ProcessPoolExecutor | None = None
+        self._client: Any = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._client is not None:
+            self._client.close()
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_error: Callable[[T, str], R],
+            progress: Progress | None = None) -> list[R]:
+        """``[fn(x) for x in items]`` in item order, spread over processes or the cluster."""
+        if not items:
+            return []
+        if self.scheduler:
+            return self._map_dask(fn, items, on_error, progress)
+        if min(self.workers, len(items)) <= 1:
+            out = []
+            for k, x in enumerate(items):
+                out.append(fn(x))
+                if progress:
+                    progress(k + 1, len(items))
+            return out
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_forkserver_context())
+        results: list[Any] = [None] * len(items)
+        futures = {self._pool.submit(fn, x): k for k, x in enumerate(items)}
         for done, fut in enumerate(as_completed(futures), 1):
             k = futures[fut]
             try:
@@ -72,21 +105,26 @@ def run_all(fn: Callable[[T], R], items: Sequence[T], *, on_error: Callable[[T, 
                 results[k] = on_error(items[k], f"worker process failed: {type(exc).__name__}: {exc}")
             if progress:
                 progress(done, len(items))
-    return results
+        return results
 
+    def _map_dask(self, fn: Callable[[T], R], items: Sequence[T], on_error: Callable[[T, str], R],
+                  progress: Progress | None) -> list[R]:
+        try:
+            from distributed import Client
+            from distributed import as_completed as dask_completed
+        except ImportError as exc:
+            from ..errors import TraceError
 
-def _run_dask(fn: Callable[[T], R], items: Sequence[T], scheduler: str, on_error: Callable[[T, str], R],
-              progress: Progress | None) -> list[R]:
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError as exc:
-        from ..errors import TraceError
+            raise TraceError(None, "--scheduler needs Dask: pip install 'tracetui[cluster]'") from exc
+        if self._client is None:
+            try:
+                self._client = Client(self.scheduler, timeout=30)
+            except OSError as exc:
+                from ..errors import TraceError
 
-        raise TraceError(None, "--scheduler needs Dask: pip install 'tracetui[cluster]'") from exc
-    results: list[Any] = [None] * len(items)
-    with Client(scheduler) as client:
-        futures = client.map(fn, list(items), pure=False)
+                raise TraceError(None, f"cannot reach the Dask scheduler at {self.scheduler}: {exc}") from exc
+        results: list[Any] = [None] * len(items)
+        futures = self._client.map(fn, list(items), pure=False)
         index = {f.key: k for k, f in enumerate(futures)}
         for done, fut in enumerate(dask_completed(futures), 1):
             k = index[fut.key]
@@ -96,4 +134,4 @@ def _run_dask(fn: Callable[[T], R], items: Sequence[T], scheduler: str, on_error
                 results[k] = on_error(items[k], f"Dask task failed: {type(exc).__name__}: {exc}")
             if progress:
                 progress(done, len(items))
-    return results
+        return results

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import TraceFormatError
 from .discover import expand_inputs
-from .executor import run_all
+from .executor import Runner
 from .layout import JobLayout, group_ranks
 from .match import match_collectives, straggler_ranking
 from .worker import identify, summarise_rank
@@ -94,17 +94,18 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     report(f"identifying {len(files)} files", 0.0)
-    infos = run_all(identify, files, on_error=_unidentified, workers=workers, scheduler=scheduler,
-                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
-    layout = group_ranks(infos)
-    if not layout.ranks:
-        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
-                               "no Kineto trace with a rank among the files of this job"
-                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
-    tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top, "rules": rules}
-             for r in layout.ranks]
-    outs = run_all(summarise_rank, tasks, on_error=_failed, workers=workers, scheduler=scheduler,
-                   progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
+    with Runner(workers, scheduler) as run:
+        infos = run.map(identify, files, on_error=_unidentified,
+                        progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+        layout = group_ranks(infos)
+        if not layout.ranks:
+            raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                                   "no Kineto trace with a rank among the files of this job"
+                                   + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+        tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top,
+                  "rules": rules} for r in layout.ranks]
+        outs = run.map(summarise_rank, tasks, on_error=_failed,
+                       progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
     results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"])
                for o in outs}
     warnings = list(layout.warnings)
