@@ -126,5 +126,5 @@ def test_roofline_table_on_qwen():
     top = df.iloc[0]
     # the largest GPU time: 48 aten::mm [8944, 1024] x [1024, 2816], compute bound on the H100
     assert (top["name"], top["input_dims"], top["count"], top["bound"]) == \
-        ("aten::mm", "[[8944, 1024], [1024, 2816]]", 48, "compute")
+        ("aten::mm", "8944×1024, 1024×2816", 48, "compute")
     assert top["gflops"] == pytest.approx(48 * 51_581_550_592 / 1e9)

@@ -24,7 +24,9 @@ Counted (multiply-add = 2 FLOPs):
   norm 4, softmax 5 per element (conventions of the roofline literature, not measurements).
 
 Bytes: every tensor input read once and the output written once (no reuse, no cache), so
-arithmetic intensity is the ideal one of the op.
+arithmetic intensity is the ideal one of the op.  Elementwise ops: an ``out=`` tensor (an input
+past the functional form's arguments) is written, not read; ``fill_``/``zero_`` only write;
+a broadcast (stride-0) dimension of an input is read once.
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ def _numel(d: list[int]) -> int:
 class _Inputs:
     """Tensor inputs of an op: shapes, types and concrete values, position by position."""
 
-    def __init__(self, dims: Any, types: Any, concrete: Any = None):
+    def __init__(self, dims: Any, types: Any, concrete: Any = None, strides: Any = None):
+        self.strides = strides if isinstance(strides, list) else []
         self.dims = dims if isinstance(dims, list) else []
         self.types = types if isinstance(types, list) else []
         self.concrete = concrete if isinstance(concrete, list) else []
@@ -90,6 +93,17 @@ class _Inputs:
     def nbytes(self, i: int) -> int:
         t = self.tensor(i)
         return 0 if t is None else _numel(t) * self.itemsize(i)
+
+    def read_bytes(self, i: int) -> int:
+        """Bytes of input ``i`` a kernel reads: dimensions of stride 0 (expanded, broadcast
+        views, per ``Input Strides``) are read once, not once per index."""
+        t = self.tensor(i)
+        if t is None:
+            return 0
+        st = self.strides[i] if i < len(self.strides) else None
+        if _is_shape(st) and len(st) == len(t):
+            return _numel([d for d, s in zip(t, st) if s != 0]) * self.itemsize(i)
+        return _numel(t) * self.itemsize(i)
 
     def tensor_bytes(self) -> int:
         return sum(self.nbytes(i) for i in range(len(self.dims)))
@@ -268,12 +282,18 @@ def _attention(name: str, inp: _Inputs) -> OpCost | None:
                   f"4·B·H·S_q·S_k·D = 4·{bs}·{h}·{sq}·{sk}·{d} ({what})")
 
 
-ELEMENTWISE = frozenset({
-    "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "rsqrt", "pow", "abs", "relu", "gelu", "silu", "sigmoid",
-    "tanh", "clamp", "clamp_min", "clamp_max", "where", "threshold_backward", "gelu_backward", "silu_backward",
-    "sigmoid_backward", "tanh_backward", "maximum", "minimum", "reciprocal", "sin", "cos", "erf", "leaky_relu",
-    "hardtanh", "mish", "elu", "addcmul", "addcdiv", "lerp", "square", "fill", "masked_fill",
-})
+#: elementwise ops and the number of inputs of their functional form (self, other, alpha ...):
+#: a tensor input past these is the ``out=`` tensor (written, not read)
+ELEMENTWISE = {
+    "add": 3, "sub": 3, "mul": 2, "div": 2, "neg": 1, "exp": 1, "log": 1, "sqrt": 1, "rsqrt": 1, "pow": 2, "abs": 1,
+    "relu": 1, "gelu": 2, "silu": 1, "sigmoid": 1, "tanh": 1, "clamp": 3, "clamp_min": 2, "clamp_max": 2,
+    "where": 3, "threshold_backward": 3, "gelu_backward": 3, "silu_backward": 2, "sigmoid_backward": 2,
+    "tanh_backward": 2, "maximum": 2, "minimum": 2, "reciprocal": 1, "sin": 1, "cos": 1, "erf": 1, "leaky_relu": 2,
+    "hardtanh": 3, "mish": 1, "elu": 4, "addcmul": 4, "addcdiv": 4, "lerp": 3, "square": 1, "fill": 2,
+    "masked_fill": 3, "zero": 1,
+}
+#: in-place ops that only write ``self`` (no read)
+_WRITE_ONLY = frozenset({"fill", "zero"})
 _NORM = {"native_layer_norm": 5, "layer_norm": 5, "native_layer_norm_backward": 10, "rms_norm": 4,
          "_fused_rms_norm": 4, "fused_add_rms_norm": 5, "native_batch_norm": 5, "_batch_norm_impl_index": 5,
          "cudnn_batch_norm": 5, "miopen_batch_norm": 5}
@@ -284,18 +304,20 @@ def _pointwise(name: str, inp: _Inputs) -> OpCost | None:
     b = _base(name)
     stem = b[:-1] if b.endswith("_") and not b.startswith("_") else b
     if stem in ELEMENTWISE:
-        shapes = [inp.tensor(i) for i in range(len(inp.dims))]
-        shapes = [s for s in shapes if s is not None]
-        if not shapes:
+        arity = ELEMENTWISE[stem]
+        reads = [i for i in range(min(arity, len(inp.dims))) if inp.tensor(i) is not None]
+        if not reads:
             return None
         try:
-            out = _broadcast(shapes[0], shapes[0])
-            for s in shapes[1:]:
-                out = _broadcast(out, s)
+            out = inp.tensor(reads[0])
+            for i in reads[1:]:
+                out = _broadcast(out, inp.tensor(i))
         except ValueError:
             return None
         n = _numel(out)
-        return OpCost(n, inp.tensor_bytes() + n * inp.itemsize(0), "fp32", "elementwise",
+        inplace = b != stem
+        read_bytes = 0 if (inplace and stem in _WRITE_ONLY) else sum(inp.read_bytes(i) for i in reads)
+        return OpCost(n, read_bytes + n * inp.itemsize(reads[0]), "fp32", "elementwise",
                       f"1 per output element = {n:,}")
     per = _NORM.get(b) or _SOFTMAX.get(b)
     if per is None:
@@ -309,10 +331,10 @@ def _pointwise(name: str, inp: _Inputs) -> OpCost | None:
                   f"{per} per element = {per}·{n:,}")
 
 
-def op_cost(name: str, dims: Any, types: Any, concrete: Any = None) -> OpCost | None:
-    """FLOPs and bytes of op ``name`` from its ``Input Dims``, ``Input type`` and ``Concrete
-    Inputs`` (lists, one entry per input); None when not counted."""
-    inp = _Inputs(dims, types, concrete)
+def op_cost(name: str, dims: Any, types: Any, concrete: Any = None, strides: Any = None) -> OpCost | None:
+    """FLOPs and bytes of op ``name`` from its ``Input Dims``, ``Input type``, ``Concrete
+    Inputs`` and ``Input Strides`` (lists, one entry per input); None when not counted."""
+    inp = _Inputs(dims, types, concrete, strides)
     for f in (_gemm, _conv, _attention, _pointwise):
         try:
             c = f(name, inp)

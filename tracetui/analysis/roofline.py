@@ -34,6 +34,7 @@ class _CostArgs(msgspec.Struct, gc=False):
     dims: Any = msgspec.field(default=None, name=schema.INPUT_DIMS)
     types: Any = msgspec.field(default=None, name=schema.INPUT_TYPE)
     concrete: Any = msgspec.field(default=None, name=schema.CONCRETE_INPUTS)
+    strides: Any = msgspec.field(default=None, name=schema.INPUT_STRIDES)
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,9 @@ def op_costs(trace: KinetoTrace, ops: np.ndarray) -> list[OpCost | None]:
     memo: dict[tuple, OpCost | None] = {}
     out = []
     for i, a in zip(ops.tolist(), args):
-        key = (int(trace.name_id[i]), repr(a.dims), repr(a.types), repr(a.concrete))
+        key = (int(trace.name_id[i]), repr(a.dims), repr(a.types), repr(a.concrete), repr(a.strides))
         if key not in memo:
-            memo[key] = op_cost(trace.name(i), a.dims, a.types, a.concrete)
+            memo[key] = op_cost(trace.name(i), a.dims, a.types, a.concrete, a.strides)
         out.append(memo[key])
     return out
 
@@ -147,6 +148,14 @@ def ops_cost_columns(trace: KinetoTrace, nodes: Any) -> pd.DataFrame:
     return pd.DataFrame({"flops": flops, "bytes_moved": nbytes, "tflops_per_s": tfs})
 
 
+def shapes_text(dims: Any) -> str:
+    """The non-empty tensor shapes of an ``Input Dims`` list: ``512, 141×512, 512×512``."""
+    if not isinstance(dims, list):
+        return ""
+    return ", ".join("×".join(map(str, d)) if isinstance(d, list) else str(d)
+                     for d in dims if d not in ([], None, ""))
+
+
 ROOFLINE_COLUMNS = ("name", "input_dims", "count", "gpu_ms", "gflops", "tflops_per_s", "gbps", "intensity",
                     "pct_of_peak", "bound", "device", "peak")
 
@@ -154,6 +163,7 @@ ROOFLINE_COLUMNS = ("name", "input_dims", "count", "gpu_ms", "gflops", "tflops_p
 def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None) -> pd.DataFrame:
     """One row per (op name, input shapes, device) of the ops whose FLOPs are known and that
     launched GPU work themselves, by GPU time (most first).  Columns :data:`ROOFLINE_COLUMNS`:
+    ``input_dims`` (the op's non-empty input shapes, :func:`shapes_text`),
     ``gpu_ms`` (their summed subtree GPU time), ``gflops`` (summed), ``tflops_per_s``,
     ``gbps``, ``intensity`` (FLOP/byte), ``pct_of_peak``, ``bound``, ``device`` (table entry),
     ``peak`` (e.g. "bf16 989.5 TFLOP/s, 3350 GB/s")."""
@@ -170,7 +180,7 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None) -> pd.D
     for i, c, a in zip(ops.tolist(), costs, args):
         if c is None:
             continue
-        key = (trace.name(i), str(a.dims), int(dev[i]), c.compute_type)
+        key = (trace.name(i), shapes_text(a.dims), int(dev[i]), c.compute_type)
         g = groups.setdefault(key, [0, 0, 0, 0.0])
         g[0] += 1
         g[1] += c.flops

@@ -8,7 +8,8 @@ JSON keys (times in ms where the key says ``_ms``, else µs; see docs/analysis.m
 ``count``, ``total_ms``, ``percent``}], ``kernels`` (top kernels by total time), ``ops``
 (top ops by direct GPU time), ``ops_by_shape``, ``streams``, ``idle`` (by class and
 histogram), ``launches`` (see :func:`tracetui.analysis.launches.launch_summary`),
-``warnings``.
+``roofline`` (ops with known FLOPs by GPU time, see
+:func:`tracetui.analysis.roofline.roofline_table`), ``warnings``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
 from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
 from .launches import launch_summary
+from .roofline import roofline_table
 from .tables import category_table, kernel_table, op_table, stream_table
 
 
@@ -83,5 +85,6 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "streams": _records(stream_table(gpu, gaps)),
         "idle": {"by_class": _records(idle_summary(gaps)), "histogram": _records(gap_histogram(gaps))},
         "launches": _plain(launch_summary(kt, gpu, tl)),
+        "roofline": _records(roofline_table(kt).head(top)),
         "warnings": [w.message for w in linked.all_warnings()],
     }

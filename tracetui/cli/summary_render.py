@@ -102,6 +102,7 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     else:
         _print_gpu(out, s)
         _print_ops(out, s)
+        _print_roofline(out, s.get("roofline") or [])
         _print_streams(out, s)
         _print_launches(out, s["launches"])
     for w in s["warnings"]:
@@ -131,6 +132,25 @@ def _print_ops(out: _Out, s: dict[str, Any]) -> None:
                Col("%")],
               [[_name(r["name"]), _n(r["count"]), _n(r["host_us"] / 1e3), _n(r["direct_gpu_us"] / 1e3),
                 _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+
+
+def _print_roofline(out: _Out, rows: list[dict[str, Any]]) -> None:
+    """Ops with known FLOPs (analysis/roofline.py); nothing when the trace has no shapes."""
+    if not rows:
+        return
+    out.table("Roofline (FLOPs from shapes; % of the roofline at the op's FLOP/byte)",
+              [Col("name", False), Col("shapes", False), Col("count"), Col("GPU ms"), Col("TFLOP/s"), Col("GB/s"),
+               Col("% roof"), Col("bound", False)],
+              [[_name(r["name"]), _name(r["input_dims"]), _n(r["count"]), _n(r["gpu_ms"]), _n(r["tflops_per_s"]),
+                _n(r["gbps"], 0), _n(r["pct_of_peak"], 1), _name(r["bound"] or "")] for r in rows])
+    by_device: dict[str, list[str]] = {}
+    for r in rows:
+        if r.get("peak"):
+            by_device.setdefault(r["device"], [])
+            if r["peak"] not in by_device[r["device"]]:
+                by_device[r["device"]].append(r["peak"])
+    for device, peaks in by_device.items():
+        out.line(f"peaks of {device}: " + "; ".join(peaks), "dim")
 
 
 def _print_streams(out: _Out, s: dict[str, Any]) -> None:
