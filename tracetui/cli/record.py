@@ -242,6 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the model runs; auto picks CUDA when available (default: auto)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for weights and data (default: 0)")
+    parser.add_argument("--ranks", type=int, default=None, metavar="N",
+                        help="record a whole job instead: N CPU ranks (gloo, DDP + explicit collectives), "
+                             "one ET + Kineto pair per rank in <out-dir>/<name or cpu_jobN>/ (docs/jobs.md)")
+    parser.add_argument("--straggler", type=int, default=None, metavar="RANK",
+                        help="with --ranks: the rank that sleeps --delay-ms before the explicit collectives "
+                             "(default: the last)")
+    parser.add_argument("--delay-ms", type=float, default=20.0, help="with --ranks: the straggler's delay (default 20)")
     return parser
 
 
@@ -251,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps < 1:
         print(f"tracetui record: --steps must be at least 1, got {args.steps}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    if args.ranks is not None:
+        return _record_job(args)
     try:
         result = record(args.out_dir, args.name, steps=args.steps, device=args.device, seed=args.seed)
     except RecordUnavailableError as exc:
@@ -258,6 +267,22 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_UNAVAILABLE
     print(result.et_path)
     print(result.kineto_path)
+    return 0
+
+
+def _record_job(args: argparse.Namespace) -> int:
+    """``--ranks N``: record a whole CPU job (:mod:`tracetui.cli.record_ranks`), print its files."""
+    from .record_ranks import record_job
+
+    try:
+        _import_torch()
+        files = record_job(args.out_dir, args.ranks, name=args.name, steps=args.steps, straggler=args.straggler,
+                           delay_ms=args.delay_ms, seed=args.seed)
+    except (RecordUnavailableError, ValueError) as exc:
+        print(f"tracetui record: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    for f in files:
+        print(f)
     return 0
 
 

@@ -31,6 +31,9 @@ from ..kineto import schema as S
 from .nccl import collective_kind, dtype_bytes, is_comm_kernel_name, parse_kernel_name
 
 RPC = "record_param_comms"
+#: prefixes of the annotations a process-group backend records around a collective's work
+#: (gloo runs it on its own worker threads: the annotation spans the transfer and the wait)
+CPU_COMM_PREFIXES = ("gloo:", "nccl:", "rccl:", "ucc:", "mpi:", "xccl:")
 #: how far up from a kernel's launch the collective op is looked for
 _MAX_UP = 8
 
@@ -133,16 +136,38 @@ def _collective_op(kt: KinetoTrace, kernel: int, et: Any, link: Any, row: dict[s
     return group_ev if group_ev >= 0 else kernel
 
 
+def cpu_collectives(kt: KinetoTrace) -> list[dict[str, Any]]:
+    """Collectives of a rank without NCCL/RCCL kernels (a CPU job: gloo): one row per
+    backend annotation (``gloo:all_reduce`` ...), spanning the annotation."""
+    ids = [i for i, n in enumerate(kt.names) if n.startswith(CPU_COMM_PREFIXES)]
+    if not ids:
+        return []
+    ev = np.flatnonzero(np.isin(kt.name_id, ids) & (kt.kind == int(Kind.ANNOTATION)))
+    rows = []
+    for k in ev[np.argsort(kt.ts[ev], kind="stable")].tolist():
+        name = kt.name(k).split(":", 1)[1]
+        start = float(kt.origin_us + kt.ts[k])
+        rows.append({"collective": name, "kind": collective_kind(name) or name, "group": None, "seq": None,
+                     "in_bytes": _first_input_bytes(kt.args(k)), "out_bytes": None, "dtype": "", "group_size": None,
+                     "kernel": k, "op": k, "kernel_name": kt.name(k), "algorithm": "", "protocol": "",
+                     "start_us": start, "end_us": start + float(kt.dur[k]), "dur_us": float(kt.dur[k]), "kernels": 0})
+    return rows
+
+
 def rank_collectives(kt: KinetoTrace, et: Any = None, link: Any = None) -> list[dict[str, Any]]:
-    """The rank's collectives in start order: dicts with ``collective`` (name as the trace
+    """The rank's collectives in start order (a rank without NCCL/RCCL kernels: its backend
+    annotations, :func:`cpu_collectives`): dicts with ``collective`` (name as the trace
     spells it), ``kind`` (canonical, :func:`~tracetui.job.nccl.collective_kind`), ``group``
     and ``seq`` (None when the trace has none), ``start_us``/``end_us`` (absolute µs),
     ``dur_us``, ``in_bytes``/``out_bytes`` (None when unknown), ``dtype``, ``group_size``,
     ``algorithm``/``protocol`` (from the kernel name), ``kernel`` (first kernel's event
     index), ``op`` (the outermost collective op's event index, or the kernel) and
     ``kernels`` (how many)."""
+    kernels = comm_kernels(kt)
+    if not kernels.size:
+        return cpu_collectives(kt)
     rows: dict[int, dict[str, Any]] = {}
-    for k in comm_kernels(kt).tolist():
+    for k in kernels.tolist():
         kname = kt.name(k)
         kkind, algo, proto = parse_kernel_name(kname)
         row: dict[str, Any] = {"collective": "", "group": None, "seq": None, "in_bytes": None, "out_bytes": None,
