@@ -5,6 +5,7 @@
     ident = get_gpu_op_identifier(events[-1])                   # (ts, dur, stream, external_id)
     kmeta = kernel_metadata_scrape(ident, gpu_trace)            # grid, block, registers ...
     op = kernel_to_op_tracing(ident, gpu_trace, cpu_trace)      # back to the ET op
+    roof = op_roofline_metrics(events[0], gpu_trace)            # FLOPs, TFLOP/s, bound of a cpu_op
 
 ``cpu_trace`` is an ETTrace (or a LinkedTrace), ``gpu_trace`` a KinetoTrace (or a
 LinkedTrace).  ``op_id`` is an ET node id.  Times are microseconds: ``ts`` is absolute
@@ -22,6 +23,7 @@ import numpy as np
 
 from .analysis.frames import per_trace
 from .analysis.occupancy import kernel_occupancy
+from .analysis.roofline import op_roofline
 from .errors import TraceError
 from .kineto import schema
 from .kineto.kinds import GPU_WORK_KINDS, Kind
@@ -253,6 +255,45 @@ def kernel_metadata_scrape(identifier: GpuOpIdentifier, gpu_trace: Any) -> Kerne
         blocks_per_sm=a.get(schema.BLOCKS_PER_SM), warps_per_sm=a.get(schema.WARPS_PER_SM),
         occupancy=a.get(schema.EST_OCCUPANCY), index=i, theoretical_occupancy=occ.pct,
         occupancy_limiter=occ.limiter if occ.computable else f"not computable: {occ.reason}")
+
+
+@dataclass(frozen=True)
+class OpRooflineMetrics:
+    """FLOPs, bytes and roofline position of one cpu_op (analysis/flops.py, roofline.py)."""
+
+    index: int  #: the op's node id in the KinetoTrace
+    name: str
+    flops: int
+    bytes_moved: int  #: tensors read + written once each
+    formula: str  #: how the FLOPs were counted
+    gpu_us: float  #: GPU time of its subtree (summed kernel durations)
+    tflops_per_s: float | None
+    gbps: float | None
+    intensity: float | None  #: FLOPs per byte
+    device: str | None  #: device-table entry (None: device not in the table)
+    compute_type: str | None  #: the peak used: bf16, fp16, fp32, ...
+    peak_tflops: float | None
+    peak_gbps: float | None
+    pct_of_peak: float | None  #: of the roofline at this intensity
+    bound: str | None  #: "compute" or "memory"
+
+
+def op_roofline_metrics(op: int | TraceEvent, gpu_trace: Any) -> OpRooflineMetrics | None:
+    """Roofline numbers of the cpu_op ``op`` (node id or a :class:`TraceEvent`), from its
+    ``Input Dims``/``Input type``; None when it is not a cpu_op or its FLOPs are not known
+    (an op not in docs/roofline.md, or a trace recorded without shapes)."""
+    _, kt, _ = _split(None, gpu_trace)
+    if kt is None:
+        raise TraceError(None, "op_roofline_metrics needs a Kineto trace")
+    i = op.index if isinstance(op, TraceEvent) else int(op)
+    got = op_roofline(kt, i)
+    if got is None:
+        return None
+    c, r = got
+    return OpRooflineMetrics(index=i, name=kt.name(i), flops=c.flops, bytes_moved=c.bytes, formula=c.formula,
+                             gpu_us=r.gpu_us, tflops_per_s=r.tflops_per_s, gbps=r.gbps, intensity=r.intensity,
+                             device=r.device, compute_type=r.compute_type, peak_tflops=r.peak_tflops,
+                             peak_gbps=r.peak_gbps, pct_of_peak=r.pct_of_peak, bound=r.bound)
 
 
 def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace: Any) -> ETOpRef | None:

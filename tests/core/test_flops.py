@@ -128,3 +128,22 @@ def test_roofline_table_on_qwen():
     assert (top["name"], top["input_dims"], top["count"], top["bound"]) == \
         ("aten::mm", "8944×1024, 1024×2816", 48, "compute")
     assert top["gflops"] == pytest.approx(48 * 51_581_550_592 / 1e9)
+
+
+def test_json_export_and_api_carry_flops():
+    import json
+
+    from tracetui import api
+    from tracetui.export import export_bytes
+    from tracetui.session import LinkedTrace
+
+    kt = load_shared_kineto("h100_bert_inference.json.gz")
+    i = _op(kt, "aten::addmm", [[512], [141, 512], [512, 512], [], []])
+    doc = json.loads(export_bytes(LinkedTrace(kineto=kt), None, "json"))
+    row = next(o for o in doc["ops"] if o["node"] == i)
+    assert row["flops"] == 73_996_800 and row["bytes_moved"] == (512 + 2 * 141 * 512 + 512 * 512) * 2
+    assert row["tflops_per_s"] == pytest.approx(73_996_800 / (row["gpu_subtree_us"] * 1e-6) / 1e12)
+    assert all(o["flops"] is None for o in doc["ops"] if o["kind"] != "cpu_op")
+    r = api.op_roofline_metrics(i, kt)
+    assert (r.flops, r.bound, r.device) == (73_996_800, "memory", "H100 SXM")
+    assert api.op_roofline_metrics(int(kt.gpu_events_of(i)[0]), kt) is None  # a kernel is not an op

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..analysis.gpu_breakdown import timeline_ms
 from ..analysis.occupancy import occupancy_columns
+from ..analysis.roofline import ops_cost_columns
 from ..io import jsonout
 from .report import SubtreeReport, plain, records
 
@@ -76,6 +77,14 @@ def _with_occupancy(rep: SubtreeReport) -> pd.DataFrame:
                               occupancy_limiter=lim)
 
 
+def _with_costs(rep: SubtreeReport) -> pd.DataFrame:
+    """The ops table plus ``flops``, ``bytes_moved`` and ``tflops_per_s`` (over the subtree GPU
+    time; analysis/roofline.py, null where the op's FLOPs are not known)."""
+    cost = ops_cost_columns(rep.trace, rep.ops["node"].to_numpy())
+    return rep.ops.reset_index(drop=True).assign(flops=cost["flops"], bytes_moved=cost["bytes_moved"],
+                                                 tflops_per_s=cost["tflops_per_s"])
+
+
 def report_json(rep: SubtreeReport) -> dict[str, Any]:
     """The report as JSON-ready data: ``source``, ``title``, ``root`` (node id or null),
     ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``,
@@ -94,7 +103,7 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
         "et_node": plain(rep.et_node),
         "gpu_timeline": timeline_ms(rep.timeline_us),
         "kernel_categories": records(rep.categories),
-        "ops": records(rep.ops),
+        "ops": records(_with_costs(rep)),
         "kernels": records(_with_occupancy(rep)),
         "op_summary": records(rep.op_summary),
         "kernel_summary": records(rep.kernel_summary),
