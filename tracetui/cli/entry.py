@@ -6,6 +6,7 @@
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
+    tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
 Bad input prints one line ``tracetui: <file>: <problem>`` to stderr and exits 2.  A bug
 (any other exception) prints one line naming what failed and the saved traceback file,
@@ -127,7 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from ..job import looks_like_job
 
-        if looks_like_job(_paths(args)):  # a folder, a glob, several ranks: a whole job
+        # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
+        # `tree` and `export` take one rank's files and say what is wrong with the input)
+        if args.command in ("open", "summary") and looks_like_job(_paths(args)):
             if args.command == "open":
                 from ..ui.app import run_job_app
 

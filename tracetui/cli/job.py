@@ -118,13 +118,9 @@ def job_summary_command(inputs: list[str], *, use_cache: bool, as_json: bool, ru
 
 
 def job_command(command: str, inputs: list[str], args: Any) -> int:
-    """Run ``command`` on a job: ``summary`` prints the cross-rank summary; the per-file
-    commands refuse a job with a one-line error (``open`` is routed to the browser by the entry)."""
-    from ..errors import TraceFormatError
-
-    use_cache = not args.no_cache
-    if command == "summary":
-        return job_summary_command(inputs, use_cache=use_cache, as_json=args.json, rules=args.rules, top=args.top,
-                                   workers=args.workers, scheduler=args.scheduler)
-    raise TraceFormatError(inputs[0], f"names a whole job (several ranks); `tracetui {command}` takes one "
-                                      "rank's files: use `tracetui summary` or the browser for the job")
+    """Run ``command`` on a job; only ``summary`` takes one here (``open`` is routed to the
+    browser by the entry)."""
+    if command != "summary":
+        raise ValueError(f"not a job command: {command}")
+    return job_summary_command(inputs, use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
+                               top=args.top, workers=args.workers, scheduler=args.scheduler)
