@@ -19,6 +19,7 @@ from rich.text import Text
 
 from ...analysis.node_stats import gpu_work_summary, lane_activity
 from ...analysis.occupancy import kernel_occupancy
+from ...analysis.roofline import op_roofline
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
@@ -226,8 +227,32 @@ class DetailBuilder:
         concrete = args.get(schema.CONCRETE_INPUTS)
         if used_et and isinstance(concrete, list) and any(c not in ("", None) for c in concrete):
             parts.append(_grid([(schema.CONCRETE_INPUTS, _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
+        if kind == Kind.CPU_OP:
+            parts += self._roofline(ev)
         parts += self._gpu_summary(ev)
         return parts
+
+    def _roofline(self, ev: int) -> list[RenderableType]:
+        """FLOPs and bytes from the op's shapes and where its GPU time puts it on the device's
+        roofline (analysis/roofline.py); nothing when the op's FLOPs are not known."""
+        got = op_roofline(self.src.kt, ev)
+        if got is None:
+            return []
+        c, r = got
+        rows: list[tuple[str, Any]] = [("FLOPs", f"{c.flops:,}  ({c.formula})"),
+                                       ("Bytes moved", format_bytes(c.bytes) + "  (tensors read + written once)")]
+        if r.tflops_per_s is not None:
+            rows += [("Throughput", f"{r.tflops_per_s:,.3f} TFLOP/s · {r.gbps:,.1f} GB/s over "
+                                    f"{format_duration_us(r.gpu_us)} of GPU time")]
+        if r.intensity is not None:
+            rows.append(("Intensity", f"{r.intensity:,.2f} FLOP/byte"))
+        if r.peak_tflops is not None:
+            rows.append(("Peak", f"{r.device}: {r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s"))
+            if r.pct_of_peak is not None:
+                rows.append(("Roofline", f"{r.pct_of_peak:.1f} % of the roof at this intensity · {r.bound} bound"))
+        else:
+            rows.append(("Peak", _t("device not in the peak table (see docs/roofline.md)", "dim")))
+        return [KeepText(""), _heading("Cost (from the shapes)"), _grid(rows)]
 
     def _kineto_args(self, args: dict[str, Any]) -> list[RenderableType]:
         dims, types, strides = args.get(schema.INPUT_DIMS), args.get(schema.INPUT_TYPE), args.get(schema.INPUT_STRIDES)

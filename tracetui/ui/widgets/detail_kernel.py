@@ -82,7 +82,8 @@ def occupancy_rows(args: dict[str, Any], theoretical: Occupancy | None = None) -
             ("Warps/SM", format_number(args.get(schema.WARPS_PER_SM))),
             ("Occupancy", f"{format_number(occ)} % (Kineto's estimate)" if occ is not None else None)]
     if theoretical is not None and theoretical.computable:
-        rows.append(("Theoretical occ.", f"{theoretical.pct:.4g} % ({theoretical.active_blocks} blocks, "
+        rows.append(("Theoretical occ.", f"{theoretical.pct:.4g} % ({theoretical.active_blocks} "
+                                         f"block{'' if theoretical.active_blocks == 1 else 's'}, "
                                          f"{theoretical.active_warps}/{theoretical.max_warps} warps per SM; "
                                          f"limited by {theoretical.limiter})"))
     elif theoretical is not None and (args.get(schema.BLOCK) is not None or occ is not None):
