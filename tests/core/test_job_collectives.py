@@ -77,3 +77,25 @@ def test_group_and_sizes_from_record_param_comms_args():
 def test_process_pool_gives_the_same_result(job):
     pooled = open_job([JOB], workers=2)
     assert job_summary(pooled) == job_summary(job)
+
+
+def _row(kind: str, seq: int | None, start: float, group: str | None = "0") -> dict:
+    return {"collective": kind, "kind": kind, "group": group, "seq": seq, "in_bytes": 1000, "out_bytes": None,
+            "dtype": "Float", "group_size": 2, "algorithm": "RING", "protocol": "LL", "start_us": start,
+            "end_us": start + 10.0, "dur_us": 10.0, "kernel": int(start), "op": int(start)}
+
+
+def test_matching_by_group_and_sequence_number_wins_over_order():
+    from tracetui.job.match import match_collectives
+
+    # rank 1 lists seq 8 before seq 7 (another stream started it first): matched by seq, not order
+    per_rank = {0: [_row("all_reduce", 7, 100.0), _row("all_reduce", 8, 200.0)],
+                1: [_row("all_reduce", 8, 150.0), _row("all_reduce", 7, 160.0)]}
+    cs = match_collectives(per_rank)
+    assert [(c["seq"], c["ranks"], c["first_rank"], c["last_rank"], c["start_skew_us"]) for c in cs] == [
+        (7, 2, 0, 1, 60.0), (8, 2, 1, 0, 50.0)]
+    # no seq: by order per group and kind; another group is counted apart
+    per_rank = {0: [_row("all_reduce", None, 100.0), _row("all_reduce", None, 110.0, "1")],
+                1: [_row("all_reduce", None, 105.0, "1"), _row("all_reduce", None, 120.0)]}
+    cs = match_collectives(per_rank)
+    assert [(c["group"], c["index"], c["start_skew_us"]) for c in cs] == [("0", 0, 20.0), ("1", 0, 5.0)]

@@ -107,3 +107,19 @@ def test_job_summary_json_keys(job):
     assert set(doc["ranks"][0]) >= {"rank", "gpu_timeline", "kernel_categories", "trace", "collectives", "error"}
     assert set(doc["collectives"][0]) >= {"name", "group", "seq", "ranks", "start_skew_us", "end_skew_us", "last_rank",
                                           "bytes", "busbw_gbps", "min_dur_us", "max_dur_us", "algorithm"}
+
+
+def test_a_rank_recorded_an_hour_apart_is_from_another_run(tmp_path):
+    for r in range(4):
+        os.symlink(_k(r), tmp_path / f"rank{r}_kineto.json.gz")
+    with gzip.open(_k(4)) as fh:
+        doc = json.load(fh)
+    for e in doc["traceEvents"]:
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] += 3600e6  # one hour later
+    (tmp_path / "rank4_kineto.json").write_text(json.dumps(doc))
+    job = open_job([str(tmp_path)], workers=1)
+    assert [r for r in job.ranks if job.results[r].foreign] == [4]
+    assert any(w.startswith("rank 4: recorded 3,600 s away from the other ranks") for w in job.warnings)
+    assert all(c["ranks"] == 4 and 4 not in c["members"] for c in job.collectives)
+    assert job_summary(job)["ranks"][4]["foreign"] is True

@@ -47,7 +47,7 @@ def rank_rows(summary: dict[str, Any]) -> list[list[Any]]:
     for r in summary["ranks"]:
         tl = r.get("gpu_timeline") or {}
         rows.append([str(r["rank"]), *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]),
-                     Text("failed" if r["error"] else "ok")])
+                     Text("failed" if r["error"] else "other run?" if r.get("foreign") else "ok")])
     return rows
 
 

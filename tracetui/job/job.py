@@ -25,6 +25,10 @@ from .worker import identify, summarise_rank
 
 Progress = Callable[[str, float], None]
 
+#: a rank whose first event is further than this (µs) from the median of the ranks' first
+#: events was recorded at another time: another run (10 minutes)
+FOREIGN_GAP_US = 600e6
+
 
 @dataclass
 class RankResult:
@@ -36,6 +40,8 @@ class RankResult:
     summary: dict[str, Any] | None
     collectives: list[dict[str, Any]]
     error: str | None = None
+    start_us: float | None = None  #: absolute µs of the rank's first event
+    foreign: bool = False  #: recorded at another time than the job's other ranks (not matched)
 
     @property
     def ok(self) -> bool:
@@ -106,18 +112,34 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
                   "rules": rules} for r in layout.ranks]
         outs = run.map(summarise_rank, tasks, on_error=_failed,
                        progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
-    results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"])
-               for o in outs}
+    results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
+                                     o.get("start_us")) for o in outs}
     warnings = list(layout.warnings)
     warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
+    warnings += _flag_foreign(results)
     report("matching collectives across ranks", 0.97)
-    per_rank = {r: res.collectives for r, res in results.items() if res.ok}
+    per_rank = {r: res.collectives for r, res in results.items() if res.ok and not res.foreign}
     colls = match_collectives(per_rank, layout.world_size)
     partial = sum(1 for c in colls if c["missing_ranks"])
     if partial:
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
     report("ready", 1.0)
     return Job(list(inputs), layout, results, colls, straggler_ranking(colls, sorted(per_rank)), warnings)
+
+
+def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
+    """Mark ranks recorded far from the others (:data:`FOREIGN_GAP_US`); their warnings."""
+    starts = sorted(r.start_us for r in results.values() if r.ok and r.start_us is not None)
+    if len(starts) < 3:
+        return []
+    median = starts[len(starts) // 2]
+    out = []
+    for r in results.values():
+        if r.ok and r.start_us is not None and abs(r.start_us - median) > FOREIGN_GAP_US:
+            r.foreign = True
+            out.append(f"rank {r.rank}: recorded {abs(r.start_us - median) / 1e6:,.0f} s away from the other ranks: "
+                       f"from another run? (left out of the collectives)")
+    return out
 
 
 _RANK_KEYS = ("trace", "gpu_timeline", "kernel_categories", "warnings")
@@ -139,7 +161,7 @@ def job_summary(job: Job) -> dict[str, Any]:
     for r in job.ranks:
         res = job.results[r]
         row: dict[str, Any] = {"rank": r, "kineto": res.kineto, "et": res.et, "error": res.error,
-                               "collectives": len(res.collectives)}
+                               "foreign": res.foreign, "collectives": len(res.collectives)}
         for k in _RANK_KEYS:
             row[k] = res.summary.get(k) if res.summary else None
         ranks.append(row)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from ..errors import TraceError
 from .discover import identify_file
 
@@ -28,9 +30,11 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
     ``task``: ``{"rank", "kineto", "et", "use_cache", "top", "rules"}``.  Returns ``{"rank",
     "kineto", "et", "summary"`` (the single-file :func:`~tracetui.analysis.summary.build_summary`
     dict of that rank), ``"collectives"`` (:func:`~tracetui.job.comms.rank_collectives`),
-    ``"distributed"`` (its distributedInfo), ``"pid"`` (worker process), ``"error"}``."""
+    ``"distributed"`` (its distributedInfo), ``"start_us"`` (absolute µs of its first event,
+    None when it has none), ``"pid"`` (worker process), ``"error"}``."""
     out: dict[str, Any] = {"rank": task["rank"], "kineto": task["kineto"], "et": task.get("et"), "summary": None,
-                           "collectives": [], "distributed": {}, "pid": os.getpid(), "error": None}
+                           "collectives": [], "distributed": {}, "start_us": None, "pid": os.getpid(),
+                           "error": None}
     try:
         from ..analysis.categories import get_categorizer
         from ..analysis.summary import build_summary
@@ -43,7 +47,10 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
         built = build_summary(linked, get_categorizer(task.get("rules")), top=task.get("top", 15))
         out["summary"] = jsonout.loads(jsonout.dumps(built))  # as `tracetui summary --json` gives it
         out["collectives"] = rank_collectives(linked.kineto, linked.et, linked.link)
-        out["distributed"] = dict(linked.kineto.distributed_info)
+        kt = linked.kineto
+        out["distributed"] = dict(kt.distributed_info)
+        if kt.n_events:
+            out["start_us"] = float(kt.origin_us + float(np.nanmin(kt.ts)))
     except TraceError as exc:
         out["error"] = str(exc)
     except MemoryError:

@@ -79,8 +79,12 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
         for r in self.doc["ranks"]:
             tl = r.get("gpu_timeline") or {}
             label = Text(str(r["rank"]), style="bold" if r["rank"] == self.current_rank else "")
-            status = Text("failed", style="red") if r["error"] else Text("shown" if r["rank"] == self.current_rank
-                                                                            else "ok")
+            if r["error"]:
+                status = Text("failed", style="red")
+            elif r.get("foreign"):
+                status = Text("other run?", style="yellow")
+            else:
+                status = Text("shown" if r["rank"] == self.current_rank else "ok")
             ranks.add_row(label, *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]), status, key=str(r["rank"]))
         colls = self.query_one("#collectives", DataTable)
         colls.add_columns("collective", "group", "seq", "ranks", "start skew µs", "end skew µs", "min µs", "max µs",
