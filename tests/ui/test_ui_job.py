@@ -83,6 +83,13 @@ async def test_cross_rank_screen():
         assert js.query_one("#ranks").row_count == 8 and js.query_one("#collectives").row_count == 8
         text = screen_text(app)
         assert "Collectives matched across ranks" in text and "all_reduce" in text and "RING/LL" in text
+        # Enter on the collectives table's second row selects that all_to_all's kernel on rank 0
+        await press(pilot, "tab", "down", "enter")
+        screen = app.screen
+        assert isinstance(screen, MainScreen) and app.rank == 0
+        await pilot.pause()
+        assert screen.current == app.job.collectives[1]["members"][0]["kernel"]
         # Enter on the rank table's third row shows rank 2
+        await press(pilot, "X")
         await press(pilot, "down", "down", "enter")
         await shown_rank(app, pilot, 2)
