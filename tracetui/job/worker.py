@@ -25,7 +25,9 @@ def identify(path: str) -> dict[str, Any]:
 
 
 def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
-    """Load one rank (Kineto + optional ET, through the cache) and summarise it.
+    """Load one rank (Kineto + optional ET, through the cache) and summarise it (the stored
+    summary of the same files is used when they are unchanged, and stored otherwise, as
+    ``tracetui summary`` does: :mod:`tracetui.store.summaries`).
 
     ``task``: ``{"rank", "kineto", "et", "use_cache", "top", "rules"}``.  Returns ``{"rank",
     "kineto", "et", "summary"`` (the single-file :func:`~tracetui.analysis.summary.build_summary`
@@ -39,13 +41,22 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
         from ..analysis.categories import get_categorizer
         from ..analysis.summary import build_summary
         from ..io import jsonout
+        from ..store.summaries import read_summary, summary_key, write_summary
         from ..store.traces import load_cached
         from .comms import rank_collectives
 
         paths = [task["kineto"]] + ([task["et"]] if task.get("et") else [])
-        linked = load_cached(paths, use_cache=task.get("use_cache", True))
-        built = build_summary(linked, get_categorizer(task.get("rules")), top=task.get("top", 15))
-        out["summary"] = jsonout.loads(jsonout.dumps(built))  # as `tracetui summary --json` gives it
+        use_cache, rules, top = task.get("use_cache", True), task.get("rules"), task.get("top", 15)
+        linked = load_cached(paths, use_cache=use_cache)
+        # the stored `tracetui summary` of these files when unchanged (it is that command's answer)
+        key = summary_key(paths, rules, top) if use_cache else None
+        summary = read_summary(key) if key is not None else None
+        if summary is None:
+            built = build_summary(linked, get_categorizer(rules), top=top)
+            summary = jsonout.loads(jsonout.dumps(built))  # as `tracetui summary --json` gives it
+            if key is not None:
+                write_summary(key, summary)
+        out["summary"] = summary
         out["collectives"] = rank_collectives(linked.kineto, linked.et, linked.link)
         kt = linked.kineto
         out["distributed"] = dict(kt.distributed_info)
