@@ -19,6 +19,7 @@ from .columns import lenient_decode
 from .decode import DecodedTrace
 from .kinds import (
     CATEGORY_KIND,
+    DEVICE_NAME_KINDS,
     FWDBWD_FLOW_CATEGORIES,
     GPU_KINDS,
     GPU_WORK_KINDS,
@@ -29,7 +30,7 @@ from .kinds import (
     LaunchClass,
     launch_class_of_name,
 )
-from .lanes import Lane, gpu_lane_label, host_lane_label, lane_sort_key
+from .lanes import Lane, lane_labels, lane_sort_key
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 
 Progress = Callable[[str, float], None]
@@ -116,7 +117,7 @@ def _first_rows(dec: DecodedTrace, rows: np.ndarray) -> str:
 
 def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
                 extra_warnings: list[LoadWarning] | None = None, bytes_lost: int = 0) -> KinetoTrace:
-    from .timestamps import relative_times
+    from .timestamps import choose_origin, relative_times
 
     report = progress or (lambda msg, frac: None)
     ev = dec.events
@@ -125,9 +126,16 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     ph_first = np.array([ord(p[0]) if p else 0 for p in ev.ph.values] or [0], dtype=np.uint32)
     # a phase whose first character is beyond one byte is no known phase: code 0
     ph_all = np.where(ph_first < 256, ph_first, 0).astype(np.uint8)[ev.ph.codes]
-    ts_all, origin = relative_times(ev.ts_int, ev.ts_frac)
-    dur_all = ev.dur.copy()
     is_meta = ph_all == ord("M")
+    origin, ts_outlier = choose_origin(ev.ts_int, ev.ts_frac, is_meta)
+    ts_all, origin = relative_times(ev.ts_int, ev.ts_frac, origin)
+    if ts_outlier.any():  # placeholders (ts 0.0 beside epoch µs): no usable time, say so
+        ts_all[ts_outlier] = np.nan
+        n_out = int(ts_outlier.sum())
+        warnings.append(LoadWarning("outlier_timestamp", f"{n_out:,} events have a timestamp more than 24 h before "
+                                    "the trace's median (e.g. ts 0.0 beside epoch microseconds); they do not set "
+                                    "the trace origin (docs/origin.md)", n_out))
+    dur_all = ev.dur.copy()
     is_flow = np.isin(ph_all, [ord(c) for c in _FLOW_PH])
     rejected = Counter(ev.rejected)
     rejected_first = dict(ev.rejected_first)
@@ -166,6 +174,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     ph = ph_all[ev_idx]
     cat_kind = np.array([int(CATEGORY_KIND.get(c, Kind.OTHER)) for c in cats] or [0], dtype=np.uint8)
     kind = cat_kind[cat_id] if n else np.zeros(0, np.uint8)
+    _refine_device_kinds(kind, cat_id, name_id, cats, names)
     kind = np.where(np.isin(ph, [ord("i"), ord("I"), ord("n")]), np.uint8(Kind.INSTANT), kind).astype(np.uint8)
     ts = ts_all[ev_idx]
     dur = dur_all[ev_idx]
@@ -214,11 +223,14 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     pid_code, pid_vals = compact(ev.pid.codes[ev_idx], ev.pid.values)
     tid_code, tid_vals = compact(ev.tid.codes[ev_idx], ev.tid.values)
     pair = pid_code.astype(np.int64) * (len(tid_vals) + 1) + tid_code
+    on_stream = _sync_on_streams(kind, is_gpu & ~no_ts, is_host & ~no_ts, pair, pid_code, tid_code, tid_vals)
+    is_host_lane = is_host & ~on_stream
     lane_of = np.full(n, -1, dtype=np.int32)
     lane_keys: dict[tuple[bool, int], int] = {}
     lanes_tmp: list[tuple[bool, Any, Any, int]] = []
-    for flag, mask in ((False, is_host & ~no_ts), (True, is_gpu & ~no_ts)):
-        sel = np.flatnonzero(mask)
+    # device lanes take their pid/tid from device work first (not from a sync event's pseudo tid)
+    for flag, sel in ((False, np.flatnonzero(is_host_lane & ~no_ts)),
+                      (True, np.concatenate((np.flatnonzero(is_gpu & ~no_ts), np.flatnonzero(on_stream))))):
         if not sel.size:
             continue
         uniq, first_at, inv = np.unique(pair[sel], return_index=True, return_inverse=True)
@@ -244,8 +256,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     for new, old in enumerate(order_l):
         flag, p, t, _ = lanes_tmp[old]
         remap[old] = new
-        label = gpu_lane_label(p, t) if flag else host_lane_label(p, t, pnames, tnames)
-        lanes.append(Lane(new, n + new, flag, p, t, label, lane_sort_key(flag, p, t, psort, tsort)))
+        label, short = lane_labels(flag, p, t, pnames, tnames)
+        lanes.append(Lane(new, n + new, flag, p, t, label, lane_sort_key(flag, p, t, psort, tsort), short))
     lane_of = np.where(lane_of >= 0, remap[np.maximum(lane_of, 0)], -1).astype(np.int32)
     n_nodes = n + len(lanes)
     report("nesting", 0.65)
@@ -362,6 +374,49 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         cpu_op_of=cpu_op_of, fwd_of=fwd_of, gpu_stats=stats, flows=flows, process_names=pnames,
         thread_names=tnames, process_labels=plabels, warnings=warnings, rejected=dict(rejected),
         bytes_lost=bytes_lost, nopy_parent=nopy_parent)
+
+
+#: Kineto writes stream synchronisation events (cuda_sync) of stream N on a pseudo thread
+#: ``tid`` = N + STREAM_SYNC_TID_OFFSET named "stream N (sync)" (since 2026)
+STREAM_SYNC_TID_OFFSET = 1_000_000
+
+
+def _sync_on_streams(kind: np.ndarray, gpu: np.ndarray, host: np.ndarray, pair: np.ndarray, pid_code: np.ndarray,
+                     tid_code: np.ndarray, tid_vals) -> np.ndarray:
+    """Sync events (Kind.SYNC) that belong on a device stream's lane, not a lane of their own.
+
+    A sync event on a device's pid whose tid is a stream with GPU work, or that stream +
+    :data:`STREAM_SYNC_TID_OFFSET` (the "stream N (sync)" pseudo thread), joins that
+    stream's lane: ``pair`` is rewritten in place to the stream's (pid, tid) code.  They
+    stay sync events (host nesting among themselves, no GPU time)."""
+    out = np.zeros(kind.shape[0], dtype=bool)
+    sync = np.flatnonzero(host & (kind == int(Kind.SYNC)))
+    if not sync.size or not gpu.any():
+        return out
+    # per distinct tid value: the code of tid - offset (or of tid itself), -1 when none
+    code_of = {v: i for i, v in enumerate(tid_vals) if isinstance(v, int)}
+    base = np.array([code_of.get(v - STREAM_SYNC_TID_OFFSET, i) if isinstance(v, int) and v >= STREAM_SYNC_TID_OFFSET
+                     else i for i, v in enumerate(tid_vals)] or [0], dtype=np.int64)
+    cand = pid_code[sync].astype(np.int64) * (len(tid_vals) + 1) + base[tid_code[sync]]
+    hit = np.isin(cand, np.unique(pair[gpu]))
+    pair[sync[hit]] = cand[hit]
+    out[sync[hit]] = True
+    return out
+
+
+def _refine_device_kinds(kind: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray, cats, names) -> None:
+    """Apply :data:`~tracetui.kineto.kinds.DEVICE_NAME_KINDS` (one mask per rule present)."""
+    cat_at = {str(c): i for i, c in enumerate(cats)}
+    name_at = None
+    for (c, nm), k in DEVICE_NAME_KINDS.items():
+        ci = cat_at.get(c)
+        if ci is None:
+            continue
+        if name_at is None:
+            name_at = {str(x): i for i, x in enumerate(names)}
+        ni = name_at.get(nm)
+        if ni is not None:
+            kind[(cat_id == ci) & (name_id == ni)] = int(k)
 
 
 def _warn_unplaced(dec: DecodedTrace, ev_idx: np.ndarray, ph: np.ndarray, lane_of: np.ndarray,

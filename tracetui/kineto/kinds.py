@@ -62,7 +62,40 @@ CATEGORY_KIND: dict[str, Kind] = {
     "cpu_instant_event": Kind.INSTANT,
     "Trace": Kind.TRACE_SPAN,
     "overhead": Kind.OVERHEAD,
+    # ---- other accelerators (the profiler's writer, libkineto ActivityType names)
+    # MTIA: launches are mtia_runtime calls, device work mtia_ccp_events (linked by
+    # correlation, confirmed by ac2g flows); see DEVICE_NAME_KINDS for its DMA transfers
+    "mtia_runtime": Kind.RUNTIME,
+    "mtia_ccp_events": Kind.KERNEL,
+    # Intel XPU and out-of-tree (PrivateUse1) backends write their device work as
+    # kernel / gpu_memcpy / gpu_memset and their API calls under these categories
+    "xpu_runtime": Kind.RUNTIME,
+    "xpu_driver": Kind.DRIVER,
+    "xpu_sync": Kind.SYNC,
+    "privateuse1_runtime": Kind.RUNTIME,
+    "privateuse1_driver": Kind.DRIVER,
+    "glow_runtime": Kind.RUNTIME,
+    # Habana Gaudi: device ops
+    "hpu_op": Kind.KERNEL,
 }
+
+#: (category, event name) -> kind, where one accelerator category holds several kinds of
+#: device work: MTIA's DMA requests are its host<->device copies (launched by
+#: ``enqueueCommand memcpyHtoDAsync``/``memcpyDtoHAsync``)
+DEVICE_NAME_KINDS: dict[tuple[str, str], Kind] = {
+    ("mtia_ccp_events", "dma_request"): Kind.MEMCPY,
+}
+
+#: Categories the profiler writes that are understood without a kind of their own: host
+#: spans shown on their thread (Kind.OTHER), and counters read by ``kineto/counters.py``.
+#: Any other category is named in the load warnings with its count.
+KNOWN_OTHER_CATEGORIES = frozenset({
+    "", "external_correlation", "cuda_event", "collective_comm", "mtia_insight", "xpu_scope_profiler",
+    "cuda_profiler_range", "mtia_counters", "hardware_counters",
+})
+#: Phases (``ph``) the loader understands: complete (X), begin/end (B/E, merged), instants
+#: (i/I/n), flows (s/f/t), metadata (M), counters (C, read by ``kineto/counters.py``)
+KNOWN_PHASES = frozenset("XBEiInsftMC")
 
 #: Flow categories: launch -> GPU work, and forward -> backward.
 LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu", "async_gpu"})

@@ -21,6 +21,9 @@ class Lane:
     tid: object
     label: str
     sort_key: tuple
+    #: the label the narrow timeline column shows: the beginning of ``label`` where it is a
+    #: name (``Stream 108``), else ``GPU0 s7`` / ``T 19392`` (see :func:`lane_labels`)
+    short: str = ""
 
     @property
     def device(self) -> object:
@@ -48,6 +51,29 @@ def host_lane_label(pid: object, tid: object, process_names: dict, thread_names:
 
 def gpu_lane_label(device: object, stream: object) -> str:
     return f"GPU {device} stream {stream}"
+
+
+def _is_generic_thread_name(name: str, tid: object) -> bool:
+    """Names the profiler makes up from the ids alone (``stream 7``, ``thread 12 (python)``)."""
+    low = name.strip().lower()
+    return low == f"stream {tid}" or low.startswith(f"thread {tid}")
+
+
+def lane_labels(is_gpu: bool, pid: object, tid: object, process_names: dict, thread_names: dict) -> tuple[str, str]:
+    """(tree label, timeline label) of a lane; the timeline's is the start of the tree's.
+
+    A device lane whose thread is named by the trace other than ``stream <tid>`` (MTIA's
+    ``Stream 108`` on tid 3774) is labelled like a thread, ``Stream 108 (MTIA 17, pid 17)``,
+    and its timeline label is that name; CUDA/ROCm streams stay ``GPU 0 stream 7`` /
+    ``GPU0 s7``.  A host thread's timeline label is its name when the trace gives one that
+    is not made of the ids, else ``T <tid>``."""
+    tname = thread_names.get((pid, tid)) or ""
+    if is_gpu and (not tname or _is_generic_thread_name(tname, tid)):
+        return gpu_lane_label(pid, tid), f"GPU{pid} s{tid}"
+    label = host_lane_label(pid, tid, process_names, thread_names)
+    if tname and not _is_generic_thread_name(tname, tid):
+        return label, tname
+    return label, f"T {tid}"
 
 
 def lane_sort_key(is_gpu: bool, pid: object, tid: object, process_sort: dict, thread_sort: dict) -> tuple:

@@ -29,7 +29,10 @@ from .tree_source import TraceTreeSource
 
 
 def short_lane_label(lane) -> str:
-    """``GPU0 s7`` for a stream, ``T 19392`` for a thread (the strip's label column is narrow)."""
+    """The lane's own timeline label (the start of its tree label: ``Stream 108``), else
+    ``GPU0 s7`` for a stream, ``T 19392`` for a thread (the strip's label column is narrow)."""
+    if getattr(lane, "short", ""):
+        return lane.short
     if lane.is_gpu:
         return f"GPU{lane.pid} s{lane.tid}"
     return f"T {lane.tid}"
