@@ -160,19 +160,20 @@ ROOFLINE_COLUMNS = ("name", "input_dims", "count", "gpu_ms", "gflops", "tflops_p
                     "pct_of_peak", "bound", "device", "peak")
 
 
-def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None) -> pd.DataFrame:
+def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_events: bool = False) -> pd.DataFrame:
     """One row per (op name, input shapes, device) of the ops whose FLOPs are known and that
     launched GPU work themselves, by GPU time (most first).  Columns :data:`ROOFLINE_COLUMNS`:
     ``input_dims`` (the op's non-empty input shapes, :func:`shapes_text`),
     ``gpu_ms`` (their summed subtree GPU time), ``gflops`` (summed), ``tflops_per_s``,
     ``gbps``, ``intensity`` (FLOP/byte), ``pct_of_peak``, ``bound``, ``device`` (table entry),
-    ``peak`` (e.g. "bf16 989.5 TFLOP/s, 3350 GB/s")."""
+    ``peak`` (e.g. "bf16 989.5 TFLOP/s, 3350 GB/s"); with ``with_events`` also ``events`` (the
+    ops of each row, node ids in start order)."""
     table = table or get_device_table()
     ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP))
     direct, subtree = gpu_time_per_node(trace)
     ops = ops[direct[ops] > 0]
     if not ops.size:
-        return pd.DataFrame(columns=list(ROOFLINE_COLUMNS))
+        return pd.DataFrame(columns=list(ROOFLINE_COLUMNS) + (["events"] if with_events else []))
     costs = op_costs(trace, ops)
     dev = _op_device(trace)
     groups: dict[tuple, list] = {}
@@ -181,17 +182,20 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None) -> pd.D
         if c is None:
             continue
         key = (trace.name(i), shapes_text(a.dims), int(dev[i]), c.compute_type)
-        g = groups.setdefault(key, [0, 0, 0, 0.0])
+        g = groups.setdefault(key, [0, 0, 0, 0.0, []])
         g[0] += 1
         g[1] += c.flops
         g[2] += c.bytes
         g[3] += float(subtree[i])
+        g[4].append(i)
     rows = []
-    for (name, dims, d, ctype), (count, fl, nb, us) in groups.items():
+    for (name, dims, d, ctype), (count, fl, nb, us, events) in groups.items():
         peaks = device_peaks(trace, d, table) if d >= 0 else None
         r = roofline_point(fl, nb, us, ctype, peaks)
         peak = f"{r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s" if r.peak_tflops else None
         rows.append((name, dims, count, us / 1e3, fl / 1e9, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
-                     r.bound, r.device, peak))
-    df = pd.DataFrame(rows, columns=list(ROOFLINE_COLUMNS))
+                     r.bound, r.device, peak, events))
+    df = pd.DataFrame(rows, columns=[*ROOFLINE_COLUMNS, "events"])
+    if not with_events:
+        df = df.drop(columns="events")
     return df.sort_values(["gpu_ms", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)

@@ -31,6 +31,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("z", "zoom_selection", "Zoom timeline to selection", show=False, id="main.zoom_selection"),
     Binding("Z", "fit_all", "Whole trace in timeline", show=False, id="main.fit_all"),
     Binding("w", "warnings", "Warnings", show=False, id="main.warnings"),
+    Binding("s", "summaries", "Summaries", show=False, id="main.summaries",
+            tooltip="top kernels, top ops, categories, roofline, idle gaps, launches; Enter goes to a row's "
+                    "occurrences (n/N cycle them)"),
     Binding("e", "export", "Export", show=False, id="main.export",
             tooltip="the selected subtree (or the whole trace) as md, html, csv, json or a Chrome trace"),
     Binding("escape", "clear", "Clear search / filter", show=False, id="main.clear"),

@@ -30,6 +30,7 @@ from ..widgets.vtree import VirtualTree
 from .dialogs import SearchBar, WarningsScreen
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
 from .ranks import JobActions
+from .summaries import open_summaries
 
 
 class TraceTree(VirtualTree):
@@ -58,6 +59,7 @@ class MainScreen(JobActions, Screen):
         self.query_text: str | None = None
         self.matches = np.empty(0, dtype=np.int64)
         self.match_ranks = np.empty(0)
+        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
         self._notes: dict[int, Text] = {}
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
@@ -255,6 +257,7 @@ class MainScreen(JobActions, Screen):
             return
         self.query_text = query
         self.matches, self.match_ranks = nodes, ranks
+        self.matches_fixed = False
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -319,7 +322,7 @@ class MainScreen(JobActions, Screen):
             return
         current = self.current
         src.set_hide_python(not src.hide_python)
-        if self.query_text is not None:
+        if self.query_text is not None and not self.matches_fixed:
             self.matches, self.match_ranks = src.find(self.query_text)
             if src.filtered:
                 src.set_filter(self.matches)
@@ -363,6 +366,13 @@ class MainScreen(JobActions, Screen):
 
     def action_fit_all(self) -> None:
         self.timeline.fit_all()
+
+    def action_summaries(self) -> None:
+        """``s``: the summary tables (:mod:`.summaries`); Enter there selects a row's occurrences."""
+        if self.linked.kineto is None:
+            show_note(self, "the summaries need a Kineto trace", severity="warning")
+            return
+        open_summaries(self)
 
     def action_warnings(self) -> None:
         self.app.push_screen(WarningsScreen(self.linked.all_warnings()))
