@@ -143,3 +143,97 @@ def test_stream_sync_pseudo_lane_attaches_to_its_stream(tmp_path):
     assert len(sync) == 1 and t.lanes[int(t.lane_of[sync[0]])].label == "GPU 0 stream 24"
     assert int(t.parent[sync[0]]) == t.lanes[int(t.lane_of[sync[0]])].node
     assert t.gpu_stats.gpu_events == ref.gpu_stats.gpu_events  # not device work
+
+
+# ------------------------------------------------------------------ counters
+CUPTI = "a100_cupti_counters.json.gz"
+FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+
+
+def _cupti_facts():
+    import gzip
+
+    ev = json.loads(gzip.open(kineto_path(CUPTI)).read())["traceEvents"]
+    ranges = [e for e in ev if e.get("cat") == "cuda_profiler_range"]
+    return ranges, sum(e["args"][FFMA] for e in ranges)
+
+
+def test_cupti_counter_model():
+    from tracetui.kineto.counters import counters_of
+
+    ranges, ffma_total = _cupti_facts()
+    assert len(ranges) == 77 and ffma_total == 39_142_369_720
+    t = load_shared_kineto(CUPTI)
+    c = counters_of(t)
+    assert (c.events.size, c.ranges.size, c.n_samples, len(c.series_names)) == (77, 77, 693, 9)
+    missing = int(next(e for e in c.ranges.tolist() if t.name(e) == "__missing__"))
+    vals = dict(c.of_event(missing))
+    assert vals[FFMA] == 9_119_334_400 and vals["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"] == 24_780_800
+    row = next(r for r in c.table() if r["series"] == FFMA)
+    assert row["samples"] == 77 and row["sum"] == ffma_total and row["max"] == 9_119_334_400
+
+
+def test_cupti_counters_in_summary_and_export(tmp_path, monkeypatch, capsys):
+    from tracetui.cli import main
+
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path))
+    path = str(kineto_path(CUPTI))
+    assert main(["summary", "--json", "--no-cache", path]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {k: doc["counters"][k] for k in ("events", "ranges", "samples")} == {"events": 77, "ranges": 77,
+                                                                                "samples": 693}
+    ffma = next(r for r in doc["counters"]["series"] if r["series"] == FFMA)
+    assert ffma["sum"] == 39_142_369_720
+    out = tmp_path / "cupti.json"
+    assert main(["export", "--no-cache", "-f", "json", "-o", str(out), path]) == 0
+    exp = json.loads(out.read_text())["counters"]
+    assert len(exp["samples"]) == 693 and len({s["event"] for s in exp["samples"]}) == 77
+    out2 = tmp_path / "one.json"
+    assert main(["export", "--no-cache", "-f", "json", "--select", "name:__missing__", "-o", str(out2), path]) == 0
+    one = json.loads(out2.read_text())["counters"]
+    assert {s["series"]: s["value"] for s in one["samples"]}[FFMA] == 9_119_334_400
+
+
+def test_summary_of_a_trace_without_counters_has_no_counters_key():
+    from tracetui.analysis.summary import build_summary
+    from tracetui.session import LinkedTrace
+
+    doc = build_summary(LinkedTrace(kineto=load_shared_kineto("a100_triton.json.gz")))
+    assert "counters" not in doc
+
+
+def test_counter_events_c_phase(tmp_path):
+    from tracetui.kineto.counters import counters_of
+
+    def edit(ev):
+        t0 = next(e["ts"] for e in ev if e.get("ph") == "X")
+        for k, v in enumerate((10, 30, 20)):
+            ev.append({"ph": "C", "name": "Memory", "pid": 1, "tid": 0, "ts": t0 + 100 * k,
+                       "args": {"allocated": v, "Memory": v * 2, "note": "text"}})
+
+    t = _modified_copy(tmp_path, "a100_triton.json.gz", edit)
+    c = counters_of(t)
+    assert c.series_names == ["Memory: allocated", "Memory"] and c.n_samples == 6 and c.ranges.size == 0
+    ts, dur, val = c.series_samples(0)
+    assert val.tolist() == [10.0, 30.0, 20.0] and (dur == 0).all()
+
+
+# ------------------------------------------------------------------ what is not understood
+def test_unknown_category_and_phase_are_named_with_counts(tmp_path, monkeypatch, capsys):
+    from tracetui.cli import main
+
+    def edit(ev):
+        base = next(e for e in ev if e.get("ph") == "X")
+        for k in range(3):
+            ev.append(dict(base, cat="npu_mystery", name=f"m{k}"))
+        ev.append(dict(base, ph="b", id=1, name="async thing"))
+        ev.append(dict(base, ph="b", id=2, name="async thing"))
+
+    _modified_copy(tmp_path, "a100_triton.json.gz", edit)
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["info", "--json", "--no-cache", str(tmp_path / "modified_a100_triton.json")]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(w.startswith("3 events of category 'npu_mystery' are not understood") for w in warnings), warnings
+    assert any(w.startswith("2 events of phase (ph) 'b' are not understood") for w in warnings), warnings
+    ref = load_shared_kineto("a100_triton.json.gz")
+    assert not [w for w in ref.warnings if w.kind in ("unknown_category", "unknown_phase")]

@@ -9,7 +9,8 @@ JSON keys (times in ms where the key says ``_ms``, else µs; see docs/analysis.m
 (top ops by direct GPU time), ``ops_by_shape``, ``streams``, ``idle`` (by class and
 histogram), ``launches`` (see :func:`tracetui.analysis.launches.launch_summary`),
 ``roofline`` (ops with known FLOPs by GPU time, see
-:func:`tracetui.analysis.roofline.roofline_table`), ``warnings``.
+:func:`tracetui.analysis.roofline.roofline_table`), ``warnings``, and ``counters`` (only when
+the trace has counter events: see :func:`tracetui.kineto.counters.counters_summary`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import WrongTraceKindError
+from ..kineto.counters import counters_summary
 from ..session import LinkedTrace
 from .categories import KernelCategorizer
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
@@ -69,7 +71,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
     span = tl["total"] if tl["total"] > 0 else None
     cats = category_table(gpu)[["category", "count", "total_ms", "percent"]]
     stats = kt.gpu_stats
-    return {
+    out = {
         "source": linked.title,
         "trace": {
             "events": kt.n_events, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
@@ -88,3 +90,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "roofline": _records(roofline_table(kt).head(top)),
         "warnings": [w.message for w in linked.all_warnings()],
     }
+    counters = counters_summary(kt)
+    if counters["events"]:  # counter ranges / C events (kineto/counters.py); absent when none
+        out["counters"] = _plain(counters)
+    return out

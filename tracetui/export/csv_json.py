@@ -20,6 +20,7 @@ from ..analysis.gpu_breakdown import timeline_ms
 from ..analysis.occupancy import occupancy_columns
 from ..analysis.roofline import ops_cost_columns
 from ..io import jsonout
+from ..kineto.counters import counters_export
 from .report import SubtreeReport, plain, records
 
 CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",
@@ -89,9 +90,10 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
     """The report as JSON-ready data: ``source``, ``title``, ``root`` (node id or null),
     ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``,
     ``gpu_timeline`` (ms), ``kernel_categories``, ``ops``, ``kernels``, ``op_summary``,
-    ``kernel_summary``, ``idle_summary``, ``idle_gaps``, ``notes``."""
+    ``kernel_summary``, ``idle_summary``, ``idle_gaps``, ``notes``, and ``counters`` when the
+    subtree holds counter samples (see :func:`tracetui.kineto.counters.counters_export`)."""
     kt = rep.trace
-    return {
+    out = {
         "source": rep.source,
         "title": rep.title,
         "root": rep.root,
@@ -111,6 +113,11 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
         "idle_gaps": records(rep.gaps),
         "notes": list(rep.notes),
     }
+    counters = counters_export(kt, None if rep.root is None else rep.nodes,
+                               None if rep.root is None else kt.node_span(rep.root))
+    if counters:  # counter ranges / samples of the subtree (kineto/counters.py)
+        out["counters"] = plain(counters)
+    return out
 
 
 def render_json(rep: SubtreeReport) -> bytes:

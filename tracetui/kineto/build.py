@@ -24,6 +24,8 @@ from .kinds import (
     GPU_KINDS,
     GPU_WORK_KINDS,
     HOST_KINDS,
+    KNOWN_OTHER_CATEGORIES,
+    KNOWN_PHASES,
     LAUNCH_FLOW_CATEGORIES,
     LAUNCH_KINDS,
     Kind,
@@ -175,6 +177,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     cat_kind = np.array([int(CATEGORY_KIND.get(c, Kind.OTHER)) for c in cats] or [0], dtype=np.uint8)
     kind = cat_kind[cat_id] if n else np.zeros(0, np.uint8)
     _refine_device_kinds(kind, cat_id, name_id, cats, names)
+    _warn_not_understood(cats, cat_id, ph_all, warnings)
     kind = np.where(np.isin(ph, [ord("i"), ord("I"), ord("n")]), np.uint8(Kind.INSTANT), kind).astype(np.uint8)
     ts = ts_all[ev_idx]
     dur = dur_all[ev_idx]
@@ -402,6 +405,25 @@ def _sync_on_streams(kind: np.ndarray, gpu: np.ndarray, host: np.ndarray, pair: 
     pair[sync[hit]] = cand[hit]
     out[sync[hit]] = True
     return out
+
+
+def _warn_not_understood(cats, cat_id: np.ndarray, ph_all: np.ndarray, warnings: list[LoadWarning]) -> None:
+    """Name every category and phase the loader has no rule for, with its event count."""
+    unknown = [i for i, c in enumerate(cats) if str(c) not in CATEGORY_KIND and str(c) not in KNOWN_OTHER_CATEGORIES]
+    if unknown:
+        counts = np.bincount(cat_id, minlength=len(cats))
+        for i in sorted(unknown, key=lambda i: (-int(counts[i]), str(cats[i]))):
+            c = int(counts[i])
+            warnings.append(LoadWarning("unknown_category", f"{c:,} events of category {str(cats[i])!r} are not "
+                                        "understood: kept as plain spans on their thread (not device work, no "
+                                        "launch link)", c))
+    codes, counts = np.unique(ph_all, return_counts=True)
+    for code, c in zip(codes.tolist(), counts.tolist()):
+        if code and chr(code) in KNOWN_PHASES:
+            continue
+        what = repr(chr(code)) if code else "missing or not one byte"
+        warnings.append(LoadWarning("unknown_phase", f"{c:,} events of phase (ph) {what} are not understood: "
+                                    "kept, on no timeline lane", c))
 
 
 def _refine_device_kinds(kind: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray, cats, names) -> None:

@@ -93,6 +93,9 @@ KNOWN_OTHER_CATEGORIES = frozenset({
     "", "external_correlation", "cuda_event", "collective_comm", "mtia_insight", "xpu_scope_profiler",
     "cuda_profiler_range", "mtia_counters", "hardware_counters",
 })
+#: Categories whose events carry counter values as args (read by ``kineto/counters.py``)
+COUNTER_CATEGORIES = frozenset({"cuda_profiler_range", "hardware_counters", "mtia_counters"})
+
 #: Phases (``ph``) the loader understands: complete (X), begin/end (B/E, merged), instants
 #: (i/I/n), flows (s/f/t), metadata (M), counters (C, read by ``kineto/counters.py``)
 KNOWN_PHASES = frozenset("XBEiInsftMC")

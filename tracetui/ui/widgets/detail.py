@@ -22,6 +22,7 @@ from ...analysis.occupancy import kernel_occupancy
 from ...analysis.roofline import op_roofline
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
+from .detail_counters import counter_rows
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
 from .detail_pane import (
     DetailPane,  # the widget; re-exported for callers of tracetui.ui.widgets.detail
@@ -121,7 +122,7 @@ class DetailBuilder:
                 elif kind == Kind.GPU_ANNOTATION:
                     parts += self._gpu_annotation(node)
                 else:
-                    parts += self._host_op(node, kind)
+                    parts += self._host_op(node, kind) + counter_rows(kt, node)
         else:
             parts += self._et_node(node - src.et_base)
         return Group(*parts)

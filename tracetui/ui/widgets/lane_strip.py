@@ -424,6 +424,8 @@ class TimelineStrip(ScrollView, can_focus=False):
         edges = t0 + dt * np.arange(cells + 1)
         busy = np.diff(runs.covered(edges)) / dt
         level = np.where(busy > 1e-9, np.clip(np.rint(busy * 8), 1, 8), 0).astype(np.int8)
+        if hasattr(self._lanes[lane], "cell_levels"):  # a counter track (counter_track.py): value levels
+            level = self._lanes[lane].cell_levels(edges + self._origin)
         glyphs = np.array(list(BLOCKS))[level]
         kind = np.zeros(cells, dtype=np.int8)
         gap_starts, gap_ends = runs.long_gaps(t0, t1, max(2.0 * dt, self._min_gap_us))

@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from ...kineto.kinds import Kind
+from .counter_track import counter_lanes
 from .lane_strip import Lane, TimelineStrip
 from .tree_source import TraceTreeSource
 
@@ -108,6 +109,7 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self._row_of_lane = {lane: row for row, lane in enumerate(self.lane_ids)}
         self._row_table = np.full(len(kt.lanes) + 1, -1, dtype=np.int64)
         self._row_table[self.lane_ids] = np.arange(len(self.lane_ids))
+        lanes += counter_lanes(kt) if lanes else []  # counter tracks below the lanes (not stepped through)
         self.set_lanes(lanes, origin_us=0.0)
         self._update_focus_lane()
 
