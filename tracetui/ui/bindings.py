@@ -34,6 +34,8 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("s", "summaries", "Summaries", show=False, id="main.summaries",
             tooltip="top kernels, top ops, categories, roofline, idle gaps, launches; Enter goes to a row's "
                     "occurrences (n/N cycle them)"),
+    Binding("a", "raw_args", "Every arg", show=False, id="main.raw_args",
+            tooltip="every arg of the selected event, foldable; c copies a value, C its name (OSC 52)"),
     Binding("e", "export", "Export", show=False, id="main.export",
             tooltip="the selected subtree (or the whole trace) as md, html, csv, json or a Chrome trace"),
     Binding("escape", "clear", "Clear search / filter", show=False, id="main.clear"),

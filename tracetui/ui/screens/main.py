@@ -23,6 +23,7 @@ from ..bindings import MAIN_BINDINGS
 from ..jumps import JumpCycle, JumpError, gpu_jump, launching_op, match_index
 from ..notify import show_note
 from ..widgets.detail import DetailBuilder, DetailPane
+from ..widgets.raw_args import RawArgsScreen, event_sections
 from ..widgets.status import StatusLine, rank_part, state_parts, trace_parts
 from ..widgets.timeline_view import TraceTimeline
 from ..widgets.tree_source import TraceTreeSource
@@ -373,6 +374,16 @@ class MainScreen(JobActions, Screen):
             show_note(self, "the summaries need a Kineto trace", severity="warning")
             return
         open_summaries(self)
+
+    def action_raw_args(self) -> None:
+        """``a``: every arg of the selected event (:mod:`..widgets.raw_args`)."""
+        node = self.current
+        k = self.source.kineto_of(node) if node is not None else -1
+        if k < 0 or self.linked.kineto is None:
+            show_note(self, "no Kineto event on this row (an ET op without a linked event)", severity="warning")
+            return
+        kt = self.linked.kineto
+        self.app.push_screen(RawArgsScreen(f"Every arg of {self._label_of(k)}", event_sections(kt, k)))
 
     def action_warnings(self) -> None:
         self.app.push_screen(WarningsScreen(self.linked.all_warnings()))
