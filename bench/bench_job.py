@@ -14,7 +14,9 @@ Every measurement runs in a fresh child process with an empty cache folder:
 
 - cold: ``tracetui.job.open_job`` (identify every file, parse every rank into the cache,
   summarise, match collectives) -- what ``tracetui summary DIR`` does on first use;
-- warm: the same call again in the same process (every rank mapped from the cache);
+- warm: the same call again in the same process (every rank mapped from the cache, its
+  summary the stored one; the code fingerprint is pinned so that edits of the package
+  during the run cannot invalidate the cache);
 - parent peak: the RSS high-water mark of the process that called ``open_job`` (it holds
   only the per-rank summaries and the matched collectives);
 - tree peak: the highest sum of RSS over that process and all its descendants (the local
@@ -145,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         job = make_job(n, 1 if n == 8 else args.copies, work)
         for mode in args.modes.split(","):
             with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, TRACETUI_CACHE_DIR=cache)
+                # the code fingerprint pinned: an edit of the package during a run must not
+                # invalidate the cache between the cold and the warm open
+                env = dict(os.environ, TRACETUI_CACHE_DIR=cache, TRACETUI_CODE_FINGERPRINT="bench-job")
                 out = subprocess.run([sys.executable, __file__, "--one", mode, str(job)], env=env,
                                      capture_output=True, text=True, check=False)
             if out.returncode != 0:
