@@ -242,11 +242,13 @@ class DetailBuilder:
         c, r = got
         rows: list[tuple[str, Any]] = [("FLOPs", f"{c.flops:,}  ({c.formula})"),
                                        ("Bytes moved", format_bytes(c.bytes) + "  (tensors read + written once)")]
-        if r.tflops_per_s is not None:
-            rows += [("Throughput", f"{r.tflops_per_s:,.3f} TFLOP/s · {r.gbps:,.1f} GB/s over "
-                                    f"{format_duration_us(r.gpu_us)} of GPU time")]
         if r.intensity is not None:
             rows.append(("Intensity", f"{r.intensity:,.2f} FLOP/byte"))
+        if r.tflops_per_s is None:
+            rows.append(("Throughput", _t("no GPU time under this op", "dim")))
+            return [KeepText(""), _heading("Cost (from the shapes)"), _grid(rows)]
+        rows.append(("Throughput", f"{r.tflops_per_s:,.3f} TFLOP/s · {r.gbps:,.1f} GB/s over "
+                                   f"{format_duration_us(r.gpu_us)} of GPU time"))
         if r.peak_tflops is not None:
             rows.append(("Peak", f"{r.device}: {r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s"))
             if r.pct_of_peak is not None:
