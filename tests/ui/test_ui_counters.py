@@ -37,7 +37,7 @@ async def test_cupti_range_counters_in_detail_and_timeline():
         assert "Counters (9 counters over this range)" in detail
         assert "ffma" in detail and "fmul" in detail
         assert "9,119,334,400" in detail and "24,780,800" in detail
-        assert "23.3%" in detail  # 9119334400 / 39142369720 of all ffma
+        assert "23.3% of its total" in detail  # 9119334400 / 39142369720 of all ffma
         tracks = [ln for ln in screen.timeline.lanes if isinstance(ln, CounterLane)]
         assert len(tracks) == 9 and sum(t.starts.size for t in tracks) == 693
         assert tracks[7].series == "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
@@ -65,3 +65,20 @@ async def test_unknown_category_is_named_on_the_warnings_screen(tmp_path):
         await press(pilot, "w")
         assert isinstance(app.screen, WarningsScreen)
         assert "3 events of category 'npu_mystery'" in screen_text(app)
+
+
+async def test_mtia_device_event_detail_names_its_launch_and_device():
+    kt = load_shared_kineto("mtia_inference_rank0.json.gz")
+    merge = next(i for i in range(kt.n_events) if kt.name(i) == "merge" and kt.launch_of[i] >= 0)
+    app = TraceApp(use_cache=False, paths=[str(kineto_path("mtia_inference_rank0.json.gz"))])
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await open_app(app, pilot)
+        screen.select(merge)
+        await pilot.pause()
+        detail = screen.query_one(DetailPane).text()
+        assert "mtia_ccp_events" in detail and "runFunction" in detail
+        assert "Device       17" in detail
+        lane = kt.lanes[int(kt.lane_of[merge])]
+        assert lane.label.startswith(lane.short + " (MTIA 17") and lane.short.startswith("Stream 1")
+        assert [ln.label for ln in screen.timeline.lanes][:2] == ["Stream 101", "Stream 102"]
+        assert lane.short in screen_text(app)  # the timeline's row, named as the tree names the lane

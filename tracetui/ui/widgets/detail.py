@@ -339,7 +339,7 @@ class DetailBuilder:
     def _gpu_work(self, ev: int, kind: Kind) -> list[RenderableType]:
         src, kt = self.src, self.src.kt
         args = kt.args(ev)
-        dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get(schema.DEVICE)
+        dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get(schema.DEVICE, kt.pids[ev])  # MTIA: no arg
         category = None
         if self.categorizer is not None:
             try:

@@ -1,7 +1,7 @@
 """Detail-pane rows of a counter event: a CUPTI profiler range (``cuda_profiler_range``), a
 ``hardware_counters``/``mtia_counters`` event or a ``C`` sample.
 
-One row per numeric arg (:mod:`tracetui.kineto.counters`): the counter's name, its value as
+Per numeric arg (:mod:`tracetui.kineto.counters`): the counter's name, then its value as
 the trace wrote it (exact integers, thousands separators) and its share of that counter's
 total over the whole trace (how much of, say, all FFMA instructions this range executed).
 Names are trace data: plain text, never markup.
@@ -44,15 +44,14 @@ def counter_rows(kt: KinetoTrace, ev: int) -> list[RenderableType]:
     base = kt.names[kt.name_id[ev]] if is_c else ""
     texts = [_value(args.get(_arg_key(name, base, is_c), value)) for name, value in samples]
     width = max(map(len, texts))
-    # one line per counter, value first: counter names are long single words (CUPTI metric
-    # names), so a table would cut the values; the name folds onto the next lines instead
-    lines: list[RenderableType] = [KeepText(f"{'value':>{width}}  {'of total':>8}  counter", style="bold")]
+    # two lines per counter: its name (CUPTI metric names are long single words, so a
+    # table would cut the values), then its value and share, aligned
+    lines: list[RenderableType] = []
     for (name, value), text in zip(samples, texts):
         total = totals.get(name, 0.0)
-        share = f"{100.0 * value / total:.1f}%" if total else "·"
-        line = KeepText(f"{text:>{width}}  ", overflow="fold")
-        line.append(f"{share:>8}", style="dim")
-        line.append("  ")
-        line.append(name)
+        share = f"{100.0 * value / total:.1f}% of its total" if total else "its total is 0"
+        lines.append(KeepText(name, style="bold", overflow="fold"))
+        line = KeepText(f"  {text:>{width}}  ")
+        line.append(share, style="dim")
         lines.append(line)
     return [KeepText(""), KeepText(f"Counters ({what})", style="bold underline"), *lines]
