@@ -45,6 +45,12 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the timeline focused (t): the marked lane, its keys in the footer, arrows stepping along a stream"),
     ("export_dialog.svg", [BERT], ["slash", *"aten::addmm", "enter", "e"], (80, 24),
      "e: the export dialog (format first, default name from op name and External id)"),
+    ("summaries.svg", [BERT], ["s", "4"], SIZE,
+     "s: the summaries, roofline tab (ops with FLOPs from shapes, TFLOP/s, GB/s, % of the H100's roofline)"),
+    ("kernel_occupancy.svg", [BERT], ["slash", *"sm90_xmma", "enter"], SIZE,
+     "an H100 GEMM: Kineto's 0 % estimate beside the theoretical occupancy (18.75 %, registers + shared memory)"),
+    ("raw_args.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign", "a"], (100, 36),
+     "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
 ]
@@ -61,6 +67,9 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
             await pilot.pause(0.05)
         for key in keys:
             await pilot.press(key)
+            if key == "s":  # the summaries are computed in a worker before their screen opens
+                await app.workers.wait_for_complete()
+                await pilot.pause()
         await pilot.pause()
         path = out / name
         app.save_screenshot(filename=name, path=str(out))

@@ -60,7 +60,8 @@ class RawArgsTree(Tree[tuple[str, str, Any]]):
 
     def add_value(self, parent: TreeNode, key: str, value: Any, path: str) -> None:
         """Add ``key: value`` under ``parent``; objects and long lists get folded children."""
-        label = Text(str(key), style="bold")
+        label = Text()
+        label.append(str(key), style="bold")
         if _inline(value):
             text = value_text(value)
             label.append("  ")
