@@ -446,7 +446,8 @@ def _warn_unplaced(dec: DecodedTrace, ev_idx: np.ndarray, ph: np.ndarray, lane_o
     """Events kept in the columns but on no lane (counters, async spans, other phases): say so.
 
     Instant events are markers (the profiler writes global ones with no thread); they are
-    not reported here."""
+    not reported here.  Counter samples (ph C) are counted here too, although the timeline
+    shows them as counter tracks (``kineto/counters.py``)."""
     off = (lane_of < 0) & ~no_ts & (kind != int(Kind.INSTANT))
     if not off.any():
         return
