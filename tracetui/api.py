@@ -280,13 +280,17 @@ class OpRooflineMetrics:
 
 def op_roofline_metrics(op: int | TraceEvent, gpu_trace: Any) -> OpRooflineMetrics | None:
     """Roofline numbers of the cpu_op ``op`` (node id or a :class:`TraceEvent`), from its
-    ``Input Dims``/``Input type``; None when it is not a cpu_op or its FLOPs are not known
-    (an op not in docs/roofline.md, or a trace recorded without shapes)."""
-    _, kt, _ = _split(None, gpu_trace)
+    ``Input Dims``/``Input type`` (or, given a LinkedTrace, the linked ET op's input shapes);
+    None when it is not a cpu_op or its FLOPs are not known (an op not in docs/roofline.md,
+    or no shapes recorded)."""
+    et, kt, link = _split(None, gpu_trace)
     if kt is None:
         raise TraceError(None, "op_roofline_metrics needs a Kineto trace")
     i = op.index if isinstance(op, TraceEvent) else int(op)
-    got = op_roofline(kt, i)
+    et_node = None  # a LinkedTrace: the linked ET op's shapes when the Kineto trace has none
+    if et is not None and link is not None and 0 <= i < kt.n_events and int(link.kineto_to_et[i]) >= 0:
+        et_node = et.node(int(link.kineto_to_et[i]))
+    got = op_roofline(kt, i, et_node=et_node)
     if got is None:
         return None
     c, r = got

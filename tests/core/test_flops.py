@@ -147,3 +147,24 @@ def test_json_export_and_api_carry_flops():
     r = api.op_roofline_metrics(i, kt)
     assert (r.flops, r.bound, r.device) == (73_996_800, "memory", "H100 SXM")
     assert api.op_roofline_metrics(int(kt.gpu_events_of(i)[0]), kt) is None  # a kernel is not an op
+
+
+def test_et_shapes_when_kineto_has_none():
+    # param_linear_cuda_pair (RTX 2080 Ti): the Kineto trace has no Input Dims; the linked ET op
+    # aten::linear has x [512, 1024], W [1024, 1024], bias [1024] (float):
+    # 2·512·1024·1024 + 512·1024 FLOPs, measured against the 2080 Ti's fp32 peak
+    from shared_traces import load_shared_pair
+
+    from tracetui import api
+
+    lt = load_shared_pair("param_linear_cuda_pair")
+    et, kt, link = lt.et, lt.kineto, lt.link
+    pos = next(p for p in range(len(et.ids)) if et.node(p).name == "aten::linear" and link.et_to_kineto[p] >= 0)
+    k = int(link.et_to_kineto[pos])
+    assert "Input Dims" not in kt.args(k)
+    assert op_roofline(kt, k) is None
+    c, r = op_roofline(kt, k, et_node=et.node(pos))
+    assert c.flops == 2 * 512 * 1024 * 1024 + 512 * 1024
+    assert c.bytes == (512 * 1024 + 1024 * 1024 + 1024 + 512 * 1024) * 4
+    assert (r.device, r.compute_type) == ("RTX 2080 Ti", "fp32")
+    assert api.op_roofline_metrics(k, lt).flops == c.flops

@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from ..et import ETTensor
 from ..kineto import schema
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
@@ -112,11 +113,43 @@ def op_costs(trace: KinetoTrace, ops: np.ndarray) -> list[OpCost | None]:
     return out
 
 
-def op_roofline(trace: KinetoTrace, op: int, table: DeviceTable | None = None) -> tuple[OpCost, Roofline] | None:
-    """Cost and roofline of one cpu_op (its subtree GPU time), None when its cost is unknown."""
+def et_inputs(node: Any) -> tuple[list[Any], list[str], list[Any], list[Any]]:
+    """(dims, types, concrete values, strides) of an ET node's inputs, in Kineto's
+    ``Input Dims``/``Input type``/``Concrete Inputs``/``Input Strides`` form, so that
+    :func:`~tracetui.analysis.flops.op_cost` reads them the same way."""
+    dims: list[Any] = []
+    types: list[str] = []
+    concrete: list[Any] = []
+    strides: list[Any] = []
+    for arg in node.inputs:
+        v = arg.value
+        if isinstance(v, ETTensor) and v.shape is not None:
+            dims.append(list(v.shape))
+            types.append(v.dtype)
+            concrete.append("")
+            strides.append(list(v.stride) if v.stride is not None else [])
+        else:
+            dims.append([])
+            types.append("Scalar")
+            if isinstance(v, list):  # an int list (stride, padding ...) as Kineto writes it
+                vals = [getattr(x, "value", x) for x in v]
+                concrete.append(str(vals) if all(isinstance(x, int) for x in vals) else "")
+            else:
+                concrete.append(str(v) if isinstance(v, (int, bool)) else "")
+            strides.append([])
+    return dims, types, concrete, strides
+
+
+def op_roofline(trace: KinetoTrace, op: int, table: DeviceTable | None = None,
+                et_node: Any = None) -> tuple[OpCost, Roofline] | None:
+    """Cost and roofline of one cpu_op (its subtree GPU time), None when its cost is unknown.
+    Without shapes in the Kineto trace, the linked ET node's input shapes (``et_node``) are used."""
     if op >= trace.n_events or int(trace.kind[op]) != int(Kind.CPU_OP):
         return None
     cost = op_costs(trace, np.array([op]))[0]
+    if cost is None and et_node is not None:
+        dims, types, concrete, strides = et_inputs(et_node)
+        cost = op_cost(trace.name(op), dims, types, concrete, strides)
     if cost is None:
         return None
     _, subtree = gpu_time_per_node(trace)

@@ -229,14 +229,15 @@ class DetailBuilder:
         if used_et and isinstance(concrete, list) and any(c not in ("", None) for c in concrete):
             parts.append(_grid([(schema.CONCRETE_INPUTS, _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
         if kind == Kind.CPU_OP:
-            parts += self._roofline(ev)
+            parts += self._roofline(ev, et_node)
         parts += self._gpu_summary(ev)
         return parts
 
-    def _roofline(self, ev: int) -> list[RenderableType]:
-        """FLOPs and bytes from the op's shapes and where its GPU time puts it on the device's
-        roofline (analysis/roofline.py); nothing when the op's FLOPs are not known."""
-        got = op_roofline(self.src.kt, ev)
+    def _roofline(self, ev: int, et_node: Any = None) -> list[RenderableType]:
+        """FLOPs and bytes from the op's shapes (Kineto's, else its ET node's) and where its GPU
+        time puts it on the device's roofline (analysis/roofline.py); nothing when the op's
+        FLOPs are not known."""
+        got = op_roofline(self.src.kt, ev, et_node=et_node)
         if got is None:
             return []
         c, r = got
