@@ -127,6 +127,8 @@ def theoretical_occupancy(props: dict[str, Any] | None, threads_per_block: Any, 
         return Occupancy(None, reason="the kernel has no block size")
     if regs is None or smem is None:
         return Occupancy(None, reason="the kernel has no registers per thread or shared memory in its args")
+    if regs < 0 or smem < 0:
+        return Occupancy(None, reason="negative registers or shared memory in the kernel's args")
     warp = _int(props.get(schema.DEV_WARP_SIZE)) or 32
     max_threads_sm = _int(props.get(schema.DEV_MAX_THREADS_PER_SM))
     max_warps = max_threads_sm // warp if max_threads_sm else arch.max_warps_per_sm
