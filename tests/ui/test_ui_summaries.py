@@ -83,3 +83,21 @@ async def _summaries_shown(pilot) -> None:
 @pytest.mark.parametrize("size", SIZES)
 def test_summaries_snapshot(snap_compare, size):
     assert snap_compare(TraceApp([BERT], use_cache=False), terminal_size=size, run_before=_summaries_shown)
+
+
+async def test_palette_lists_summaries_and_a_cpu_trace_gets_empty_tables():
+    from shared_traces import SAMPLES
+
+    app = TraceApp([str(SAMPLES / "cpu_transformer_kineto.json.gz")], use_cache=False)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        main = await open_app(app, pilot)
+        titles = [c.title for c in app.get_system_commands(main)]
+        assert "Summaries" in titles and "Every arg" in titles
+        summ = await open_summaries(app, pilot)
+        by_key = {t.key: t for t in summ.tables}
+        assert not by_key["kernels"].rows and not by_key["roofline"].rows  # no GPU work in this trace
+        assert by_key["ops"].rows  # the CPU ops are there, with 0 GPU time
+        assert summ.query_one("TabbedContent").active == "p-ops"  # the first tab with rows
+        await press(pilot, "enter")  # on an op row: its calls in the tree
+        assert isinstance(app.screen, MainScreen)
+        assert main.linked.kineto.name(main.current) == by_key["ops"].rows[0][0]

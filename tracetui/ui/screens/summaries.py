@@ -208,7 +208,8 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
     def compose(self) -> ComposeResult:
         yield Label(Text.assemble((self.kt.name_of_file, "bold"),
                                   " · Enter: its occurrences in the tree, n/N cycle them"), id="summaries-title")
-        with TabbedContent(id="summaries-tabs"):
+        first = next((t for t in self.tables if t.rows), self.tables[0] if self.tables else None)
+        with TabbedContent(id="summaries-tabs", initial=f"p-{first.key}" if first else ""):
             for t in self.tables:
                 with TabPane(f"{t.title} ({len(t.rows):,})", id=f"p-{t.key}"):
                     if t.note:
