@@ -118,13 +118,13 @@ def _roofline(kt: KinetoTrace) -> SummaryTable:
 def _gaps(kt: KinetoTrace, gpu: Any) -> SummaryTable:
     t = SummaryTable("gaps", "Idle gaps", [("class", False), ("gaps", True), ("total ms", True), ("mean µs", True),
                                            ("max µs", True), ("% of idle", True)],
-                     note="gaps on each GPU stream; Enter goes to the GPU events that end them, longest gap first")
+                     note="gaps on each GPU stream; Enter goes to the GPU events that end them (tree order)")
     gaps = idle_gaps(kt, gpu)
     if gaps.empty:
         return t
     total = float(gaps["dur"].sum())
     for cls in IDLE_CLASSES:
-        g = gaps[gaps["idle_class"] == cls].sort_values("dur", ascending=False, kind="stable")
+        g = gaps[gaps["idle_class"] == cls]
         if g.empty:
             continue
         d = g["dur"]
