@@ -237,3 +237,19 @@ def test_unknown_category_and_phase_are_named_with_counts(tmp_path, monkeypatch,
     assert any(w.startswith("2 events of phase (ph) 'b' are not understood") for w in warnings), warnings
     ref = load_shared_kineto("a100_triton.json.gz")
     assert not [w for w in ref.warnings if w.kind in ("unknown_category", "unknown_phase")]
+
+
+def test_xpu_and_privateuse1_launches_link_like_cuda(tmp_path):
+    """h100_bert_inference with its cuda_runtime calls renamed as an XPU / PrivateUse1 backend
+    writes them: the same GPU events link to the same launches."""
+    ref = load_shared_kineto("h100_bert_inference.json.gz")
+    for cat in ("xpu_runtime", "privateuse1_runtime"):
+        def edit(ev, cat=cat):
+            for e in ev:
+                if e.get("cat") == "cuda_runtime":
+                    e["cat"] = cat
+
+        t = _modified_copy(tmp_path, "h100_bert_inference.json.gz", edit)
+        assert t.gpu_stats.linked == ref.gpu_stats.linked == 61
+        assert (t.launch_of == ref.launch_of).all()
+        assert not [w for w in t.warnings if w.kind == "unknown_category"]
