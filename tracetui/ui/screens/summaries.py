@@ -28,6 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
+from textual.widgets.data_table import ColumnKey
 
 from ...analysis.categories import KernelCategorizer
 from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
@@ -176,6 +177,12 @@ def _cell(v: Any, numeric: bool, column: str, width: int | None = None) -> Text:
     return Text(text.rjust(width or 0))
 
 
+def _num_width(t: SummaryTable, c: int) -> int:
+    """Cells of numeric column ``c``: its widest value or its name."""
+    name = t.columns[c][0]
+    return max([len(name), *(_cell(r[c], True, name).cell_len for r in t.rows)])
+
+
 def _sort_key(v: Any, numeric: bool) -> Any:
     if numeric:
         return -float(v) if isinstance(v, (int, float, np.integer, np.floating)) and v == v else float("inf")
@@ -220,9 +227,8 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
     def on_mount(self) -> None:
         for t in self.tables:
             table = self.query_one(f"#t-{t.key}", DataTable)
-            for c, (name, num) in enumerate(t.columns):
-                width = max([len(name), *(_cell(r[c], True, name).cell_len for r in t.rows)]) if num else len(name)
-                table.add_column(Text(name.rjust(width) if num else name), key=str(c))
+            for c in range(len(t.columns)):
+                table.add_column(self._header(t, c), key=str(c))
             self._fill(t)
         self.call_after_refresh(self._focus_table)
 
@@ -237,13 +243,27 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
             numeric = t.columns[col][1]
             order.sort(key=lambda i: _sort_key(t.rows[i][col], numeric), reverse=rev)
         widths = self._text_widths(t)
-        for c, (name, num) in enumerate(t.columns):  # numbers: right-aligned to the column's widest
-            if num:
-                widths[c] = max([len(name), *(_cell(r[c], True, name).cell_len for r in t.rows)])
+        for c, (name, num) in enumerate(t.columns):
+            column = table.columns[ColumnKey(str(c))]  # the header shows the sort: ▼ as sorted, ▲ reversed
+            header = self._header(t, c)
+            column.content_width = max(column.content_width, header.cell_len, _num_width(t, c) if num else 0)
+            if num:  # numbers and their header right-aligned to the column's width
+                widths[c] = column.content_width
+                header = Text(header.plain.rjust(widths[c]))
+            column.label = header
         table.clear()
         for i in order:
             table.add_row(*(_cell(v, num, name, widths.get(c)) for c, (v, (name, num)) in
                             enumerate(zip(t.rows[i], t.columns))), key=str(i))
+
+    def _header(self, t: SummaryTable, c: int) -> Text:
+        """Column ``c``'s header: its name, with ▼ (sorted) or ▲ (reversed) when sorted by it."""
+        col, rev = self.sort_state.get(t.key, (-1, False))
+        name, num = t.columns[c]
+        if c != col:
+            return Text(name.rjust(_num_width(t, c)) if num else name)
+        mark = "▲" if rev else "▼"
+        return Text(f"{mark} {name}".rjust(_num_width(t, c)) if num else f"{name} {mark}")
 
     def _text_widths(self, t: SummaryTable) -> dict[int, int]:
         """Cells left to each text column (names, shapes) once the numbers have theirs, so the
