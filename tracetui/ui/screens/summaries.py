@@ -29,6 +29,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
+from textual.worker import get_current_worker
 
 from ...analysis.categories import KernelCategorizer
 from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
@@ -381,6 +382,11 @@ def open_summaries(screen: Any) -> None:
 
     def compute() -> None:
         tables = summary_tables(kt, categorizer)
-        app.call_from_thread(push, tables)
+        if get_current_worker().is_cancelled:  # the app is closing, or s was pressed again
+            return
+        try:
+            app.call_from_thread(push, tables)
+        except RuntimeError:  # the app stopped meanwhile
+            pass
 
     screen.run_worker(compute, thread=True, exclusive=True, group="summaries", name="summaries")
