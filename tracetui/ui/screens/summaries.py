@@ -293,9 +293,13 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         return self._table(active[2:]) if active and active.startswith("p-") and self.tables else None
 
     def _focus_table(self) -> None:
+        """Focus the active tab's table (runs after a refresh: the screen may be closed by then)."""
+        if not self.is_attached or self.app.screen is not self:
+            return
         t = self._active()
         if t is not None:
-            self.query_one(f"#t-{t.key}", DataTable).focus()
+            for table in self.query(f"#t-{t.key}").results(DataTable):
+                table.focus()
 
     @on(TabbedContent.TabActivated)
     def _on_tab(self, event: TabbedContent.TabActivated) -> None:
