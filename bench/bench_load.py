@@ -307,30 +307,23 @@ print(json.dumps({"load": t1 - t0, "peak": hwm, "rows": len(analyzer.tree.events
 """
 
 
-def tracelens_available(py: str) -> bool:
+def peer_available(py: str, probe: str) -> bool:
+    """Whether the peer venv's interpreter ``py`` can run ``probe`` (an import)."""
     if not Path(py).exists():
         return False
-    return subprocess.run([py, "-c", "from TraceLens import TreePerfAnalyzer"], capture_output=True).returncode == 0
+    return subprocess.run([py, "-c", probe], capture_output=True).returncode == 0
 
 
-def run_tracelens(py: str, path: str) -> dict:
-    out = subprocess.run([py, "-c", TRACELENS_SCRIPT, path], capture_output=True, text=True, timeout=1800)
+def run_peer(py: str, script: str, name: str, path: str) -> dict:
+    """Run a peer's measuring ``script`` on ``path``; its last stdout line is the JSON result."""
+    out = subprocess.run([py, "-c", script, path], capture_output=True, text=True, timeout=1800)
     if out.returncode != 0:
-        raise RuntimeError(f"TraceLens failed on {path}:\n{out.stderr[-3000:]}")
+        raise RuntimeError(f"{name} failed on {path}:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def hta_available(py: str) -> bool:
-    if not Path(py).exists():
-        return False
-    return subprocess.run([py, "-c", "import hta.trace_analysis"], capture_output=True).returncode == 0
-
-
-def run_hta(py: str, path: str) -> dict:
-    out = subprocess.run([py, "-c", HTA_SCRIPT, path], capture_output=True, text=True, timeout=1800)
-    if out.returncode != 0:
-        raise RuntimeError(f"HTA failed on {path}:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return peer_available(py, "import hta.trace_analysis")
 
 
 def have_summary() -> bool:
@@ -400,12 +393,12 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
         row["summary_cold"] = wall(cmd, env)
         row["summary_cached"] = statistics.median(wall(cmd, env) for _ in range(1 if args.quick else 3))
         log(f"summary {row['summary_cold']:.2f}s / {row['summary_cached']:.2f}s")
-    if hta_py and tracelens_available(hta_py):
-        tl = run_tracelens(hta_py, path)
+    if hta_py and peer_available(hta_py, "from TraceLens import TreePerfAnalyzer"):
+        tl = run_peer(hta_py, TRACELENS_SCRIPT, "TraceLens", path)
         row.update(tracelens_load=tl["load"], tracelens_peak=tl["peak"] / MB)
         log(f"TraceLens {tl['load']:.1f}s {tl['peak'] / MB:.0f} MB")
     if hta_py:
-        h = run_hta(hta_py, path)
+        h = run_peer(hta_py, HTA_SCRIPT, "HTA", path)
         row.update(hta_load=h["load"], hta_peak=h["peak"] / MB)
         log(f"HTA {h['load']:.1f}s {h['peak'] / MB:.0f} MB")
     shutil.rmtree(cdir, ignore_errors=True)

@@ -147,43 +147,23 @@ def _gunzip_whole(path: str, raw: bytes, avail: int | None) -> _Gunzipped | None
     (``isal``, about 2x zlib's speed), with the same memory bound.  Returns None when the
     data is cut short or corrupt, so :func:`_gunzip` redoes it with zlib, whose
     decompressor can be copied to keep what precedes the damage."""
-    limit = None if avail is None else avail / MEMORY_FACTOR
-    out: list[bytes] = []
-    total = 0
-    pos = 0
-    n = len(raw)
-    view = memoryview(raw)
-    step = _IN_STEP * 64
     try:
-        while pos < n:
-            d = isal_zlib.decompressobj(16 + zlib.MAX_WBITS)
-            while pos < n and not d.eof:
-                piece = view[pos:pos + step]
-                chunks = _inflate_piece(d, piece, float("inf") if limit is None else limit - total)
-                pos += len(piece) - len(d.unused_data)
-                for chunk in chunks:
-                    out.append(chunk)
-                    total += len(chunk)
-                if limit is not None and total > limit:
-                    raise _too_large(path, total, pos, n, avail)
-            tail = d.flush()
-            if tail:
-                out.append(tail)
-                total += len(tail)
-            if not d.eof:
-                return None
-            if bytes(view[pos:pos + 2]) == GZIP_MAGIC:
-                continue  # another member
-            if not bytes(view[pos:]).strip(b"\x00"):
-                pos = n
-            break
+        return _inflate_members(path, raw, avail, fast=True)
     except isal_zlib.error:
         return None
-    return _Gunzipped(b"".join(out), False, None, pos, n - pos)
 
 
 def _gunzip(path: str, raw: bytes, avail: int | None) -> _Gunzipped:
     """Decompress every gzip member in bounded steps; stop at a cut or corrupt data."""
+    got = _inflate_members(path, raw, avail, fast=False)
+    assert got is not None
+    return got
+
+
+def _inflate_members(path: str, raw: bytes, avail: int | None, *, fast: bool) -> _Gunzipped | None:
+    """Inflate gzip member after member in bounded steps.  ``fast``: ISA-L in big input
+    pieces, None at a cut (errors propagate); else zlib, which redoes a corrupt piece in
+    small steps to keep what precedes the damage and reports a cut or corrupt end."""
     limit = None if avail is None else avail / MEMORY_FACTOR
     out: list[bytes] = []
     total = 0
@@ -193,16 +173,16 @@ def _gunzip(path: str, raw: bytes, avail: int | None) -> _Gunzipped:
     truncated = False
     error = None
     while pos < n:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d = isal_zlib.decompressobj(16 + zlib.MAX_WBITS) if fast else zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
-            step = _IN_STEP
+            step = _IN_STEP * 64 if fast else _IN_STEP
             while pos < n and not d.eof:
                 piece = view[pos:pos + step]
-                saved = d.copy()
+                saved = None if fast else d.copy()
                 try:
                     chunks = _inflate_piece(d, piece, float("inf") if limit is None else limit - total)
                 except zlib.error:
-                    if step == _MIN_STEP:
+                    if saved is None or step == _MIN_STEP:
                         raise
                     # corrupt data in this piece: redo it in small steps to keep what precedes the damage
                     d, step = saved, _MIN_STEP
@@ -223,6 +203,8 @@ def _gunzip(path: str, raw: bytes, avail: int | None) -> _Gunzipped:
             truncated, error = True, str(exc)
             break
         if not d.eof:
+            if fast:
+                return None
             truncated = True
             break
         if bytes(view[pos:pos + 2]) == GZIP_MAGIC:
