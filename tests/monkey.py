@@ -137,6 +137,18 @@ async def _send(app, pilot, keys: Sequence[str]) -> None:
     await _settle(app, pilot)
 
 
+async def _wait_for_workers(app) -> None:
+    """Wait for the app's workers; one cancelled by the app itself (an exclusive worker
+    replaced by a newer one, e.g. ``s`` pressed twice) is not a failure, a failed one is."""
+    from textual.worker import WorkerCancelled
+
+    for worker in list(app.workers):
+        try:
+            await worker.wait()
+        except WorkerCancelled:
+            pass
+
+
 async def walk(make_app: Callable[[], object], opened: Callable[[object, object], object], *, label: str,
                seed: int, n_keys: int, size: tuple[int, int] = (80, 24), paint_every: int = 24) -> Walk:
     """Press ``n_keys`` random keys (seeded) on apps made by ``make_app``; ``opened(app,
@@ -169,7 +181,7 @@ async def walk(make_app: Callable[[], object], opened: Callable[[object, object]
                     if app._exception is not None:
                         break
                 if app.return_code is None:
-                    await app.workers.wait_for_complete()
+                    await _wait_for_workers(app)
                     await pilot.pause()
         except Exception as exc:
             raise WalkFailure(f"{record.describe()}\n{type(exc).__name__}: {exc}") from exc

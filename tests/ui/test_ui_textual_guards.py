@@ -48,3 +48,14 @@ async def test_page_down_in_an_option_list_before_layout_does_nothing():
         options.action_page_down()  # raised KeyError in OptionList._move_page before the guard
         options.action_page_up()
         assert options.highlighted == 1
+
+
+async def test_a_second_dismissal_result_is_ignored():
+    from textual.screen import ResultCallback
+
+    got = []
+    future = asyncio.get_running_loop().create_future()
+    callback = ResultCallback(None, got.append, future)
+    callback("first")
+    callback("second")  # the palette dismissed twice: Textual would raise InvalidStateError
+    assert future.result() == "first" and got == []  # no requester: the callback is not scheduled

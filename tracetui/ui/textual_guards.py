@@ -17,6 +17,11 @@ browser app (the headless core never imports this module).
   closes) asks for a negative delay.  Seen in long monkey runs (-0.104 s and -0.011 s,
   Textual 8.2.8).  Such a timer fires after :data:`MIN_TIMER_S` instead, and
   :data:`clamped_timers` records where it was created (the monkey bench prints it).
+* ``ResultCallback.__call__`` sets its future's result even when a first dismissal already
+  set it, and raises ``InvalidStateError``: the command palette dismissed twice, when a
+  second ``enter`` arrives before the first one's dismissal has popped the palette
+  (typed-ahead keys; the monkey test on a 2-core CI box, Textual 8.2.8).  The first
+  result was delivered; the second call is ignored.
 """
 
 from __future__ import annotations
@@ -70,6 +75,24 @@ def _guard_negative_timers() -> None:
     Timer.__init__ = __init__  # type: ignore[method-assign]
 
 
+def _guard_double_dismiss() -> None:
+    from textual import screen as textual_screen
+
+    cls = getattr(textual_screen, "ResultCallback", None)
+    if cls is None:  # a Textual without it
+        return
+    original = cls.__call__
+
+    @wraps(original)
+    def __call__(self, result) -> None:
+        future = getattr(self, "future", None)
+        if future is not None and future.done():
+            return
+        original(self, result)
+
+    cls.__call__ = __call__  # type: ignore[method-assign]
+
+
 def install_guards() -> None:
     """Install every guard (idempotent)."""
     global _INSTALLED
@@ -77,4 +100,5 @@ def install_guards() -> None:
         return
     _guard_move_page()
     _guard_negative_timers()
+    _guard_double_dismiss()
     _INSTALLED = True
