@@ -61,7 +61,7 @@ STEPS = [
     ("tracetui.kineto.build", "_merge_begin_end"),
     ("tracetui.kineto.build", "_factorize"),
     ("tracetui.kineto.build", "_compact"),
-    ("tracetui.kineto.build", "_nest"),
+    ("tracetui.kineto.build", "nest_by_time"),
     ("tracetui.tree.csr", "csr_children"),
     ("tracetui.kineto.build", "_link_fwd_bwd"),
     ("tracetui.kineto.timestamps", "relative_times"),

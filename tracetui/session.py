@@ -1,8 +1,10 @@
 """The linked model the UI, the CLI and the Python API share.
 
 ``load_trace(path)`` loads one file, detecting by *content* whether it is a Kineto trace
-("GPU trace") or an Execution Trace ("CPU trace").  ``load_pair(a, b)`` loads both halves
-of a run, in either order, and links them (see ``tracetui.link``).
+("GPU trace"), an Execution Trace ("CPU trace") or a driver-call trace (JSON Lines of an
+eBPF or LD_PRELOAD tracer).  ``load_pair(a, b)`` loads both halves of a run, in either
+order, and links them (see ``tracetui.link``); ``open_traces`` also takes a driver-call
+trace beside a Kineto trace and links the two.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import TYPE_CHECKING, Union
 
 import msgspec
 
+from .driver import DriverTrace, load_driver
+from .driver.lines import looks_like_driver_lines
 from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from .io.files import FileBytes, read_trace_bytes, sniff_head
 from .kineto import KinetoTrace, load_kineto
@@ -32,11 +36,13 @@ _ET_KEYS = (b'"schema"', b'"start_ts"', b'"finish_ts"')
 
 
 def detect_kind(fb: FileBytes) -> str:
-    """"kineto", "et" or "unknown", from the document's keys (never the file name)."""
+    """"kineto", "et", "driver" or "unknown", from the content (never the file name)."""
     head = fb.data[:_SNIFF].lstrip()
     kind = sniff_head(head)
     if kind is not None:
         return kind
+    if looks_like_driver_lines(fb.data[:_SNIFF]):
+        return "driver"
     if head[:1] != b"{":
         return "unknown"
     try:
@@ -86,10 +92,12 @@ def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace,
         from .et import load_et
 
         return load_et(path, file_bytes=fb)
+    if kind == "driver" or path.endswith((".jsonl", ".jsonl.gz")):
+        return load_driver(path, file_bytes=fb, progress=progress)
     if not fb.data.strip():
         raise TraceFormatError(path, "file is empty")
-    raise TraceFormatError(path, "not a PyTorch profiler trace or Execution Trace "
-                                 "(no 'traceEvents' or 'nodes' found)")
+    raise TraceFormatError(path, "not a PyTorch profiler trace, Execution Trace or driver-call trace "
+                                 "(no 'traceEvents', 'nodes' or JSON object line found)")
 
 
 def load_trace(path: str | os.PathLike[str], progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
@@ -99,7 +107,10 @@ def load_trace(path: str | os.PathLike[str], progress: Progress | None = None) -
 
 @dataclass
 class LinkedTrace:
-    """A Kineto trace, optionally with its Execution Trace and the link between them."""
+    """A Kineto trace, optionally with its Execution Trace and the link between them.
+
+    ``kineto`` may be a :class:`~tracetui.driver.trace.DriverTrace`: a driver-call trace
+    alone, or a Kineto trace with a driver-call trace linked to it (``driver_link``)."""
 
     kineto: KinetoTrace | None
     et: "ETTrace | None" = None
@@ -109,6 +120,9 @@ class LinkedTrace:
     @property
     def title(self) -> str:
         parts = [os.path.basename(t.path) for t in (self.kineto, self.et) if t is not None]
+        drv = self.kineto if isinstance(self.kineto, DriverTrace) else None
+        if drv is not None and drv.link is not None:
+            parts.append(os.path.basename(drv.driver_path))
         return " + ".join(parts)
 
     def all_warnings(self) -> list[LoadWarning]:
@@ -130,13 +144,15 @@ def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[st
 
 def open_traces(paths: list[str], progress: Progress | None = None,
                 load_one: Callable[[str, Progress], object] | None = None) -> LinkedTrace:
-    """Load one Kineto trace, one ET, or one of each (any order) into a :class:`LinkedTrace`.
+    """Load one trace, or a Kineto trace with its ET and/or its driver-call trace (any
+    order, detected by content) into a :class:`LinkedTrace`.
 
     ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`); the
     cache passes its own to serve Kineto traces from disk.
     """
-    if not paths or len(paths) > 2:
-        raise TraceFormatError(None, "give one trace file, or an Execution Trace and its Kineto trace")
+    if not paths or len(paths) > 3:
+        raise TraceFormatError(None, "give one trace file, or a Kineto trace with its Execution Trace and/or its "
+                                     "driver-call trace")
     report = progress or (lambda msg, frac: None)
     loader = load_one or _load_any
     loaded = []
@@ -148,17 +164,30 @@ def open_traces(paths: list[str], progress: Progress | None = None,
             report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
 
         loaded.append(loader(p, sub))
-    kin = [t for t in loaded if isinstance(t, KinetoTrace)]
+    drivers = [t for t in loaded if isinstance(t, DriverTrace)]
+    kin = [t for t in loaded if isinstance(t, KinetoTrace) and not isinstance(t, DriverTrace)]
     ets = [t for t in loaded if not isinstance(t, KinetoTrace)]
     if len(kin) > 1:
         raise WrongTraceKindError(paths[1], "both files are Kineto traces; give an Execution Trace as the other")
     if len(ets) > 1:
         raise WrongTraceKindError(paths[1], "both files are Execution Traces; give the Kineto trace of the same run")
+    if len(drivers) > 1:
+        raise WrongTraceKindError(paths[1], "both files are driver-call traces; give the Kineto trace of the same run")
     kt = kin[0] if kin else None
     et = ets[0] if ets else None
+    if drivers and et is not None and kt is None:
+        raise WrongTraceKindError(paths[0], "a driver-call trace links to a Kineto trace, not to an Execution Trace")
     link = None
     if kt is not None and et is not None:
         report("linking ET to Kineto", 0.99)
         link = link_et_kineto(et, kt)
+    if drivers:
+        if kt is None:
+            kt = drivers[0]
+        else:
+            from .link.driver_kineto import link_driver
+
+            report("linking the driver calls to Kineto", 0.99)
+            kt = link_driver(kt, drivers[0])
     report("ready", 1.0)
     return LinkedTrace(kt, et, link)

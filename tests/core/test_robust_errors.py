@@ -22,16 +22,15 @@ from tracetui.kineto import load_kineto
 MI250 = gzip.open(KINETO / "mi250_minitoy_train.json.gz").read()
 _MID = MI250.index(b'"ph"', 30000)
 
+NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace or driver-call trace (no 'traceEvents', 'nodes' or "
+               "JSON object line found)")
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),
     "whitespace": (b" \n\t ", ": file is empty", TraceFormatError),
-    "text": (b"hello world", ": not a PyTorch profiler trace or Execution Trace (no 'traceEvents' or 'nodes' "
-                             "found)", TraceFormatError),
-    "binary": (bytes(range(256)) * 4, ": not a PyTorch profiler trace or Execution Trace (no 'traceEvents' or "
-                                      "'nodes' found)", TraceFormatError),
-    "other json": (b'{"foo": 1}', ": not a PyTorch profiler trace or Execution Trace (no 'traceEvents' or "
-                                  "'nodes' found)", TraceFormatError),
+    "text": (b"hello world", ": " + NOT_A_TRACE, TraceFormatError),
+    "binary": (bytes(range(256)) * 4, ": " + NOT_A_TRACE, TraceFormatError),
+    "other json": (b'{"foo": 1}', ": " + NOT_A_TRACE, TraceFormatError),
     "events not a list": (b'{"traceEvents": {"a": 1}}', ": 'traceEvents' is an object, not a list of events",
                           TraceFormatError),
     "events a string": (b'{"traceEvents": "x"}', ": 'traceEvents' is a string, not a list of events",
@@ -162,7 +161,6 @@ def test_control_characters_are_escaped_so_every_message_is_one_line(tmp_path, m
     assert main(["info", str(p)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err == (f"tracetui: {tmp_path}/two\\nlines/bad.json: not a PyTorch profiler trace or Execution Trace "
-                   "(no 'traceEvents' or 'nodes' found)\n")
+    assert err == f"tracetui: {tmp_path}/two\\nlines/bad.json: {NOT_A_TRACE}\n"
     assert main(["info", str(d / "nope\n.json")]) == 2
     assert capsys.readouterr().err == f"tracetui: {tmp_path}/two\\nlines/nope\\n.json: no such file\n"

@@ -294,8 +294,8 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
         text = screen_text(app)
         assert "Could not open the trace" in text
         assert "not a PyTorch profiler trace" in text
-        assert app.screen.message == f"{bad}: not a PyTorch profiler trace or Execution Trace " \
-                                     "(no 'traceEvents' or 'nodes' found)"
+        assert app.screen.message == f"{bad}: not a PyTorch profiler trace, Execution Trace or driver-call " \
+                                     "trace (no 'traceEvents', 'nodes' or JSON object line found)"
         assert "Traceback" not in text
         await press(pilot, "escape")
     assert app.return_code == EXIT_LOAD_FAILED

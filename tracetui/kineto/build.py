@@ -44,7 +44,8 @@ _E_ORPHAN = "end events (ph E) without a begin event"
 #: tie-break for events with the same start and duration: outer kinds first
 _KIND_RANK = np.zeros(32, dtype=np.int8)
 for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Kind.CPU_OP, 3),
-               (Kind.OTHER, 4), (Kind.OVERHEAD, 4), (Kind.RUNTIME, 5), (Kind.DRIVER, 6), (Kind.SYNC, 7)):
+               (Kind.OTHER, 4), (Kind.OVERHEAD, 4), (Kind.RUNTIME, 5), (Kind.DRIVER, 6), (Kind.SYNC, 7),
+               (Kind.PHASE, 2), (Kind.TRACED_CALL, 6), (Kind.IOCTL, 7), (Kind.RECORD, 8)):
     _KIND_RANK[int(_k)] = _r
 
 
@@ -269,13 +270,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     parent = np.full(n_nodes, -1, dtype=np.int32)
     nopy_parent = np.full(n_nodes, -1, dtype=np.int32)
     depth = np.zeros(n_nodes, dtype=np.int32)
-    host = np.flatnonzero(is_host & ~no_ts)
-    end = ts + dur
-    if host.size:
-        hl = lane_of[host]
-        order = np.lexsort((host, _KIND_RANK[kind[host]], -dur[host], ts[host], hl))
-        host_sorted = host[order]
-        _nest(host_sorted, lane_of, ts, end, kind, n, parent, nopy_parent, depth)
+    nest_host_events(np.flatnonzero(is_host & ~no_ts), lane_of, ts, dur, kind, n, parent, nopy_parent, depth)
     report("gpu links", 0.8)
 
     # ---- GPU links
@@ -458,7 +453,18 @@ def _warn_unplaced(dec: DecodedTrace, ev_idx: np.ndarray, ph: np.ndarray, lane_o
                                 f"(by ph {phases}; first: {_first_rows(dec, ev_idx[off])})", total))
 
 
-def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.ndarray, kind: np.ndarray,
+def nest_host_events(host: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, dur: np.ndarray, kind: np.ndarray,
+                     n: int, parent: np.ndarray, nopy_parent: np.ndarray, depth: np.ndarray) -> None:
+    """Host nesting of the events ``host`` (ids < ``n``; lane roots are ``n + lane``): per lane,
+    by start time, longer first, outer kinds first (see :func:`nest_by_time`).  Fills
+    ``parent``, ``nopy_parent`` and ``depth`` of those events in place."""
+    if not host.size:
+        return
+    order = np.lexsort((host, _KIND_RANK[kind[host]], -dur[host], ts[host], lane_of[host]))
+    nest_by_time(host[order], lane_of, ts, ts + dur, kind, n, parent, nopy_parent, depth)
+
+
+def nest_by_time(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.ndarray, kind: np.ndarray,
           n: int, parent: np.ndarray, nopy_parent: np.ndarray, depth: np.ndarray) -> None:
     """Stack walk: each host event's parent is the nearest earlier event still open at its start.
 

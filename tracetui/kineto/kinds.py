@@ -28,6 +28,12 @@ class Kind(IntEnum):
     INSTANT = 11  #: ph "i" events ([memory], cpu_instant_event, markers)
     TRACE_SPAN = 12  #: cat "Trace": the profiler's own span
     OVERHEAD = 13  #: profiler overhead spans
+    # ---- driver-call traces (tracetui/driver/): kinds of their own, so that the Kineto
+    # analyses of a trace opened with one (launch statistics, ET links) never count them
+    TRACED_CALL = 14  #: an API call seen by an eBPF or LD_PRELOAD tracer (cuLaunchKernel ...)
+    IOCTL = 15  #: a kernel-space driver call (nvidia_ioctl)
+    RECORD = 16  #: a tracer's record: memory alloc, transfer, kernel launch parameters ...
+    PHASE = 17  #: a pipeline phase (initialisation, weight loading ...) derived by tracetui
 
 
 #: Kinds that run on a GPU stream (pid = device, tid = stream).
@@ -38,7 +44,7 @@ LAUNCH_KINDS = frozenset({Kind.RUNTIME, Kind.DRIVER})
 #: Host-side kinds that form the op tree (nesting by ts/dur on one pid/tid).
 HOST_KINDS = frozenset(
     {Kind.PYTHON, Kind.ANNOTATION, Kind.CPU_OP, Kind.RUNTIME, Kind.DRIVER, Kind.SYNC,
-     Kind.TRACE_SPAN, Kind.OVERHEAD, Kind.OTHER}
+     Kind.TRACE_SPAN, Kind.OVERHEAD, Kind.OTHER, Kind.TRACED_CALL, Kind.IOCTL, Kind.RECORD, Kind.PHASE}
 )
 
 CATEGORY_KIND: dict[str, Kind] = {
@@ -77,6 +83,12 @@ CATEGORY_KIND: dict[str, Kind] = {
     "glow_runtime": Kind.RUNTIME,
     # Habana Gaudi: device ops
     "hpu_op": Kind.KERNEL,
+    # driver-call traces (tracetui/driver/): API calls, kernel-space ioctls, the tracers'
+    # records and the pipeline phases tracetui derives
+    "driver_call": Kind.TRACED_CALL,
+    "kernel_ioctl": Kind.IOCTL,
+    "driver_record": Kind.RECORD,
+    "driver_phase": Kind.PHASE,
 }
 
 #: (category, event name) -> kind, where one accelerator category holds several kinds of

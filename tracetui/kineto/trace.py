@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 import numpy as np
@@ -66,6 +66,9 @@ class FlowTable:
 
 @dataclass
 class KinetoTrace:
+    #: the on-disk cache (``store/traces.py``) may keep it: a trace read from one Kineto file
+    CACHEABLE: ClassVar[bool] = True
+
     path: str
     origin_us: int  #: absolute µs of relative time 0
     metadata: dict[str, Any]  #: top-level keys except traceEvents

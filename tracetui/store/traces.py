@@ -243,7 +243,7 @@ def _load_one(path: str, use_cache: bool, progress: Progress):
                 if kt is not None:
                     return kt
     loaded = load_trace(path, progress)
-    if use_cache and key is not None and isinstance(loaded, KinetoTrace):
+    if use_cache and key is not None and isinstance(loaded, KinetoTrace) and loaded.CACHEABLE:
         progress("writing cache", 1.0)
         write_cached_kineto(path, loaded, key)
     return loaded

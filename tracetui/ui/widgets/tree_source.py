@@ -47,6 +47,10 @@ KIND_STYLES: dict[Kind, str] = {
     Kind.INSTANT: "grey50",
     Kind.TRACE_SPAN: "grey50",
     Kind.OVERHEAD: "grey50",
+    Kind.TRACED_CALL: "yellow",
+    Kind.IOCTL: "dark_orange",
+    Kind.RECORD: "grey70",
+    Kind.PHASE: "bold magenta",
 }
 LANE_STYLE = "bold"
 ET_STYLE = "italic bright_cyan"

@@ -1,0 +1,319 @@
+"""Build a :class:`~tracetui.driver.trace.DriverTrace` from the decoded lines of a
+driver-call trace.
+
+Events, in this order: the calls and ioctls (begin/end lines paired by
+:mod:`~tracetui.driver.pairing`), the sidecar's entries, the records, and the pipeline
+phases (:mod:`~tracetui.driver.pipeline`, one span per phase and thread).  Tree: one lane
+per (pid, tid); calls, ioctls, entries and phases nest by time as Kineto host events do;
+a record's parent is the call it belongs to, else the phase (or lane) it falls in.
+Times are µs from the first event of the file, on the file's own clock.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import LoadWarning
+from ..kineto.build import nest_host_events
+from ..kineto.kinds import Kind
+from ..kineto.lanes import Lane
+from ..kineto.trace import FlowTable, GpuLinkStats
+from ..tree.csr import csr_children
+from .lines import BAD_FIELDS, DecodedLines
+from .pairing import Flag, Role, attach_records, bcc_record_calls, pair_calls
+from .pipeline import call_class, phases
+from .rows import UNNAMED_CALL, Rows, row_columns
+from .schema import (
+    CAT_CALL,
+    CAT_IOCTL,
+    CAT_PHASE,
+    CAT_RECORD,
+    DIRECTION_CODES,
+    LAYOUT_TITLES,
+    LAYOUTS,
+    RECORD_CALL_PREFIX,
+    RECORD_NAMES,
+    What,
+)
+from .trace import NO_VALUE, DriverTrace
+
+_CATS = [CAT_CALL, CAT_IOCTL, CAT_RECORD, CAT_PHASE]
+#: the name a BCC call gets from the record it holds
+_INFERRED = {What.LAUNCH: "cuLaunchKernel", What.ALLOC: "cuMemAlloc", What.TRANSFER: "cuMemcpy"}
+
+
+class _Names:
+    """The event name table, grown as records and phases are named."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = list(names)
+        self.at = {nm: k for k, nm in enumerate(self.names)}
+
+    def __call__(self, nm: str) -> int:
+        k = self.at.get(nm)
+        if k is None:
+            k = self.at[nm] = len(self.names)
+            self.names.append(nm)
+        return k
+
+
+def build_driver_trace(path: str, dec: DecodedLines, warnings: list[LoadWarning] | None = None) -> DriverTrace:
+    warnings = list(warnings or [])
+    rows = row_columns(dec)
+    name_index = _Names(rows.names)
+    calls = pair_calls(rows.thread, rows.ts, rows.role, rows.depth, rows.name_id, rows.op_id, rows.duration_us)
+    first = np.where(calls.begin_row >= 0, calls.begin_row, calls.end_row)
+    call_name = rows.name_id[first].copy()
+
+    entries = np.flatnonzero(rows.what == What.ENTRY)
+    recs = np.flatnonzero(np.isin(rows.role, [Role.RECORD, Role.RECORD_BEFORE_BEGIN, Role.RECORD_BEFORE_END]))
+    # BCC: records name the unnamed call they precede
+    rec_call = bcc_record_calls(recs, rows.role[recs], rows.thread, rows.ts, rows.role, calls)
+    named_by = np.flatnonzero((rec_call >= 0) & (call_name[np.maximum(rec_call, 0)] < 0))
+    for w, nm in _INFERRED.items():
+        sel = named_by[rows.what[recs[named_by]] == w]
+        if sel.size:
+            call_name[rec_call[sel]] = name_index(nm)
+            calls.flags[rec_call[sel]] |= Flag.NAME_INFERRED
+    if (call_name < 0).any():
+        call_name[call_name < 0] = name_index(UNNAMED_CALL)
+
+    n_calls, n_entries, n_rec = calls.size, int(entries.size), int(recs.size)
+    base = n_calls + n_entries
+    n_ev = base + n_rec
+    ts = np.concatenate((calls.start, rows.ts[entries], rows.ts[recs]))
+    dur = np.concatenate((calls.end - calls.start, np.zeros(n_entries + n_rec)))
+    src = np.concatenate((first, entries, recs))  # the row of each event's first line
+    end_src = np.concatenate((calls.end_row, np.full(n_entries + n_rec, -1, np.int64)))
+    what = rows.what[src]
+    thread = np.concatenate((calls.thread, rows.thread[entries], rows.thread[recs]))
+    name_id = np.concatenate((call_name, rows.name_id[entries], np.zeros(n_rec, np.int32))).astype(np.int32)
+    rec_what = rows.what[recs]
+    for w in np.unique(rec_what).tolist():
+        nm = RECORD_NAMES.get(What(w), f"record ({What(w).name.lower()})")
+        name_id[base:][rec_what == w] = name_index(nm)
+    rec_dir = rows.direction[recs]
+    for d in range(4):  # transfers are named by their direction
+        sel = (rec_what == What.TRANSFER) & (rec_dir == d)
+        if sel.any():
+            name_id[base:][sel] = name_index(f"transfer {DIRECTION_CODES[d]}" if d else "transfer")
+    # a transfer record is printed when the transfer ends, with its length
+    dms = rows.duration_ms[recs]
+    has_len = (rec_what == What.TRANSFER) & (np.nan_to_num(dms, nan=-1.0) >= 0)
+    dur[base:][has_len] = dms[has_len] * 1e3
+    ts[base:][has_len] -= dur[base:][has_len]
+
+    kind = np.full(n_ev, int(Kind.RECORD), dtype=np.uint8)
+    cat = np.full(n_ev, _CATS.index(CAT_RECORD), dtype=np.int16)
+    is_api = (what == What.CALL) | (what == What.ENTRY)
+    kind[is_api] = int(Kind.TRACED_CALL)
+    cat[is_api] = _CATS.index(CAT_CALL)
+    kind[what == What.IOCTL] = int(Kind.IOCTL)
+    cat[what == What.IOCTL] = _CATS.index(CAT_IOCTL)
+
+    # ---- phases: one span per phase and thread, from the calls of each process
+    cls_of_name = np.array([int(call_class(nm)) for nm in name_index.names], dtype=np.uint8)
+    ph = _phase_spans(rows, ts, dur, what, thread, name_id, cls_of_name, name_index)
+    n_ph = ph[0].size
+    ts = np.concatenate((ts, ph[0]))
+    dur = np.concatenate((dur, ph[1]))
+    thread = np.concatenate((thread, ph[2]))
+    name_id = np.concatenate((name_id, ph[3]))
+    what = np.concatenate((what, np.full(n_ph, int(What.PHASE), np.uint8)))
+    kind = np.concatenate((kind, np.full(n_ph, int(Kind.PHASE), np.uint8)))
+    cat = np.concatenate((cat, np.full(n_ph, _CATS.index(CAT_PHASE), np.int16)))
+    n = n_ev + n_ph
+
+    # ---- lanes, one per thread, by pid then tid
+    threads = rows.threads
+    used = np.unique(thread).tolist()
+    used.sort(key=lambda c: (_num(threads[c][0]), _num(threads[c][1])))
+    lane_of_thread = np.full(max(len(threads), 1), -1, dtype=np.int32)
+    lanes: list[Lane] = []
+    for li, c in enumerate(used):
+        pid, tid = threads[c]
+        lane_of_thread[c] = li
+        if tid is None or tid == pid:
+            label = f"process {pid}" if pid is not None else "traced process"
+        else:
+            label = f"thread {tid}" + (f" (pid {pid})" if pid is not None else "")
+        lanes.append(Lane(li, n + li, False, pid, tid, label, (0, _num(pid), _num(tid)), f"T {tid}"))
+    lane_of = lane_of_thread[thread] if n else np.zeros(0, np.int32)
+    n_nodes = n + len(lanes)
+
+    # ---- tree: calls, entries and phases nest by time; records go under their call
+    parent = np.full(n_nodes, -1, dtype=np.int32)
+    nopy_parent = np.full(n_nodes, -1, dtype=np.int32)
+    depth = np.zeros(n_nodes, dtype=np.int32)
+    nested = np.concatenate((np.arange(base), np.arange(n_ev, n))).astype(np.int64)
+    nest_host_events(nested, lane_of, ts, dur, kind, n, parent, nopy_parent, depth)
+    call_parent = parent[:n_calls].astype(np.int64)
+    call_parent = np.where(call_parent < n_calls, call_parent, -1)
+    takes = np.zeros(len(name_index.names), dtype=np.uint8)
+    for w, prefixes in RECORD_CALL_PREFIX.items():
+        for k, nm in enumerate(name_index.names):
+            if nm.startswith(prefixes):
+                takes[k] = int(w)
+    wants = np.array([int(w) if What(w) in RECORD_CALL_PREFIX else 0 for w in range(len(What))], np.uint8)[rec_what]
+    rest = np.flatnonzero(rec_call < 0)
+    rest = rest[(rows.role[recs[rest]] == Role.RECORD)]
+    rec_call[rest] = attach_records(recs[rest], wants[rest], rows.thread, rows.ts, calls, takes[call_name],
+                                    call_parent)
+    rec_ev = base + np.arange(n_rec)
+    on_call = rec_call >= 0
+    parent[rec_ev[on_call]] = rec_call[on_call]
+    depth[rec_ev[on_call]] = depth[rec_call[on_call]] + 1
+    loose = rec_ev[~on_call]
+    if loose.size:  # records of no call: in the phase they fall in, else on their lane
+        where = _phase_at(ts[loose], lane_of[loose], ts[n_ev:], dur[n_ev:], lane_of[n_ev:])
+        parent[loose] = np.where(where >= 0, n_ev + where, n + lane_of[loose])
+        depth[loose] = np.where(where >= 0, 2, 1)
+    nopy_parent[:] = parent
+    node_ts = np.zeros(n_nodes)
+    node_ts[:n] = ts
+    child_start, child_index = csr_children(parent, node_ts, np.arange(n_nodes))
+
+    # ---- numbers per event
+    retval = np.full(n, NO_VALUE, dtype=np.int64)
+    ended = np.flatnonzero(end_src >= 0)
+    retval[ended] = rows.retval[end_src[ended]]
+    src_all = np.concatenate((src, np.full(n_ph, -1, np.int64)))
+    has_src = src_all >= 0
+
+    def per_event(col: np.ndarray, missing) -> np.ndarray:
+        out = np.full((n,) + col.shape[1:], missing, dtype=col.dtype)
+        out[has_src] = col[src_all[has_src]]
+        return out
+
+    line_no = np.full(n, -1, dtype=np.int64)
+    line_no[has_src] = dec.line_no[rows.line[src_all[has_src]]]
+    end_line_no = np.full(n, -1, dtype=np.int64)
+    end_line_no[ended] = dec.line_no[rows.line[end_src[ended]]]
+    flags = np.zeros(n, dtype=np.uint8)
+    flags[:n_calls] = calls.flags
+
+    # ---- args: the line(s) of each event, as in the file
+    blob, offsets = _args_blob(dec, rows, calls, src, ph[4])
+    _warn(warnings, dec, rows, calls.flags, int((~on_call).sum()))
+    per_layout = {LAYOUTS[int(v)]: int(c) for v, c in zip(*np.unique(rows.layout, return_counts=True))}
+    if len(per_layout) > 1:
+        warnings.append(LoadWarning("mixed_layouts", "lines of several tracer layouts in one file ("
+                                    + ", ".join(f"{c:,} {LAYOUT_TITLES[x]}" for x, c in per_layout.items())
+                                    + "): each is kept on its own clock, so times are not comparable across them",
+                                    len(per_layout)))
+    origin = int(np.floor(rows.origin_us))
+    shift = rows.origin_us - origin
+    pids = [threads[c][0] for c in thread.tolist()]
+    tids = [threads[c][1] for c in thread.tolist()]
+    return DriverTrace(
+        path=path, origin_us=origin, metadata={}, ts=ts + shift, dur=dur, kind=kind, ph=np.full(n, ord("X"), np.uint8),
+        name_id=name_id, names=name_index.names, cat_id=cat, cats=list(_CATS), pids=pids, tids=tids,
+        correlation=np.full(n, -1, np.int64), external_id=np.full(n, -1, np.int64), rf_id=np.zeros(n, np.int64),
+        seq=np.full(n, -1, np.int64), fwd_tid=np.full(n, -1, np.int64), device=np.full(n, -1, np.int64),
+        stream=np.full(n, -1, np.int64), args_blob=blob, args_offsets=offsets, lane_of=lane_of, parent=parent,
+        child_start=child_start, child_index=child_index, depth=depth, lanes=lanes,
+        launch_of=np.full(n, -1, np.int32), cpu_op_of=np.full(n_nodes, -1, np.int32), fwd_of=np.full(n, -1, np.int32),
+        gpu_stats=GpuLinkStats(), flows=FlowTable(np.zeros(0, np.uint8), [], [], [], [], np.zeros(0)),
+        warnings=warnings, nopy_parent=nopy_parent,
+        first=0, what=what, flags=flags, line_no=line_no, end_line_no=end_line_no, retval=retval,
+        size=per_event(rows.size, -1), total_allocated=per_event(rows.total_allocated, -1),
+        direction=per_event(rows.direction, 0), grid=per_event(rows.grid, -1), block=per_event(rows.block, -1),
+        ioctl_cmd=per_event(rows.cmd, -1), layout=per_event(rows.layout, 0),
+        lines=dec.stats, layouts=per_layout, driver_path=path)
+
+
+def _num(v: object) -> tuple[int, object]:
+    return (0, v) if isinstance(v, int) else (1, str(v))
+
+
+def _phase_spans(rows: Rows, ts, dur, what, thread, name_id, cls_of_name, name_index: _Names):
+    """(ts, dur, thread, name_id, args) of the phase spans: per process, per phase, per
+    thread, from the first call of the thread in that phase to the end of its last."""
+    out_ts: list[float] = []
+    out_end: list[float] = []
+    out_th: list[int] = []
+    out_nm: list[int] = []
+    out_args: list[bytes] = []
+    api = np.flatnonzero((what == What.CALL) | (what == What.ENTRY))
+    if api.size:
+        proc = np.array([hash(p) for p, _ in rows.threads], dtype=np.int64)[thread[api]]
+        for p in np.unique(proc).tolist():
+            sel = api[proc == p]
+            plist = phases(ts[sel], ts[sel] + dur[sel], cls_of_name[name_id[sel]])
+            which = np.searchsorted(np.array([x.start for x in plist]), ts[sel], side="right") - 1
+            for k, phase in enumerate(plist):
+                in_ph = sel[which == k]
+                for t in np.unique(thread[in_ph]).tolist():
+                    ev = in_ph[thread[in_ph] == t]
+                    out_ts.append(float(ts[ev].min()))
+                    # a hair past the last call's end, so a call of no length at the end nests inside
+                    out_end.append(float(np.nextafter((ts[ev] + dur[ev]).max(), np.inf)))
+                    out_th.append(t)
+                    out_nm.append(name_index(f"phase: {phase.name}"))
+                    out_args.append(b'{"phase":"%s","calls on this thread":%d,"rule":"docs/driver.md#phases"}'
+                                    % (phase.name.encode(), ev.size))
+    return (np.asarray(out_ts, np.float64), np.asarray(out_end, np.float64) - np.asarray(out_ts, np.float64),
+            np.asarray(out_th, np.int64), np.asarray(out_nm, np.int32), out_args)
+
+
+def _phase_at(t: np.ndarray, lane: np.ndarray, ph_ts: np.ndarray, ph_dur: np.ndarray, ph_lane: np.ndarray) -> np.ndarray:
+    """Index of the phase span of the same lane holding each time, -1 for none."""
+    out = np.full(t.size, -1, dtype=np.int64)
+    for i, (tt, ln) in enumerate(zip(t.tolist(), lane.tolist())):
+        hit = np.flatnonzero((ph_lane == ln) & (ph_ts <= tt) & (ph_ts + ph_dur >= tt))
+        if hit.size:
+            out[i] = hit[0]
+    return out
+
+
+def _args_blob(dec: DecodedLines, rows: Rows, calls, src: np.ndarray, phase_args: list[bytes]):
+    """Each event's args: ``{"begin": <line>, "end": <line>}`` for a call (either part alone
+    when a line is missing), the line itself for an entry or a record; bytes as in the file."""
+    line = rows.line
+    both = (calls.begin_row >= 0) & (calls.end_row >= 0)
+    parts: list[bytes] = [b""] * calls.size
+    pieces = map(b'{"begin":%b,"end":%b}'.__mod__, zip(dec.raw_many(line[calls.begin_row[both]]),
+                                                        dec.raw_many(line[calls.end_row[both]])))
+    for k, piece in zip(np.flatnonzero(both).tolist(), pieces):
+        parts[k] = piece
+    for k in np.flatnonzero(~both).tolist():
+        b, e = int(calls.begin_row[k]), int(calls.end_row[k])
+        parts[k] = b'{"begin":%b}' % dec.raw(line[b]) if b >= 0 else b'{"end":%b}' % dec.raw(line[e])
+    parts += dec.raw_many(line[src[calls.size:]])
+    parts += phase_args
+    lens = np.fromiter(map(len, parts), np.int64, len(parts))
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    return b"".join(parts), offsets
+
+
+def _warn(warnings: list[LoadWarning], dec: DecodedLines, rows: Rows, call_flags: np.ndarray, loose: int) -> None:
+    """Everything that was not read as documented is named, with its count."""
+    st = dec.stats
+    if st.skipped_total:
+        reasons = "; ".join(f"{c:,} {r} (first: line {st.first_skipped[r]})" for r, c in st.skipped.most_common())
+        warnings.append(LoadWarning("skipped_lines", f"{st.skipped_total:,} of {st.total:,} lines are not events: "
+                                    f"{reasons}", st.skipped_total))
+    for reason, c in rows.dropped.most_common():
+        warnings.append(LoadWarning("unread_lines", f"{c:,} {reason}: not in the model", c))
+    if st.bad_fields:
+        warnings.append(LoadWarning("bad_fields", f"{st.bad_fields:,} lines have {BAD_FIELDS}", st.bad_fields))
+    for (lay, what), c in rows.unknown_types.most_common():
+        warnings.append(LoadWarning("unknown_type", f"{c:,} {lay} lines of {what} are not understood: kept as "
+                                    "records on their thread", c))
+    for flag, kind, text in (
+            (Flag.UNFINISHED, "no_end_line", "have a begin line but no end line: kept, ending where the next call "
+                                             "at their depth begins, else at the end of their last child"),
+            (Flag.NO_BEGIN, "no_begin_line", "have an end line but no begin line: kept, starting 'duration_us' "
+                                             "before their end"),
+            (Flag.NAME_INFERRED, "name_inferred", "are BCC calls named from the launch, allocation or copy record "
+                                                  "they hold (BCC lines carry no function name)")):
+        c = int(((call_flags & flag) != 0).sum())
+        if c:
+            warnings.append(LoadWarning(kind, f"{c:,} calls {text}", c))
+    if rows.negative:
+        warnings.append(LoadWarning("negative_duration", f"{rows.negative:,} lines give a negative duration (kept; "
+                                    "the event has no length)", rows.negative))
+    if loose:
+        warnings.append(LoadWarning("unattached_records", f"{loose:,} records belong to no call of their thread "
+                                    "(none open within 100 µs): kept in their phase by time", loose))

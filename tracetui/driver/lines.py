@@ -1,0 +1,215 @@
+"""Driver-call trace bytes -> the fields of every JSON object line, as columns, with every
+line that is not one counted.
+
+Only lines that are JSON objects are events.  The object lines are found with numpy (no
+Python step per line), joined chunk by chunk into a JSON array and decoded by msgspec into
+:class:`~tracetui.driver.schema.Line` structs, whose fields go straight into columns
+(:class:`~tracetui.driver.fields.FieldColumns`) before the next chunk is decoded: a million
+lines never exist as a million structs at once.  A chunk that does not decode as a whole is
+decoded line by line, so one bad line costs only itself.  What is skipped is counted by
+reason, with the number of the first such line (1-based, as editors count).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from dataclasses import dataclass, field
+
+import msgspec
+import numpy as np
+
+from .fields import FieldColumns
+from .schema import Line
+
+_CHUNK = 1 << 17  #: lines decoded at once
+_SMALL = 4096  #: a chunk that fails is retried in pieces of this many lines, then line by line
+_DECODER = msgspec.json.Decoder(list[Line])
+_ONE = msgspec.json.Decoder(Line)
+
+#: reasons a non-blank line is not an event (shown in the warnings with their counts)
+NOT_JSON = "text lines (banners, heartbeats, summaries, map dumps)"
+BAD_JSON = "lines that start like a JSON object but are not valid JSON"
+NOT_OBJECT = "JSON values that are not objects"
+CUT_LAST = "a last line cut short (the tracer was stopped while writing)"
+#: fields that did not have the documented type on an object line (the line is kept)
+BAD_FIELDS = "fields of an unexpected type (left out of the line's event)"
+
+
+def looks_like_driver_lines(head: bytes) -> bool:
+    """Does this start of a file hold driver-call trace lines?  Yes when its first JSON object
+    line (text lines before it are skipped, as the loader skips them) names a layout by its
+    keys (``op_id``, ``func``, ``event_id``, or ``type`` beside ``ts``)."""
+    lines = head.split(b"\n")
+    if len(lines) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]  # the head may end inside a line
+    for raw in lines:
+        text = raw.strip()
+        if not text.startswith(b"{"):
+            continue
+        try:
+            obj = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            return False
+        if not isinstance(obj, dict):
+            return False
+        return any(k in obj for k in ("op_id", "func", "event_id")) or ("type" in obj and "ts" in obj)
+    return False
+
+
+class PartialLine(Line, gc=False):
+    """A line kept without the fields that did not have the documented type."""
+
+
+@dataclass
+class LineStats:
+    """Counts of the file's lines: ``total`` non-blank lines = ``json`` object lines + skipped."""
+
+    total: int = 0
+    json: int = 0
+    skipped: Counter = field(default_factory=Counter)  #: reason -> lines
+    first_skipped: dict = field(default_factory=dict)  #: reason -> first line number
+    bad_fields: int = 0  #: object lines with a field of an unexpected type (kept)
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+    def skip(self, reason: str, line_no: int, count: int = 1) -> None:
+        self.skipped[reason] += count
+        self.first_skipped.setdefault(reason, line_no)
+
+
+@dataclass
+class DecodedLines:
+    """The JSON object lines of a file: line ``i`` is ``data[start[i]:end[i]]``, number
+    ``line_no[i]`` in the file; ``fields`` holds its decoded fields (one column each)."""
+
+    data: bytes
+    start: np.ndarray  #: int64 byte offsets
+    end: np.ndarray
+    line_no: np.ndarray  #: int64, 1-based
+    fields: dict[str, np.ndarray | list]
+    stats: LineStats
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+    def raw(self, i: int) -> bytes:
+        return self.data[int(self.start[i]):int(self.end[i])]
+
+    def raw_many(self, rows: np.ndarray) -> list[bytes]:
+        """The bytes of several lines (one C-level slice each)."""
+        return list(map(self.data.__getitem__, map(slice, self.start[rows].tolist(), self.end[rows].tolist())))
+
+
+def _line_bounds(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) byte offsets of every line (end excludes the newline and a CR before it)."""
+    nl = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], nl + 1)).astype(np.int64)
+    ends = np.concatenate((nl, [arr.size])).astype(np.int64)
+    if starts[-1] == arr.size:  # the file ends with a newline: no line after it
+        starts, ends = starts[:-1], ends[:-1]
+    cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13)
+    return starts, ends - cr
+
+
+def decode_lines(data: bytes) -> DecodedLines:
+    """Split ``data`` into lines and decode the JSON object lines (see the module docstring)."""
+    stats = LineStats()
+    cols = FieldColumns()
+    if not data:
+        z = np.zeros(0, np.int64)
+        return DecodedLines(data, z, z, z, cols.finish(), stats)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    starts, ends = _line_bounds(arr)
+    nonempty = ends > starts
+    first = np.where(nonempty, arr[np.minimum(starts, arr.size - 1)], 0)
+    is_obj = nonempty & (first == ord("{"))
+    # lines that begin with blanks: look at their first other byte (rare: one step each)
+    for i in np.flatnonzero(nonempty & np.isin(first, [32, 9])).tolist():
+        text = data[starts[i]:ends[i]].lstrip(b" \t")
+        if not text:
+            nonempty[i] = False
+        elif text[:1] == b"{":
+            is_obj[i] = True
+            starts[i] = ends[i] - len(text)
+    stats.total = int(nonempty.sum())
+    text_lines = np.flatnonzero(nonempty & ~is_obj)
+    if text_lines.size:
+        stats.skip(NOT_JSON, int(text_lines[0]) + 1, int(text_lines.size))
+    obj = np.flatnonzero(is_obj)
+    s_obj, e_obj = starts[obj], ends[obj]
+    keep = np.ones(obj.size, dtype=bool)
+    last_cut = obj.size and int(obj[-1]) == starts.size - 1 and not data.endswith(b"\n")
+    was = gc.isenabled()
+    gc.disable()  # many small structs per chunk: the cyclic GC would rescan them again and again
+    try:
+        for c0 in range(0, obj.size, _CHUNK):
+            c1 = min(c0 + _CHUNK, obj.size)
+            pieces = list(map(data.__getitem__, map(slice, s_obj[c0:c1].tolist(), e_obj[c0:c1].tolist())))
+            decoded, whole = _decode_chunk(pieces)
+            del pieces
+            if not whole:  # some lines are not events, or lost a field: look at each
+                good = []
+                for k, row in enumerate(decoded):
+                    if isinstance(row, Line):
+                        good.append(row)
+                        stats.bad_fields += type(row) is PartialLine
+                        continue
+                    keep[c0 + k] = False
+                    reason = CUT_LAST if (row == BAD_JSON and last_cut and c0 + k == obj.size - 1) else row
+                    stats.skip(reason, int(obj[c0 + k]) + 1)
+                decoded = good
+            cols.add(decoded)
+            del decoded
+    finally:
+        if was:
+            gc.enable()
+    stats.json = int(keep.sum())
+    return DecodedLines(data, s_obj[keep], e_obj[keep], obj[keep].astype(np.int64) + 1, cols.finish(), stats)
+
+
+def _decode_chunk(raw: list[bytes]) -> tuple[list[Line | str], bool]:
+    """Decode ``raw`` lines as one array; on failure in smaller pieces, then one by one.
+    Returns (one Line or the reason it is not an event per line, whether every line
+    decoded whole as a Line)."""
+    if not raw:
+        return [], True
+    try:
+        return _DECODER.decode(b"[" + b",".join(raw) + b"]"), True
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        if len(raw) > _SMALL:
+            out: list[Line | str] = []
+            for s in range(0, len(raw), _SMALL):
+                out.extend(_decode_chunk(raw[s:s + _SMALL])[0])
+            return out, False
+    return [_decode_one(b) for b in raw], False
+
+
+def _decode_one(line: bytes) -> Line | str:
+    """One line: a Line, or the reason it is not an event.  A field of the wrong type is
+    left out (``tid`` given as a string is converted where it holds a number)."""
+    try:
+        return _ONE.decode(line)
+    except msgspec.ValidationError:
+        pass
+    except msgspec.DecodeError:
+        return BAD_JSON
+    try:
+        obj = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return BAD_JSON
+    if not isinstance(obj, dict):
+        return NOT_OBJECT
+    good = {}
+    for k, v in obj.items():
+        if k not in Line.__struct_fields__:
+            continue
+        try:
+            msgspec.convert({k: v}, Line, strict=False)
+        except msgspec.ValidationError:
+            continue
+        good[k] = v
+    cls = PartialLine if len(good) < sum(1 for k in obj if k in Line.__struct_fields__) else Line
+    return msgspec.convert(good, cls, strict=False)

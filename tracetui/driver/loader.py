@@ -1,0 +1,38 @@
+"""Load a driver-call trace (JSON Lines, plain or gzip) into a
+:class:`~tracetui.driver.trace.DriverTrace`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ..errors import LoadWarning, TraceFormatError
+from ..io.files import FileBytes, read_trace_bytes
+from .build import build_driver_trace
+from .lines import decode_lines
+from .trace import DriverTrace
+
+Progress = Callable[[str, float], None]
+
+
+def load_driver(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None,
+                progress: Progress | None = None) -> DriverTrace:
+    """Read, decode and build a driver-call trace.  A file with no JSON object line raises
+    :class:`~tracetui.errors.TraceFormatError` ("not a driver-call trace")."""
+    p = os.fspath(path)
+    report = progress or (lambda msg, frac: None)
+    fb = file_bytes if file_bytes is not None else read_trace_bytes(p)
+    report("decoding lines", 0.1)
+    dec = decode_lines(fb.data)
+    if not len(dec):
+        what = f"{dec.stats.total:,} non-blank lines" if dec.stats.total else "no non-blank line"
+        raise TraceFormatError(p, f"not a driver-call trace: no line is a JSON object ({what})")
+    warnings: list[LoadWarning] = []
+    if fb.gzip_truncated:
+        warnings.append(LoadWarning("truncated", f"the gzip stream ends early after {fb.gzip_bytes_read:,} of "
+                                    f"{fb.file_size:,} compressed bytes; every complete line before the cut is "
+                                    "kept", 1))
+    report("pairing calls", 0.5)
+    trace = build_driver_trace(p, dec, warnings)
+    report("ready", 1.0)
+    return trace
