@@ -70,9 +70,6 @@ _GPU_ARG_FIELDS = ("grid", "block", "registers", "shared_mem", "blocks_per_sm", 
                    "nbytes")
 
 
-#: events per msgspec call in :func:`decode_args_batch` (bounds the joined document's size)
-_ARGS_CHUNK = 65536
-
 _CACHE: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
 
 
@@ -101,34 +98,8 @@ def gpu_work_events(trace: KinetoTrace) -> np.ndarray:
 
 
 def decode_args_batch(trace: KinetoTrace, events: np.ndarray, struct: type) -> list[Any]:
-    """Decode the args of many events into ``struct`` instances in one msgspec call.
-
-    Events without args give a default instance; if the batch cannot be decoded as a
-    whole (a field of an unexpected shape), events are decoded one by one and those that
-    still fail give the default.
-    """
-    events = np.asarray(events, dtype=np.int64)
-    out: list[Any] = []
-    for s in range(0, events.size, _ARGS_CHUNK):
-        out.extend(_decode_args_chunk(trace, events[s:s + _ARGS_CHUNK], struct))
-    return out
-
-
-def _decode_args_chunk(trace: KinetoTrace, events: np.ndarray, struct: type) -> list[Any]:
-    blob, offs = trace.args_blob, trace.args_offsets
-    # slices taken by C-level map calls: no Python step per event
-    parts = list(map(blob.__getitem__, map(slice, offs[events].tolist(), offs[events + 1].tolist())))
-    parts = [p or b"{}" for p in parts]
-    try:
-        return msgspec.json.decode(b"[" + b",".join(parts) + b"]", type=list[struct])
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        out = []
-        for p in parts:
-            try:
-                out.append(msgspec.json.decode(p, type=struct))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                out.append(struct())
-        return out
+    """The args of many events decoded into ``struct`` (see :meth:`KinetoTrace.args_batch`)."""
+    return trace.args_batch(events, struct)
 
 
 def _dims_texts(values: list[Any]) -> list[str | None]:

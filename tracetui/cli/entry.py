@@ -1,6 +1,6 @@
 """Command line: ``tracetui TRACE [ET]`` opens the browser; subcommands run headless.
 
-    tracetui TRACE [--et ET]                 open the terminal browser
+    tracetui TRACE [--et ET] [--driver FILE] open the terminal browser (TRACE: Kineto, ET or driver-call trace)
     tracetui summary TRACE [--et ET] [--json]
     tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
     tracetui tree TRACE [--et ET] [--depth N]
@@ -31,6 +31,9 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
                    help="optional second file: the Execution Trace (or Kineto trace) of the same run")
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
                    help="the PyTorch Execution Trace recorded in the same run")
+    p.add_argument("--driver", dest="driver", default=None, metavar="DRIVER_TRACE",
+                   help="a driver-call trace (JSON Lines of an eBPF or LD_PRELOAD tracer) of the same run: "
+                        "its calls are linked to the Kineto trace's (docs/driver.md)")
     p.add_argument("more", nargs="*", default=[], help=argparse.SUPPRESS)
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the on-disk cache of parsed traces")
@@ -95,6 +98,8 @@ def _paths(args: argparse.Namespace) -> list[str]:
     paths += getattr(args, "more", [])
     if args.et:
         paths.append(args.et)
+    if getattr(args, "driver", None):
+        paths.append(args.driver)
     return paths
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..driver import DriverTrace
 from ..io import jsonout
 from ..session import LinkedTrace
 
@@ -30,6 +31,14 @@ def trace_info(linked: LinkedTrace) -> dict:
         out["et"] = {"nodes": len(et.ids), "schema": et.schema, "layout": et.layout}
     if linked.link is not None:
         out["et_link"] = linked.link.stats.as_dict()
+    if isinstance(kt, DriverTrace):
+        if kt.link is not None:
+            out["files"].append(kt.driver_path)
+        st = kt.lines
+        out["driver"] = {"file": kt.driver_path, "events": kt.n_driver, "layouts": kt.layouts,
+                         "lines": {"total": st.total, "json": st.json, "skipped": st.skipped_total}}
+        if kt.link is not None:
+            out["driver_link"] = kt.link.as_dict()
     out["warnings"] = [w.message for w in linked.all_warnings()]
     return out
 
@@ -58,6 +67,17 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         s = info["et_link"]
         con.print(Text(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops "
                        f"(heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, Kineto-only {s['kineto_only']:,}"))
+    if "driver" in info:
+        d = info["driver"]
+        ln = d["lines"]
+        con.print(Text(f"Driver-call trace: {d['events']:,} events from {ln['json']:,} JSON lines of {ln['total']:,} "
+                       f"({ln['skipped']:,} skipped); layouts: "
+                       + ", ".join(f"{k} {v:,}" for k, v in d["layouts"].items())))
+    if "driver_link" in info:
+        s = info["driver_link"]
+        con.print(Text(f"Driver link ({s['method']}): linked {s['linked']:,} of {s['kineto_calls']:,} Kineto calls "
+                       f"({s['confirmed']:,} launches confirmed by grid and block), {s['driver_calls']:,} driver "
+                       f"calls; clock offset {s['offset_us']:+,.1f} µs ± {s['uncertainty_us']:,.1f} µs; heuristic"))
     for w in info["warnings"]:
         con.print(Text("warning: " + w, style="yellow"))
     return 0
