@@ -11,6 +11,8 @@ Times are µs from the first event of the file, on the file's own clock.
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 from ..errors import LoadWarning
@@ -266,25 +268,42 @@ def _phase_at(t: np.ndarray, lane: np.ndarray, ph_ts: np.ndarray, ph_dur: np.nda
     return out
 
 
+_BOTH = b'{"begin":%b,"end":%b}'
+_CHUNK = 1 << 16
+
+
 def _args_blob(dec: DecodedLines, rows: Rows, calls, src: np.ndarray, phase_args: list[bytes]):
-    """Each event's args: ``{"begin": <line>, "end": <line>}`` for a call (either part alone
-    when a line is missing), the line itself for an entry or a record; bytes as in the file."""
+    """Each event's args, as JSON bytes: ``{"begin": <line>, "end": <line>}`` for a call
+    (either part alone when a line is missing), the line itself for an entry or a record,
+    then the phases' own.  Written chunk by chunk into one anonymous map that is kept as
+    the blob (its slices are bytes), so the pieces of a million events never coexist."""
     line = rows.line
-    both = (calls.begin_row >= 0) & (calls.end_row >= 0)
-    parts: list[bytes] = [b""] * calls.size
-    pieces = map(b'{"begin":%b,"end":%b}'.__mod__, zip(dec.raw_many(line[calls.begin_row[both]]),
-                                                        dec.raw_many(line[calls.end_row[both]])))
-    for k, piece in zip(np.flatnonzero(both).tolist(), pieces):
-        parts[k] = piece
-    for k in np.flatnonzero(~both).tolist():
-        b, e = int(calls.begin_row[k]), int(calls.end_row[k])
-        parts[k] = b'{"begin":%b}' % dec.raw(line[b]) if b >= 0 else b'{"end":%b}' % dec.raw(line[e])
-    parts += dec.raw_many(line[src[calls.size:]])
-    parts += phase_args
-    lens = np.fromiter(map(len, parts), np.int64, len(parts))
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    nc = calls.size
+    has_b, has_e = calls.begin_row >= 0, calls.end_row >= 0
+    lb = np.where(has_b, line[np.maximum(calls.begin_row, 0)], 0)
+    le = np.where(has_e, line[np.maximum(calls.end_row, 0)], 0)
+    nb = np.where(has_b, dec.end[lb] - dec.start[lb], 0)
+    ne = np.where(has_e, dec.end[le] - dec.start[le], 0)
+    call_len = np.where(has_b & has_e, len(_BOTH) - 4, np.where(has_b, len(b'{"begin":}'), len(b'{"end":}'))) + nb + ne
+    lr = line[src[nc:]]
+    lens = np.concatenate((call_len, dec.end[lr] - dec.start[lr],
+                           np.fromiter(map(len, phase_args), np.int64, len(phase_args))))
+    offsets = np.zeros(lens.size + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    return b"".join(parts), offsets
+    blob = mmap.mmap(-1, max(int(offsets[-1]), 1))
+    for c0 in range(0, nc, _CHUNK):
+        c1 = min(c0 + _CHUNK, nc)
+        pieces = list(map(_BOTH.__mod__, zip(dec.raw_many(lb[c0:c1]), dec.raw_many(le[c0:c1]))))
+        for k in np.flatnonzero(~(has_b[c0:c1] & has_e[c0:c1])).tolist():  # a line is missing: rare
+            i = c0 + k
+            pieces[k] = b'{"begin":%b}' % dec.raw(lb[i]) if has_b[i] else b'{"end":%b}' % dec.raw(le[i])
+        blob[int(offsets[c0]):int(offsets[c1])] = b"".join(pieces)
+    for c0 in range(0, lr.size, _CHUNK * 4):
+        c1 = min(c0 + _CHUNK * 4, lr.size)
+        blob[int(offsets[nc + c0]):int(offsets[nc + c1])] = b"".join(dec.raw_many(lr[c0:c1]))
+    at = nc + lr.size
+    blob[int(offsets[at]):int(offsets[-1])] = b"".join(phase_args)
+    return blob, offsets
 
 
 def _warn(warnings: list[LoadWarning], dec: DecodedLines, rows: Rows, call_flags: np.ndarray, loose: int) -> None:

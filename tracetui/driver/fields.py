@@ -54,27 +54,22 @@ PHASE_CODE = {"": PH_NONE, BEGIN: PH_B, END: PH_E, ENTRY: PH_ENTRY}
 DIRECTION_CODE: dict[object, int] = {name: k for k, name in DIRECTION_CODES.items()}
 DIRECTION_CODE.update({k: k for k in DIRECTION_CODES})
 
-#: fields read for every line
-_FLOATS = ("ts",)
-_INTS = {"op_id": -1, "pid": -1, "tid": -1, "depth": -1}
-#: fields read only for the lines that can carry them: end lines, and lines that are not
-#: begin or end lines (records); elsewhere they hold their "missing" value
-_END_FLOATS = ("duration_us",)
-_END_INTS = {"retval": NO_RETVAL, "result_code": NO_RETVAL}
-_OTHER_FLOATS = ("duration_ms",)
-_OTHER_INTS = {"size": -1, "total_allocated": -1, "cmd": -1}
-_BEGIN_INTS = {"ioctl_cmd": -1}
-_ALL_FLOATS = _FLOATS + _END_FLOATS + _OTHER_FLOATS
-_ALL_INTS = {**_INTS, **_END_INTS, **_OTHER_INTS, **_BEGIN_INTS}
+#: "missing" value of every numeric field (see ``schema.Line``)
+_MISSING: dict[str, float | int] = {
+    "ts": np.nan, "duration_us": np.nan, "duration_ms": np.nan,
+    "op_id": -1, "pid": -1, "tid": -1, "depth": -1, "retval": NO_RETVAL, "result_code": NO_RETVAL,
+    "size": -1, "total_allocated": -1, "cmd": -1, "ioctl_cmd": -1,
+}
+#: fields read for every line (the rest only for the lines whose kind can carry them)
+_EVERY_LINE = ("ts", "pid", "tid")
+_CODED = ("type", "phase", "launch_op", "direction", "name", "func")
 
 
 class FieldColumns:
     """Accumulates columns chunk by chunk; :meth:`finish` returns them."""
 
     def __init__(self) -> None:
-        self._parts: dict[str, list[np.ndarray]] = {k: [] for k in (*_ALL_FLOATS, *_ALL_INTS, "type", "phase",
-                                                                    "launch_op", "direction", "name", "func",
-                                                                    "grid_at")}
+        self._parts: dict[str, list[np.ndarray]] = {k: [] for k in (*_MISSING, *_CODED, "grid_at")}
         self._grids: list[list] = []
         self._blocks: list[list] = []
         self.strings: dict[str, int] = {"": -1}
@@ -83,12 +78,13 @@ class FieldColumns:
         self._n = 0
 
     def add(self, rows: list[Line]) -> None:
+        """Read the fields of one chunk of lines.  A field is read only for the lines whose
+        kind can carry it (``duration_us`` on end lines, ``size`` on records ...); the others
+        hold its missing value, as a line without the field would."""
         n = len(rows)
         p = self._parts
-        for k in _FLOATS:
-            p[k].append(np.fromiter(map(attrgetter(k), rows), np.float64, n))
-        for k, missing in _INTS.items():
-            p[k].append(_int_column(rows, k, missing))
+        for k in _EVERY_LINE:
+            p[k].append(_column(rows, k))
         types = list(map(attrgetter("type"), rows))
         code = np.fromiter(map(TYPE_CODE.get, types, repeat(T_UNKNOWN)), np.int16, n)
         for k in np.flatnonzero(code == T_UNKNOWN).tolist():
@@ -96,36 +92,54 @@ class FieldColumns:
         p["type"].append(code)
         phase = np.fromiter(map(PHASE_CODE.get, map(attrgetter("phase"), rows), repeat(PH_OTHER)), np.int8, n)
         p["phase"].append(phase)
-        # BCC's integer types 2 (call exit) and 7 (ioctl exit) are end lines too
+        p["name"].append(self._strings(list(map(attrgetter("name"), rows))))
+        # BCC's integer types 1/6 (enter) and 2/7 (exit) are begin and end lines too
         is_end = (phase == PH_E) | (code == TYPE_CODE[BCC_CALL_EXIT]) | (code == TYPE_CODE[BCC_IOCTL_EXIT])
         is_begin = (phase == PH_B) | (code == TYPE_CODE[BCC_CALL_ENTER]) | (code == TYPE_CODE[BCC_IOCTL_ENTER])
-        for sel, floats, ints in ((is_end, _END_FLOATS, _END_INTS), (~is_end & ~is_begin, _OTHER_FLOATS, _OTHER_INTS),
-                                  (is_begin, (), _BEGIN_INTS)):
+        record = ~is_end & ~is_begin
+        # LD_PRELOAD lines have no type, the sidecar's are cuda_api / cuda_runtime: only those
+        # can carry op_id and func
+        untyped = np.isin(code, [T_NONE, T_UNKNOWN, TYPE_CODE[T_CUDA_API], TYPE_CODE[T_CUDA_RUNTIME]])
+        kernel = code == TYPE_CODE[T_KERNEL]
+        groups = ((is_end | is_begin, ("depth",)), (is_end, ("duration_us", "retval", "result_code")),
+                  (is_begin, ("ioctl_cmd",)), (record, ("duration_ms", "size", "total_allocated", "cmd")),
+                  (untyped, ("op_id",)))
+        for sel, fields in groups:
             idx = np.flatnonzero(sel)
-            sub = list(map(rows.__getitem__, idx.tolist())) if idx.size < n else rows
-            for k in floats:
-                col = np.full(n, np.nan)
-                col[idx] = np.fromiter(map(attrgetter(k), sub), np.float64, idx.size)
+            sub = rows if idx.size == n else list(map(rows.__getitem__, idx.tolist()))
+            for k in fields:
+                col = np.full(n, _MISSING[k], dtype=np.float64 if k.startswith("duration") else np.int64)
+                if idx.size:
+                    col[idx] = _column(sub, k)
                 p[k].append(col)
-            for k, missing in ints.items():
-                col = np.full(n, missing, dtype=np.int64)
-                col[idx] = _int_column(sub, k, missing)
-                p[k].append(col)
-        p["launch_op"].append(np.fromiter(map(OP_LAUNCH.__eq__, map(attrgetter("op"), rows)), bool, n))
-        p["direction"].append(np.fromiter(map(DIRECTION_CODE.get, map(attrgetter("direction"), rows), repeat(0)),
-                                          np.uint8, n))
-        for k in ("name", "func"):
-            vals = list(map(attrgetter(k), rows))
-            for v in dict.fromkeys(vals):
-                self.strings.setdefault(v, len(self.strings) - 1)
-            p[k].append(np.fromiter(map(self.strings.__getitem__, vals), np.int32, n))
-        grids = list(map(attrgetter("grid"), rows))
-        blocks = list(map(attrgetter("block"), rows))
-        at = [k for k, (g, b) in enumerate(zip(grids, blocks)) if g is not None or b is not None]
-        p["grid_at"].append(np.asarray(at, dtype=np.int64) + self._n)
-        self._grids += [grids[k] for k in at]
-        self._blocks += [blocks[k] for k in at]
+        func = np.full(n, -1, dtype=np.int32)
+        idx = np.flatnonzero(untyped)
+        if idx.size:
+            func[idx] = self._strings([rows[i].func for i in idx.tolist()])
+        p["func"].append(func)
+        launch_op = np.zeros(n, dtype=bool)
+        direction = np.zeros(n, dtype=np.uint8)
+        idx = np.flatnonzero(kernel)
+        if idx.size:
+            launch_op[idx] = np.fromiter(map(OP_LAUNCH.__eq__, (rows[i].op for i in idx.tolist())), bool, idx.size)
+        idx = np.flatnonzero(record)
+        if idx.size:
+            direction[idx] = np.fromiter(map(DIRECTION_CODE.get, (rows[i].direction for i in idx.tolist()),
+                                             repeat(0)), np.uint8, idx.size)
+        p["launch_op"].append(launch_op)
+        p["direction"].append(direction)
+        # grid and block: on kernel launch records (bpftrace's, and BCC's should they carry them)
+        at = np.flatnonzero((kernel & launch_op) | (code == TYPE_CODE[BCC_LAUNCH]))
+        p["grid_at"].append(at + self._n)
+        self._grids += [rows[i].grid for i in at.tolist()]
+        self._blocks += [rows[i].block for i in at.tolist()]
         self._n += n
+
+    def _strings(self, vals: list[str]) -> np.ndarray:
+        """Codes of strings in the file's one table of distinct strings (-1 for "")."""
+        for v in dict.fromkeys(vals):
+            self.strings.setdefault(v, len(self.strings) - 1)
+        return np.fromiter(map(self.strings.__getitem__, vals), np.int32, len(vals))
 
     def finish(self) -> dict[str, np.ndarray | list]:
         out: dict[str, np.ndarray | list] = {}
@@ -143,11 +157,16 @@ class FieldColumns:
         return out
 
 
-def _int_column(rows: list[Line], name: str, missing: int) -> np.ndarray:
+def _column(rows: list[Line], name: str) -> np.ndarray:
+    """Field ``name`` of every row as a float64 (``ts``, durations) or int64 column; an integer
+    beyond 64 bits becomes the field's missing value."""
     get = attrgetter(name)
+    if isinstance(_MISSING[name], float):
+        return np.fromiter(map(get, rows), np.float64, len(rows))
     try:
         return np.fromiter(map(get, rows), np.int64, len(rows))
-    except OverflowError:  # an integer beyond 64 bits: that value is missing
+    except OverflowError:
+        missing = _MISSING[name]
         return np.fromiter((v if -2**63 <= v < 2**63 else missing for v in map(get, rows)), np.int64, len(rows))
 
 

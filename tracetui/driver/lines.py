@@ -141,15 +141,14 @@ def decode_lines(data: bytes) -> DecodedLines:
     obj = np.flatnonzero(is_obj)
     s_obj, e_obj = starts[obj], ends[obj]
     keep = np.ones(obj.size, dtype=bool)
+    has_cr = b"\r" in data
     last_cut = obj.size and int(obj[-1]) == starts.size - 1 and not data.endswith(b"\n")
     was = gc.isenabled()
     gc.disable()  # many small structs per chunk: the cyclic GC would rescan them again and again
     try:
         for c0 in range(0, obj.size, _CHUNK):
             c1 = min(c0 + _CHUNK, obj.size)
-            pieces = list(map(data.__getitem__, map(slice, s_obj[c0:c1].tolist(), e_obj[c0:c1].tolist())))
-            decoded, whole = _decode_chunk(pieces)
-            del pieces
+            decoded, whole = _decode_runs(data, obj[c0:c1], s_obj[c0:c1], e_obj[c0:c1], has_cr)
             if not whole:  # some lines are not events, or lost a field: look at each
                 good = []
                 for k, row in enumerate(decoded):
@@ -168,6 +167,28 @@ def decode_lines(data: bytes) -> DecodedLines:
             gc.enable()
     stats.json = int(keep.sum())
     return DecodedLines(data, s_obj[keep], e_obj[keep], obj[keep].astype(np.int64) + 1, cols.finish(), stats)
+
+
+def _decode_runs(data: bytes, idx: np.ndarray, start: np.ndarray, end: np.ndarray,
+                 has_cr: bool) -> tuple[list[Line | str], bool]:
+    """Decode the object lines ``idx`` (line numbers, ascending) of one chunk.
+
+    Lines that follow each other in the file (no text line between) are one slice of the
+    file with its newlines turned into commas: one copy per run of lines instead of one
+    object per line.  Files with CR line ends take the line-by-line path."""
+    if has_cr or not idx.size:
+        return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
+    breaks = np.flatnonzero(np.diff(idx) != 1) + 1
+    lo = np.concatenate(([0], breaks))
+    hi = np.concatenate((breaks, [idx.size]))
+    body = b",".join(data[int(start[a]):int(end[b - 1])].replace(b"\n", b",") for a, b in zip(lo.tolist(), hi.tolist()))
+    try:
+        rows = _DECODER.decode(b"[" + body + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
+    if len(rows) != idx.size:  # a line held two objects, or none: go line by line
+        return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
+    return rows, True
 
 
 def _decode_chunk(raw: list[bytes]) -> tuple[list[Line | str], bool]:

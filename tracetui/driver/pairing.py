@@ -148,41 +148,57 @@ def pair_calls(thread: np.ndarray, ts: np.ndarray, role: np.ndarray, depth: np.n
 
 def _end_unfinished(calls: Calls, thread: np.ndarray, ts: np.ndarray, role: np.ndarray, depth: np.ndarray) -> None:
     """Ends of begins without an end line, in place (see the module docstring)."""
-    begins = np.flatnonzero(role == Role.BEGIN)
-    begins = begins[np.lexsort((begins, ts[begins], thread[begins]))]
     walked = np.flatnonzero((role == Role.BEGIN) | (role == Role.END))
     walked = walked[np.lexsort((walked, ts[walked], thread[walked]))]
+    begins = walked[role[walked] == Role.BEGIN]  # by thread, then time
     open_calls = np.flatnonzero((calls.flags & Flag.UNFINISHED) != 0)
-    for th in np.unique(calls.thread[open_calls]).tolist():
-        mine = open_calls[calls.thread[open_calls] == th]
-        rows_b = begins[thread[begins] == th]
-        d = depth[rows_b].tolist()
-        t_b = ts[rows_b]
-        # next begin at the same depth or shallower (a monotonic stack, one pass)
-        nxt = [-1] * len(d)
-        stack: list[int] = []
-        for i in range(len(d) - 1, -1, -1):
-            while stack and d[stack[-1]] > d[i]:
-                stack.pop()
-            nxt[i] = stack[-1] if stack else -1
-            stack.append(i)
-        pos_of_row = {r: i for i, r in enumerate(rows_b.tolist())}
-        rows_w = walked[thread[walked] == th]
-        t_w = ts[rows_w]
-        sel = calls.thread == th
-        c_start, c_end = calls.start[sel], calls.end[sel]
-        for k in mine.tolist():
-            row = int(calls.begin_row[k])
-            i = pos_of_row[row]
-            t0 = float(calls.start[k])
-            if d[i] < 0:  # no depth (an ioctl): it ends at the next line of its thread
-                j = int(np.searchsorted(t_w, t0, side="right"))
-                calls.end[k] = float(t_w[j]) if j < t_w.size else t0
-            elif nxt[i] >= 0:
-                calls.end[k] = max(float(t_b[nxt[i]]), t0)
-            else:  # no later sibling: its last child's end
-                later = c_start > t0
-                calls.end[k] = float(c_end[later].max()) if later.any() else t0
+    rows = calls.begin_row[open_calls]
+    th, t0, d = thread[rows], calls.start[open_calls], depth[rows]
+    end = t0.copy()
+    # an ioctl (no depth) ends at the next line of its thread
+    nodepth = d < 0
+    if nodepth.any():
+        j = _searchsorted2(np.stack((thread[walked], ts[walked])), th[nodepth], t0[nodepth], side="right")
+        jc = np.minimum(j, walked.size - 1)
+        ok = (j < walked.size) & (thread[walked[jc]] == th[nodepth])
+        end[nodepth] = np.where(ok, ts[walked[jc]], t0[nodepth])
+    # a call ends where the next begin at its depth or shallower on its thread begins: per depth
+    # value d, the begins at depth <= d, searched once for every open call at depth d
+    found = np.zeros(open_calls.size, dtype=bool)
+    for dv in np.unique(d[~nodepth]).tolist():
+        mine = np.flatnonzero(~nodepth & (d == dv))
+        cand = begins[(depth[begins] <= dv) & (depth[begins] >= 0)]
+        if not cand.size:
+            continue
+        j = _searchsorted2(np.stack((thread[cand], ts[cand])), th[mine], t0[mine], side="right")
+        # skip the open call itself and begins at the same instant
+        jc = np.minimum(j, cand.size - 1)
+        ok = (j < cand.size) & (thread[cand[jc]] == th[mine])
+        end[mine[ok]] = ts[cand[jc[ok]]]
+        found[mine[ok]] = True
+    # no later sibling: its last child's end (the latest end of the calls after its start)
+    rest = np.flatnonzero(~nodepth & ~found)
+    if rest.size:
+        by_thread = np.lexsort((calls.start, calls.thread))
+        s_th, s_start = calls.thread[by_thread], calls.start[by_thread]
+        suffix = np.empty(calls.size)
+        for u0, u1 in _bounds_of(s_th):  # the latest end from each position to the thread's last call
+            suffix[u0:u1] = np.maximum.accumulate(calls.end[by_thread][u0:u1][::-1])[::-1]
+        j = _searchsorted2(np.stack((s_th, s_start)), th[rest], t0[rest], side="right")
+        jc = np.minimum(j, calls.size - 1)
+        ok = (j < calls.size) & (s_th[jc] == th[rest])
+        end[rest] = np.where(ok, np.maximum(suffix[jc], t0[rest]), t0[rest])
+    calls.end[open_calls] = np.maximum(end, t0)
+
+
+def _bounds_of(sorted_codes: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) of each run of equal values in a sorted array."""
+    if not sorted_codes.size:
+        return []
+    cut = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
+    lo = np.concatenate(([0], cut))
+    hi = np.concatenate((cut, [sorted_codes.size]))
+    return list(zip(lo.tolist(), hi.tolist()))
 
 
 def bcc_record_calls(rec_rows: np.ndarray, rec_role: np.ndarray, thread: np.ndarray, ts: np.ndarray,
