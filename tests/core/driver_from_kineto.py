@@ -34,8 +34,12 @@ def linked_calls(kt: KinetoTrace) -> list[int]:
     return sorted(out, key=lambda i: kt.ts[i])
 
 
-def write_driver_trace(kt: KinetoTrace, path, *, lead: int = 5, noise_every: int = 3) -> dict[int, str]:
-    """Write the file; returns {Kineto event: driver call name} of the calls written."""
+def write_driver_trace(kt: KinetoTrace, path, *, lead: int = 5, noise_every: int = 3,
+                       layout: str = "bpftrace") -> dict[int, str]:
+    """Write the file; returns {Kineto event: driver call name} of the calls written.
+
+    ``layout`` "preload" writes LD_PRELOAD hook lines instead (seconds on CLOCK_MONOTONIC,
+    op_id pairing, bare names, no launch records: the link then has no grid or block)."""
     lines = ["=== CUDA Full-Stack Tracer (eBPF) ===", "Tracing userspace + kernel space", ""]
     eid = 0
 
@@ -45,7 +49,18 @@ def write_driver_trace(kt: KinetoTrace, path, *, lead: int = 5, noise_every: int
         eid += 1
         lines.append(json.dumps(obj, separators=(",", ":")))
 
+    op = 0
+
     def call(t_us, tid, name, dur_us, launch=None):
+        nonlocal op
+        if layout == "preload":
+            t = (t_us + CLOCK_GAP_US) / 1e6
+            lines.append(json.dumps({"ts": round(t, 9), "op_id": op, "tid": tid, "depth": 0, "phase": "B",
+                                     "name": name}, separators=(",", ":")))
+            lines.append(json.dumps({"ts": round(t + dur_us / 1e6, 9), "op_id": op, "tid": tid, "depth": 0,
+                                     "phase": "E", "name": name, "result_code": 0}, separators=(",", ":")))
+            op += 1
+            return
         t = (t_us + CLOCK_GAP_US) / 1000.0
         emit({"ts": round(t, 6), "tid": tid, "phase": "B", "type": "userspace", "name": PROBE + name, "depth": 1})
         if launch is not None:

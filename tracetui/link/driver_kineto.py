@@ -170,7 +170,8 @@ def _grams(code: np.ndarray) -> np.ndarray:
     g = np.zeros(code.size, dtype=np.int64)
     for k in range(_GRAM):
         shifted = np.full(code.size, 7919, dtype=np.int64)
-        shifted[: code.size - k] = code[k:]
+        if k < code.size:
+            shifted[: code.size - k] = code[k:]
         g = g * np.int64(1_000_003) + shifted
     return g
 
