@@ -115,17 +115,18 @@ class FieldColumns:
         func = np.full(n, -1, dtype=np.int32)
         idx = np.flatnonzero(untyped)
         if idx.size:
-            func[idx] = self._strings([rows[i].func for i in idx.tolist()])
+            func[idx] = self._strings(list(map(attrgetter("func"), map(rows.__getitem__, idx.tolist()))))
         p["func"].append(func)
         launch_op = np.zeros(n, dtype=bool)
         direction = np.zeros(n, dtype=np.uint8)
         idx = np.flatnonzero(kernel)
         if idx.size:
-            launch_op[idx] = np.fromiter(map(OP_LAUNCH.__eq__, (rows[i].op for i in idx.tolist())), bool, idx.size)
+            ops = map(attrgetter("op"), map(rows.__getitem__, idx.tolist()))
+            launch_op[idx] = np.fromiter(map(OP_LAUNCH.__eq__, ops), bool, idx.size)
         idx = np.flatnonzero(record)
         if idx.size:
-            direction[idx] = np.fromiter(map(DIRECTION_CODE.get, (rows[i].direction for i in idx.tolist()),
-                                             repeat(0)), np.uint8, idx.size)
+            dirs = map(attrgetter("direction"), map(rows.__getitem__, idx.tolist()))
+            direction[idx] = np.fromiter(map(DIRECTION_CODE.get, dirs, repeat(0)), np.uint8, idx.size)
         p["launch_op"].append(launch_op)
         p["direction"].append(direction)
         # grid and block: on kernel launch records (bpftrace's, and BCC's should they carry them)
