@@ -24,6 +24,7 @@ import zlib
 from collections import Counter
 from typing import Any
 
+from ..driver.lines import looks_like_driver_lines
 from ..errors import TraceError
 from ..io.files import read_trace_bytes, sniff_head
 
@@ -75,14 +76,23 @@ def read_head(path: str, limit: int = HEAD_BYTES) -> bytes:
 
 
 def looks_like_job(inputs: list[str]) -> bool:
-    """A folder, a glob pattern, more than two files, or two Kineto traces."""
+    """A folder, a glob pattern, more than two files, or two Kineto traces (a driver-call
+    trace beside them is one run's, not a rank: it does not count)."""
     if any(os.path.isdir(p) or (not os.path.exists(p) and any(c in p for c in _GLOB_CHARS)) for p in inputs):
         return True
+    inputs = [p for p in inputs if not _is_driver_file(p)]
     if len(inputs) > 2:
         return True
     if len(inputs) == 2:
         return all(sniff_head(read_head(p, 1 << 16).lstrip()) == "kineto" for p in inputs)
     return False
+
+
+def _is_driver_file(path: str) -> bool:
+    try:
+        return looks_like_driver_lines(read_head(path, 1 << 16))
+    except OSError:
+        return False
 
 
 def rank_from_name(path: str) -> int | None:
