@@ -47,14 +47,20 @@ def looks_like_driver_lines(head: bytes) -> bool:
         text = raw.strip()
         if not text.startswith(b"{"):
             continue
-        try:
-            obj = msgspec.json.decode(text)
-        except msgspec.DecodeError:
-            return False
-        if not isinstance(obj, dict):
+        obj = _as_object(text)
+        if isinstance(obj, str):
             return False
         return any(k in obj for k in ("op_id", "func", "event_id")) or ("type" in obj and "ts" in obj)
     return False
+
+
+def _as_object(line: bytes) -> dict | str:
+    """The JSON object of a line, or the reason it is not one."""
+    try:
+        obj = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return BAD_JSON
+    return obj if isinstance(obj, dict) else NOT_OBJECT
 
 
 class PartialLine(Line, gc=False):
@@ -217,12 +223,9 @@ def _decode_one(line: bytes) -> Line | str:
         pass
     except msgspec.DecodeError:
         return BAD_JSON
-    try:
-        obj = msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return BAD_JSON
-    if not isinstance(obj, dict):
-        return NOT_OBJECT
+    obj = _as_object(line)
+    if isinstance(obj, str):
+        return obj
     good = {}
     for k, v in obj.items():
         if k not in Line.__struct_fields__:
