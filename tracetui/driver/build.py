@@ -74,7 +74,7 @@ def build_driver_trace(path: str, dec: DecodedLines, warnings: list[LoadWarning]
         sel = named_by[rows.what[recs[named_by]] == w]
         if sel.size:
             call_name[rec_call[sel]] = name_index(nm)
-            calls.flags[rec_call[sel]] |= Flag.NAME_INFERRED
+            calls.flags[rec_call[sel]] |= np.uint8(Flag.NAME_INFERRED)
     if (call_name < 0).any():
         call_name[call_name < 0] = name_index(UNNAMED_CALL)
 
