@@ -69,7 +69,8 @@ def build_driver_trace(path: str, dec: DecodedLines, warnings: list[LoadWarning]
     recs = np.flatnonzero(np.isin(rows.role, [Role.RECORD, Role.RECORD_BEFORE_BEGIN, Role.RECORD_BEFORE_END]))
     # BCC: records name the unnamed call they precede
     rec_call = bcc_record_calls(recs, rows.role[recs], rows.thread, rows.ts, rows.role, calls)
-    named_by = np.flatnonzero((rec_call >= 0) & (call_name[np.maximum(rec_call, 0)] < 0))
+    named_by = np.flatnonzero(rec_call >= 0)
+    named_by = named_by[call_name[rec_call[named_by]] < 0]
     for w, nm in _INFERRED.items():
         sel = named_by[rows.what[recs[named_by]] == w]
         if sel.size:
