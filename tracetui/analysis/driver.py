@@ -37,6 +37,13 @@ COPY_CALLS = "copy calls"
 _DIRECTION_CODE = {name: code for code, name in DIRECTION_CODES.items()}
 
 
+def api_of(name: str) -> str:
+    """"runtime" (``cuda*``: libcudart), "driver" (``cu*``: libcuda) or "other"."""
+    if name.startswith("cuda"):
+        return "runtime"
+    return "driver" if name.startswith("cu") else "other"
+
+
 def _us(v: float) -> float:
     """µs rounded to the ns (sums of float times carry noise below that)."""
     return round(float(v), 3)
@@ -147,7 +154,8 @@ def _calls(v: _View) -> list[dict[str, Any]]:
     for k in np.flatnonzero(count).tolist():
         c = int(count[k])
         rows.append({"name": v.names[k], "count": c, "total_us": _us(total[k]), "mean_us": _us(total[k] / c),
-                     "errors": int(err[k]), "class": CallClass(int(v.cls_of_name[k])).name.lower()})
+                     "errors": int(err[k]), "class": CallClass(int(v.cls_of_name[k])).name.lower(),
+                     "api": api_of(v.names[k])})
     rows.sort(key=lambda r: (-r["count"], -r["total_us"], r["name"]))
     return rows
 
@@ -190,7 +198,9 @@ def _launches(v: _View, launches_from: str) -> dict[str, Any]:
             g, b = gb[first[k], :3].tolist(), gb[first[k], 3:].tolist()
             threads = int(np.prod(g) * np.prod(b)) if min(g + b) >= 0 else None
             configs.append({"grid": g, "block": b, "threads": threads, "count": int(counts[k])})
+    runtime = np.array([nm.startswith("cuda") for nm in v.names] or [False])[v.name_id] & calls
     return {"kernel_launches": n, "launch_calls": int(calls.sum()), "graph_launch_calls": int(graph.sum()),
+            "launch_calls_by_api": {"driver": int(calls.sum() - runtime.sum()), "runtime": int(runtime.sum())},
             "launch_records": int(rec.size), "launch_configs": configs}
 
 

@@ -271,17 +271,23 @@ def _print_driver_calls(out: _Out, d: dict[str, Any]) -> None:
 
 def _print_driver_pipeline(out: _Out, d: dict[str, Any]) -> None:
     phases = d["phases"]
-    several = len({p["pid"] for p in phases}) > 1
-    cols = ([Col("pid", False)] if several else []) + [
-        Col("phase", False), Col("start ms"), Col("dur ms"), Col("calls"), Col("launch"), Col("sync"),
-        Col("alloc"), Col("bytes moved")]
-    out.table("Pipeline phases (calls by their start)", cols,
-              [([_name(p["pid"])] if several else []) + [
-                  _name(p["name"]), _n(p["start_us"] / 1e3), _n(p["dur_us"] / 1e3), _n(p["calls"]),
-                  _n(p["launches"]), _n(p["syncs"]), _n(p["allocations"]), _n(p["transfers_bytes"])]
-               for p in phases])
+    pids = list(dict.fromkeys(p["pid"] for p in phases))
+    moved = any(p["transfers_bytes"] is not None for p in phases)
+    cols = [Col("phase", False), Col("start ms"), Col("dur ms"), Col("calls"), Col("launch"), Col("sync"),
+            Col("alloc"), *([Col("bytes moved")] if moved else [])]
+    for pid in pids:  # one table per process
+        title = "Pipeline phases (calls by their start)" + (f", pid {pid}" if len(pids) > 1 else "")
+        out.table(title, cols, [[_name(p["name"]), _n(p["start_us"] / 1e3), _n(p["dur_us"] / 1e3), _n(p["calls"]),
+                                 _n(p["launches"]), _n(p["syncs"]), _n(p["allocations"]),
+                                 *([_n(p["transfers_bytes"])] if moved else [])]
+                                for p in phases if p["pid"] == pid])
     out.line(f"Kernel launches: {d['kernel_launches']:,} (from {d['kernel_launches_from']}; launch calls "
              f"{d['launch_calls']:,}, graph launch calls {d['graph_launch_calls']:,})")
+    by_api = d["launch_calls_by_api"]
+    if by_api["driver"] and by_api["runtime"]:
+        out.line(f"note: {by_api['runtime']:,} launch calls of the runtime API (cuda*) and {by_api['driver']:,} of the "
+                 "driver API (cu*) are all counted; a runtime call the tracer also saw enter libcuda counts twice",
+                 "dim")
     out.table("Kernel launch configurations (launch records)",
               [Col("grid", False), Col("block", False), Col("threads"), Col("count")],
               [[_name("x".join(map(str, c["grid"]))), _name("x".join(map(str, c["block"]))), _n(c["threads"]),
