@@ -93,17 +93,17 @@ def driver_summary(trace: DriverTrace) -> dict[str, Any]:
         "events": int(v.n),
         "events_by_what": _by_what(v),
         "span_us": _us(v.end.max() - v.ts.min()) if v.n else 0.0,
-        "processes": len({int(p) for p in np.unique(v.proc).tolist()}),
+        "processes": int(np.unique(v.proc).size),
         "threads": int(np.unique(v.lane).size),
         "lines": _lines(trace),
         "layouts": dict(trace.layouts),
         "calls": _calls(v),
-        "call_families": [],
-        "kernel_launches": 0,
-        "kernel_launches_from": launches_from,
     }
     out["call_families"] = _families(out["calls"])
-    out.update(_launches(v, launches_from))
+    launches = _launches(v, launches_from)
+    out["kernel_launches"] = launches.pop("kernel_launches")
+    out["kernel_launches_from"] = launches_from
+    out.update(launches)
     out["allocations"] = _allocations(v)
     transfers, transfers_from, copies_unknown = _transfers(v)
     out["transfers"] = transfers
