@@ -13,6 +13,7 @@ from tracetui.cli import main
 from tracetui.driver import What, load_driver
 from tracetui.driver.lines import BAD_JSON, CUT_LAST, NOT_JSON
 from tracetui.errors import TraceFormatError
+from tracetui.session import load_trace
 
 
 def summary_json(path, capsys) -> dict:
@@ -154,3 +155,11 @@ def test_lines_that_are_not_utf8_are_bad_json_not_a_crash(tmp_path, capsys):
     assert d["lines"] == {"total": 5, "json": 2, "skipped": 3,
                           "skipped_by_reason": {BAD_JSON: 2, CUT_LAST: 1}}
     assert [r["name"] for r in d["calls"]] == ["cu\u00e9"] and d["allocations"]["bytes"] == 5
+
+
+def test_a_first_line_that_is_not_utf8_does_not_hide_the_layout(tmp_path):
+    path = tmp_path / "capture.log"  # no .jsonl name: detected by content
+    path.write_bytes(b'{"ts": 1.0, "tid": 1, "type": "memory", "op": "alloc", "size": 5, "\xff": 1}\n'
+                     b'{"ts": 2.0, "tid": 1, "type": "memory", "op": "alloc", "size": 6}\n')
+    t = load_trace(path)
+    assert t.lines.json == 1 and t.lines.skipped == {BAD_JSON: 1}

@@ -48,8 +48,11 @@ def looks_like_driver_lines(head: bytes) -> bool:
         if not text.startswith(b"{"):
             continue
         try:
-            obj = msgspec.json.decode(text)
-        except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec raises the latter for bad UTF-8
+            try:
+                obj = msgspec.json.decode(text)
+            except UnicodeDecodeError:  # a byte that is not UTF-8: the keys still say what the line is
+                obj = msgspec.json.decode(text.decode("utf-8", "replace").encode())
+        except msgspec.DecodeError:
             return False
         if not isinstance(obj, dict):
             return False
