@@ -10,7 +10,9 @@ JSON keys (times in ms where the key says ``_ms``, else µs; see docs/analysis.m
 histogram), ``launches`` (see :func:`tracetui.analysis.launches.launch_summary`),
 ``roofline`` (ops with known FLOPs by GPU time, see
 :func:`tracetui.analysis.roofline.roofline_table`), ``warnings``, and ``counters`` (only when
-the trace has counter events: see :func:`tracetui.kineto.counters.counters_summary`).
+the trace has counter events: see :func:`tracetui.kineto.counters.counters_summary`), and
+``driver`` (only for a driver-call trace: see :func:`tracetui.analysis.driver.driver_summary`
+and docs/driver.md).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..driver import DriverTrace
 from ..errors import WrongTraceKindError
 from ..kineto.counters import counters_summary
 from ..session import LinkedTrace
 from .categories import KernelCategorizer
+from .driver import driver_summary
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
 from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
@@ -93,4 +97,6 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
     counters = counters_summary(kt)
     if counters["events"]:  # counter ranges / C events (kineto/counters.py); absent when none
         out["counters"] = _plain(counters)
+    if isinstance(kt, DriverTrace):  # the answers of a driver-call trace (docs/driver.md)
+        out["driver"] = _plain(driver_summary(kt))
     return out

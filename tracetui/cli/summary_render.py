@@ -91,6 +91,13 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     out = _Out(con, width)
     tr = s["trace"]
     out.line(s["source"], "bold")
+    drv = s.get("driver")
+    if drv is not None and not drv["kineto_events"]:  # a driver-call trace alone: no Kineto tables
+        _print_driver_head(out, drv)
+        _print_driver(out, drv)
+        for w in s["warnings"]:
+            out.line(f"warning: {w}", "yellow")
+        return
     out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} GPU events ({tr['gpu_events_unlinked']:,} without a "
              f"launch), {tr['cpu_ops']:,} cpu_ops")
     out.line(f"devices: {grouped_devices(tr['devices'])}")
@@ -105,6 +112,8 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         _print_roofline(out, s.get("roofline") or [])
         _print_streams(out, s)
         _print_launches(out, s["launches"])
+    if drv is not None:
+        _print_driver(out, drv)
     for w in s["warnings"]:
         out.line(f"warning: {w}", "yellow")
 
@@ -209,3 +218,118 @@ def _print_host_only(out: _Out, la: dict[str, Any]) -> None:
                                  Col("GPU events"), Col("GPU ms")],
               [[_name(r["step"]), _n(r["dur"] / 1e3), _n(r["kernel_launches"]), _n(r["graph_launches"]),
                 _n(r["gpu_events"]), _n(r["gpu_us"] / 1e3)] for r in la["steps"]])
+
+
+# ---- driver-call traces (analysis/driver.py, docs/driver.md) ---------------------------------
+
+#: rows of the driver call tables
+DRIVER_TOP = 15
+
+
+def _print_driver_head(out: _Out, d: dict[str, Any]) -> None:
+    layouts = ", ".join(f"{n:,} {lay}" for lay, n in d["layouts"].items()) or "none"
+    out.line(f"{d['events']:,} events of a driver-call trace (lines by layout: {layouts}); {d['processes']:,} "
+             f"process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} ms")
+    out.line("No GPU work in a driver-call trace (its tracer sees the host's calls into libcuda and nvidia.ko, "
+             "not kernels on the GPU): the answers below come from those calls.")
+
+
+def _print_driver(out: _Out, d: dict[str, Any]) -> None:
+    """The answers of a driver-call trace, table by table."""
+    ln = d["lines"]
+    reasons = "; ".join(f"{c:,} {r}" for r, c in ln["skipped_by_reason"].items())
+    out.line(f"Lines: {ln['total']:,} non-blank, {ln['json']:,} JSON objects, {ln['skipped']:,} skipped"
+             + (f" ({reasons})" if reasons else ""))
+    _print_driver_calls(out, d)
+    _print_driver_pipeline(out, d)
+    _print_driver_memory(out, d)
+    if d["unfinished_calls"] or d["calls_without_begin"]:
+        out.line(f"Calls without an end line: {d['unfinished_calls']:,}; without a begin line: "
+                 f"{d['calls_without_begin']:,} (see the warnings)")
+
+
+def _call_rows(rows: list[dict[str, Any]]) -> list[list[Cell]]:
+    return [[_name(r["name"]), _n(r["count"]), _n(r["total_us"] / 1e3), _n(r["mean_us"]), _n(r["errors"])]
+            for r in rows[:DRIVER_TOP]]
+
+
+def _print_driver_calls(out: _Out, d: dict[str, Any]) -> None:
+    calls = d["calls"]
+    cols = [Col("call", False), Col("count"), Col("total ms"), Col("mean µs"), Col("errors")]
+    more = f" (top {DRIVER_TOP} of {len(calls):,})" if len(calls) > DRIVER_TOP else ""
+    out.table(f"API calls by count{more} (errors: a non-zero return value)", cols, _call_rows(calls))
+    if len(calls) > DRIVER_TOP:
+        by_time = sorted(calls, key=lambda r: (-r["total_us"], -r["count"], r["name"]))
+        out.table(f"API calls by time{more}", cols, _call_rows(by_time))
+    fams = d["call_families"]
+    if any(len(f["names"]) > 1 for f in fams):
+        out.table("Call families (_v2, _ptsz ... variants together)",
+                  [Col("family", False), Col("count"), Col("total ms"), Col("names", False)],
+                  [[_name(f["family"]), _n(f["count"]), _n(f["total_us"] / 1e3), _name(", ".join(f["names"]))]
+                   for f in fams[:DRIVER_TOP]])
+
+
+def _print_driver_pipeline(out: _Out, d: dict[str, Any]) -> None:
+    phases = d["phases"]
+    pids = list(dict.fromkeys(p["pid"] for p in phases))
+    moved = any(p["transfers_bytes"] is not None for p in phases)
+    cols = [Col("phase", False), Col("start ms"), Col("dur ms"), Col("calls"), Col("launch"), Col("sync"),
+            Col("alloc"), *([Col("bytes moved")] if moved else [])]
+    for pid in pids:  # one table per process
+        title = "Pipeline phases (calls by their start)" + (f", pid {pid}" if len(pids) > 1 else "")
+        out.table(title, cols, [[_name(p["name"]), _n(p["start_us"] / 1e3), _n(p["dur_us"] / 1e3), _n(p["calls"]),
+                                 _n(p["launches"]), _n(p["syncs"]), _n(p["allocations"]),
+                                 *([_n(p["transfers_bytes"])] if moved else [])]
+                                for p in phases if p["pid"] == pid])
+    out.line(f"Kernel launches: {d['kernel_launches']:,} (from {d['kernel_launches_from']}; launch calls "
+             f"{d['launch_calls']:,}, graph launch calls {d['graph_launch_calls']:,})")
+    by_api = d["launch_calls_by_api"]
+    if by_api["driver"] and by_api["runtime"]:
+        out.line(f"note: {by_api['runtime']:,} launch calls of the runtime API (cuda*) and {by_api['driver']:,} of the "
+                 "driver API (cu*) are all counted; a runtime call the tracer also saw enter libcuda counts twice",
+                 "dim")
+    out.table("Kernel launch configurations (launch records)",
+              [Col("grid", False), Col("block", False), Col("threads"), Col("count")],
+              [[_name("x".join(map(str, c["grid"]))), _name("x".join(map(str, c["block"]))), _n(c["threads"]),
+                _n(c["count"])] for c in d["launch_configs"]])
+    it = d["iterations"]
+    if it["count"]:
+        out.line(f"Iterations (kernel launches between two synchronize calls of a process): {it['count']:,}; "
+                 f"launches per iteration: median {it['launches_per_iteration']:,.1f}, min {it['min']:,}, "
+                 f"max {it['max']:,}, mean {it['mean']:,.2f}")
+    else:
+        out.line("Iterations: none (no synchronize call follows a kernel launch)")
+    sy = d["sync"]
+    out.line(f"Synchronize calls: {sy['count']:,}, {sy['total_us'] / 1e3:,.3f} ms of host time")
+    out.table("Synchronize calls by name", [Col("call", False), Col("count"), Col("total ms"), Col("max µs")],
+              [[_name(r["name"]), _n(r["count"]), _n(r["total_us"] / 1e3), _n(r["max_us"])] for r in sy["by_name"]])
+    ia = d["idle_after_sync"]
+    out.line(f"GPU idle after synchronize (a synchronize's return to the next launch): {ia['count']:,} gaps, "
+             f"{ia['total_us'] / 1e3:,.3f} ms in all, longest {ia['max_us']:,.3f} µs")
+    cv = d["compute_vs_transfer"]
+    ratio = f"{cv['ratio']:,.2f}" if cv["ratio"] is not None else "no transfer time"
+    out.line(f"Compute vs transfer: compute {cv['compute_us'] / 1e3:,.3f} ms (sync wait closing iterations "
+             f"{cv['sync_wait_us'] / 1e3:,.3f} + launch calls {cv['launch_call_us'] / 1e3:,.3f}), transfer "
+             f"{cv['transfer_us'] / 1e3:,.3f} ms ({d['transfers_from']}); ratio {ratio}")
+
+
+def _print_driver_memory(out: _Out, d: dict[str, Any]) -> None:
+    out.table(f"Transfers (from {d['transfers_from']})",
+              [Col("direction", False), Col("count"), Col("bytes"), Col("total µs"), Col("GB/s")],
+              [[_name(k), _n(r["count"]), _n(r["bytes"]), _n(r["total_us"]), _n(r["gb_per_s"], 2)]
+               for k, r in d["transfers"].items() if r["count"]])
+    out.table("Kernel-space ioctls by command", [Col("cmd", False), Col("count"), Col("total µs"), Col("mean µs"),
+                                                  Col("errors")],
+              [[_name(r["cmd"] or "(none)"), _n(r["count"]), _n(r["total_us"]), _n(r["mean_us"]), _n(r["errors"])]
+               for r in d["ioctls"][:DRIVER_TOP]])
+    out.table("ioctl system calls by command", [Col("cmd", False), Col("count")],
+              [[_name(r["cmd"] or "(none)"), _n(r["count"])] for r in d["syscall_ioctls"][:DRIVER_TOP]])
+    al = d["allocations"]
+    if al["count"] or al["free_calls"]:
+        sizes = (f", {al['bytes']:,} bytes, peak {al['peak_bytes']:,} bytes allocated"
+                 if al["bytes"] is not None else " (no sizes: the trace has no allocation records)")
+        out.line(f"Allocations: {al['count']:,} (from {al['from']}){sizes}; alloc calls {al['alloc_calls']:,}, "
+                 f"free calls {al['free_calls']:,}")
+    km = al["kernel_memory"]
+    if km["count"]:
+        out.line(f"Kernel-space allocations: {km['count']:,}, {km['bytes']:,} bytes")

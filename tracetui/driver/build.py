@@ -71,12 +71,13 @@ def build_driver_trace(path: str, dec: DecodedLines, warnings: list[LoadWarning]
     recs = np.flatnonzero(np.isin(rows.role, [Role.RECORD, Role.RECORD_BEFORE_BEGIN, Role.RECORD_BEFORE_END]))
     # BCC: records name the unnamed call they precede
     rec_call = bcc_record_calls(recs, rows.role[recs], rows.thread, rows.ts, rows.role, calls)
-    named_by = np.flatnonzero((rec_call >= 0) & (call_name[np.maximum(rec_call, 0)] < 0))
+    named_by = np.flatnonzero(rec_call >= 0)
+    named_by = named_by[call_name[rec_call[named_by]] < 0]
     for w, nm in _INFERRED.items():
         sel = named_by[rows.what[recs[named_by]] == w]
         if sel.size:
             call_name[rec_call[sel]] = name_index(nm)
-            calls.flags[rec_call[sel]] |= Flag.NAME_INFERRED
+            calls.flags[rec_call[sel]] |= np.uint8(Flag.NAME_INFERRED)
     if (call_name < 0).any():
         call_name[call_name < 0] = name_index(UNNAMED_CALL)
 

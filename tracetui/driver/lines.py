@@ -47,17 +47,23 @@ def looks_like_driver_lines(head: bytes) -> bool:
         text = raw.strip()
         if not text.startswith(b"{"):
             continue
-        obj = _as_object(text)
+        obj = _as_object(text, sniffing=True)
         if isinstance(obj, str):
             return False
         return any(k in obj for k in ("op_id", "func", "event_id")) or ("type" in obj and "ts" in obj)
     return False
 
 
-def _as_object(line: bytes) -> dict | str:
-    """The JSON object of a line, or the reason it is not one."""
+def _as_object(line: bytes, sniffing: bool = False) -> dict | str:
+    """The JSON object of a line, or the reason it is not one.  ``sniffing``: a byte that is
+    not UTF-8 is replaced (the keys still say what the line is); else the line is not JSON."""
     try:
-        obj = msgspec.json.decode(line)
+        try:
+            obj = msgspec.json.decode(line)
+        except UnicodeDecodeError:
+            if not sniffing:
+                return BAD_JSON
+            obj = msgspec.json.decode(line.decode("utf-8", "replace").encode())
     except msgspec.DecodeError:
         return BAD_JSON
     return obj if isinstance(obj, dict) else NOT_OBJECT
@@ -146,9 +152,17 @@ def decode_lines(data: bytes) -> DecodedLines:
         stats.skip(NOT_JSON, int(text_lines[0]) + 1, int(text_lines.size))
     obj = np.flatnonzero(is_obj)
     s_obj, e_obj = starts[obj], ends[obj]
-    keep = np.ones(obj.size, dtype=bool)
     has_cr = b"\r" in data
     last_cut = obj.size and int(obj[-1]) == starts.size - 1 and not data.endswith(b"\n")
+    bad = _not_utf8(arr, data, s_obj, e_obj)
+    if bad.size:  # not JSON: left out before decoding (msgspec skips unknown keys unchecked)
+        for k in bad.tolist():
+            stats.skip(CUT_LAST if last_cut and k == obj.size - 1 else BAD_JSON, int(obj[k]) + 1)
+        last_cut = last_cut and int(bad[-1]) != obj.size - 1
+        ok = np.ones(obj.size, dtype=bool)
+        ok[bad] = False
+        obj, s_obj, e_obj = obj[ok], s_obj[ok], e_obj[ok]
+    keep = np.ones(obj.size, dtype=bool)
     was = gc.isenabled()
     gc.disable()  # many small structs per chunk: the cyclic GC would rescan them again and again
     try:
@@ -197,6 +211,23 @@ def _decode_runs(data: bytes, idx: np.ndarray, start: np.ndarray, end: np.ndarra
     return rows, True
 
 
+def _not_utf8(arr: np.ndarray, data: bytes, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Indices of the lines ``data[start[i]:end[i]]`` that are not valid UTF-8 (JSON text must
+    be): only lines holding a byte >= 0x80 are checked, one by one (none in ASCII traces)."""
+    if not start.size or int(arr.max()) < 0x80:
+        return np.zeros(0, np.int64)
+    high = np.flatnonzero(arr >= 0x80)
+    line = np.searchsorted(start, high, side="right") - 1
+    inside = (line >= 0) & (high < end[np.maximum(line, 0)])
+    out = []
+    for i in np.unique(line[inside]).tolist():
+        try:
+            data[int(start[i]):int(end[i])].decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(i)
+    return np.asarray(out, dtype=np.int64)
+
+
 def _decode_chunk(raw: list[bytes]) -> tuple[list[Line | str], bool]:
     """Decode ``raw`` lines as one array; on failure in smaller pieces, then one by one.
     Returns (one Line or the reason it is not an event per line, whether every line
@@ -205,7 +236,7 @@ def _decode_chunk(raw: list[bytes]) -> tuple[list[Line | str], bool]:
         return [], True
     try:
         return _DECODER.decode(b"[" + b",".join(raw) + b"]"), True
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
         if len(raw) > _SMALL:
             out: list[Line | str] = []
             for s in range(0, len(raw), _SMALL):
@@ -221,7 +252,7 @@ def _decode_one(line: bytes) -> Line | str:
         return _ONE.decode(line)
     except msgspec.ValidationError:
         pass
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):
         return BAD_JSON
     obj = _as_object(line)
     if isinstance(obj, str):

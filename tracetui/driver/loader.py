@@ -17,7 +17,8 @@ Progress = Callable[[str, float], None]
 
 def load_driver(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None,
                 progress: Progress | None = None) -> DriverTrace:
-    """Read, decode and build a driver-call trace.  A file with no JSON object line raises
+    """Read, decode and build a driver-call trace.  A file with no JSON object line, or whose
+    JSON lines are none of them an event (no layout's keys, no time), raises
     :class:`~tracetui.errors.TraceFormatError` ("not a driver-call trace")."""
     p = os.fspath(path)
     report = progress or (lambda msg, frac: None)
@@ -34,5 +35,9 @@ def load_driver(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
                                     "kept", 1))
     report("pairing calls", 0.5)
     trace = build_driver_trace(p, dec, warnings)
+    if not trace.n_driver:  # JSON lines, but none of a layout with a time: nothing to show
+        why = "; ".join(w.message for w in trace.warnings if w.kind == "unread_lines")
+        raise TraceFormatError(p, f"not a driver-call trace: none of its {len(dec):,} JSON object lines is an event "
+                                  f"({why or 'no line names a layout'})")
     report("ready", 1.0)
     return trace
