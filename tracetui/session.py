@@ -47,7 +47,7 @@ def detect_kind(fb: FileBytes) -> str:
         return "unknown"
     try:
         top = msgspec.json.decode(fb.data, type=dict[str, msgspec.Raw])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
         # truncated or odd: fall back to whichever key appears first
         i, j = fb.data.find(b'"traceEvents"'), fb.data.find(b'"nodes"')
         if i >= 0 and (j < 0 or i < j):

@@ -31,6 +31,7 @@ BAD = {
     "text": (b"hello world", ": " + NOT_A_TRACE, TraceFormatError),
     "binary": (bytes(range(256)) * 4, ": " + NOT_A_TRACE, TraceFormatError),
     "other json": (b'{"foo": 1}', ": " + NOT_A_TRACE, TraceFormatError),
+    "not utf-8": (b'{"\xff": 1}', ": " + NOT_A_TRACE, TraceFormatError),
     "events not a list": (b'{"traceEvents": {"a": 1}}', ": 'traceEvents' is an object, not a list of events",
                           TraceFormatError),
     "events a string": (b'{"traceEvents": "x"}', ": 'traceEvents' is a string, not a list of events",
