@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import time
 
 import numpy as np
 import orjson
@@ -105,16 +104,14 @@ def _big_file(n_iter: int) -> Bpf:
     return f
 
 
-def test_speed(tmp_path):
+def test_answers_on_100k_lines(tmp_path):
+    """Counts on a big file (its speed is measured by bench/bench_driver.py, not here)."""
     f = _big_file(2000)  # about 100,000 lines
     t = load(f, tmp_path)
     assert f.n_json > 95_000
-    t0 = time.perf_counter()
     d = driver_summary(t)
-    took = time.perf_counter() - t0
     assert d["iterations"]["count"] == 2000 and d["iterations"]["launches_per_iteration"] == 10.0
     assert d["kernel_launches"] == 20_000 and d["ioctls"][0]["count"] == 20_000
-    assert took < 1.0, f"driver_summary took {took:.2f} s on {f.n_json:,} lines"
 
 
 def test_kineto_summary_has_no_driver_key(capsys):
