@@ -185,7 +185,7 @@ def open_traces(paths: list[str], progress: Progress | None = None,
         if kt is None:
             kt = drivers[0]
         else:
-            from .link.driver_kineto import link_driver
+            from .link.driver_merge import link_driver
 
             report("linking the driver calls to Kineto", 0.99)
             kt = link_driver(kt, drivers[0])

@@ -211,14 +211,6 @@ def _align(a_code: np.ndarray, a_t: np.ndarray, b_code: np.ndarray, b_t: np.ndar
     return best
 
 
-def link_driver(kt: KinetoTrace, drv: DriverTrace) -> DriverTrace:
-    """Link ``drv`` to ``kt`` (see the module docstring) and return the merged trace."""
-    from .driver_merge import merge_driver
-
-    link = compute_link(kt, drv)
-    return merge_driver(kt, drv, link)
-
-
 def compute_link(kt: KinetoTrace, drv: DriverTrace) -> DriverLink:
     """The :class:`DriverLink` of the two traces (driver ids are ``kt.n_events + local``)."""
     a, b = _kineto_side(kt), _driver_side(drv)

@@ -18,7 +18,7 @@ from ..driver.trace import DriverTrace
 from ..kineto.lanes import Lane
 from ..kineto.trace import KinetoTrace
 from ..tree.csr import csr_children
-from .driver_kineto import DriverLink
+from .driver_kineto import DriverLink, compute_link
 
 DRIVER_LANE_PREFIX = "driver calls: "
 
@@ -34,6 +34,11 @@ def _remap_names(base: list[str], extra: list[str], ids: np.ndarray) -> tuple[li
             out.append(s)
         to[i] = at[s]
     return out, to[ids] if ids.size else ids.astype(np.int64)
+
+
+def link_driver(kt: KinetoTrace, drv: DriverTrace) -> DriverTrace:
+    """Link ``drv`` to ``kt`` (link/driver_kineto.py) and return the merged trace."""
+    return merge_driver(kt, drv, compute_link(kt, drv))
 
 
 def merge_driver(kt: KinetoTrace, drv: DriverTrace, link: DriverLink) -> DriverTrace:
