@@ -20,9 +20,10 @@ from textual.widgets import Footer, Input
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
-from ..jumps import JumpCycle, JumpError, gpu_jump, launching_op, match_index
+from ..jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op, match_index
 from ..notify import show_note
 from ..widgets.detail import DetailBuilder, DetailPane
+from ..widgets.driver_notes import back_texts, driver_link_note, hop_texts
 from ..widgets.raw_args import RawArgsScreen, event_sections
 from ..widgets.status import StatusLine, rank_part, state_parts, trace_parts
 from ..widgets.timeline_view import TraceTimeline
@@ -175,10 +176,15 @@ class MainScreen(JobActions, Screen):
 
     # ------------------------------------------------------------------ jumps
     def action_jump_gpu(self) -> None:
-        """``>``: first GPU event of the selected op; again: the op's next GPU event."""
+        """``>``: first GPU event of the selected op; again: the op's next GPU event.  From a
+        runtime call with a linked driver call (``--driver``): that driver call first."""
         if self.current is None:
             return
         try:
+            hop = driver_hop(self.source, self.current, self.cycle)
+            if hop is not None:
+                self._to_driver_call(self.source.kineto_of(self.current), hop)
+                return
             cyc = gpu_jump(self.source, self.current, self.cycle)
         except JumpError as exc:
             show_note(self, str(exc), severity="warning")
@@ -186,14 +192,38 @@ class MainScreen(JobActions, Screen):
         self.cycle = cyc
         note = Text(f"> GPU event {cyc.index + 1} of {cyc.events.size} under ", style="bold")
         note.append(self._label_of(cyc.origin), style="cyan")
+        via = driver_link_note(self.source.kt, cyc.origin)
+        if via is not None:
+            note.append_text(via)
         note.append("   (> next, < back)", style="dim")
         self.select(cyc.target, note)
+
+    def _to_driver_call(self, runtime: int, call: int) -> None:
+        """``>`` from ``runtime`` to the driver call linked to it; the toast names it and says
+        where ``>`` goes next."""
+        kt = self.source.kt
+        note, message = hop_texts(kt, runtime, call, self.source.gpu_events(runtime))
+        self.cycle = None
+        if self.select(call, note):
+            self.op_tree.expand(call)  # its ioctls and records show under it
+            show_note(self, message, title=">")
+
+    def _to_runtime_call(self, runtime: int, call: int) -> None:
+        """``<`` from a driver call (or its ioctl/record) to the runtime call linked to it;
+        the toast names the call's op."""
+        note, message = back_texts(self.source.kt, runtime, call)
+        if self.select(runtime, note):
+            show_note(self, message, title="<")
 
     def action_jump_op(self) -> None:
         """``<``: from a kernel/memcpy/memset (or runtime call) to the op that launched it;
         with an ET loaded the linked ET op is named in the detail pane and a notification."""
         src, kt = self.source, self.source.kt
         try:
+            back = driver_back(src, self.current if self.current is not None else -1)
+            if back is not None:
+                self._to_runtime_call(*back)
+                return
             op, k, via = launching_op(src, self.current if self.current is not None else -1)
         except JumpError as exc:
             show_note(self, str(exc), severity="warning")
