@@ -23,6 +23,7 @@ from ..bindings import MAIN_BINDINGS
 from ..jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op, match_index
 from ..notify import show_note
 from ..widgets.detail import DetailBuilder, DetailPane
+from ..widgets.driver_facts import is_standalone
 from ..widgets.driver_notes import back_texts, driver_link_note, hop_texts
 from ..widgets.raw_args import RawArgsScreen, event_sections
 from ..widgets.status import StatusLine, rank_part, state_parts, trace_parts
@@ -112,7 +113,8 @@ class MainScreen(JobActions, Screen):
             if self.job_rank is not None:
                 self._status_fixed.insert(0, rank_part(*self.job_rank))
         return self._status_fixed + state_parts(
-            python_hidden=self.source.hide_python if self.source.kt is not None else None,
+            python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
+            else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
             exported=self.last_export)
 
@@ -350,6 +352,9 @@ class MainScreen(JobActions, Screen):
     def action_toggle_python(self) -> None:
         src = self.source
         if src.kt is None:
+            return
+        if is_standalone(src.kt):
+            show_note(self, "a driver-call trace has no python_function rows")
             return
         current = self.current
         src.set_hide_python(not src.hide_python)
