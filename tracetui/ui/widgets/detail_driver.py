@@ -100,23 +100,23 @@ class DriverDetail:
         return parts
 
     def _lines(self, ev: int) -> Text:
+        """Where the event is in the file: ``22 (begin) → 26 (end) of trace.jsonl``."""
         kt = self.kt
         begin, end = kt.value(kt.line_no, ev), kt.value(kt.end_line_no, ev)
         text = KeepText("")
         what = what_of(kt, ev)
         if what in CALL_WHATS or what == What.IOCTL:
             if begin is not None and end is not None and begin != end:
-                text.append(f"line {begin:,} (begin) → line {end:,} (end)")
+                text.append(f"{begin:,} (begin) → {end:,} (end)")
             elif end is not None and begin == end:  # an end line alone
-                text.append(f"line {end:,} (end; no begin line)")
+                text.append(f"{end:,} (end; no begin line)")
             elif begin is not None:
-                text.append(f"line {begin:,} (begin; no end line)" if what != What.ENTRY else f"line {begin:,}")
+                text.append(f"{begin:,} (begin; no end line)" if what != What.ENTRY else f"{begin:,}")
         elif begin is not None:
-            text.append(f"line {begin:,}")
+            text.append(f"{begin:,}")
         name = kt.driver_path.rsplit("/", 1)[-1]
         if name and text.plain:
-            text.append(" of ")
-            text.append(name, style="cyan")
+            text.append(f" of {name}")
         return text
 
     def _thread(self, ev: int) -> str:
