@@ -170,7 +170,7 @@ def _grams(code: np.ndarray) -> np.ndarray:
     g = np.zeros(code.size, dtype=np.int64)
     for k in range(_GRAM):
         shifted = np.full(code.size, 7919, dtype=np.int64)
-        shifted[: code.size - k] = code[k:]
+        shifted[: max(code.size - k, 0)] = code[k:]  # fewer codes than a run: all padding
         g = g * np.int64(1_000_003) + shifted
     return g
 
