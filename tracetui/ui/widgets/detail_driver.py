@@ -18,7 +18,8 @@ from rich.text import Text
 
 from ...driver.pipeline import CallClass, call_class
 from ...driver import schema as dschema
-from ...driver.schema import What
+from ...driver.pairing import Flag
+from ...driver.schema import BCC, What
 from ...driver.trace import DriverTrace
 from ...kineto import schema
 from ...kineto.kinds import Kind
@@ -91,7 +92,8 @@ class DriverDetail:
     def _head(self, ev: int, what: What, facts: list[str] | None = None) -> list[RenderableType]:
         kt = self.kt
         lane = kt.lane_of_node(ev)
-        sub = " · ".join(x for x in (WHAT_TITLES[what], lane.label if lane else "", kt.layout_name(ev)) if x)
+        layout = kt.layout_name(ev) if what != What.PHASE else ""  # phases are derived, from no line
+        sub = " · ".join(x for x in (WHAT_TITLES[what], lane.label if lane else "", layout) if x)
         parts: list[RenderableType] = []
         if facts:
             parts.append(KeepText(" · ".join(facts), style="dim"))
@@ -140,6 +142,12 @@ class DriverDetail:
                     style=ERROR_STYLE)
         return text
 
+    def _returned_pointer(self, ev: int) -> Text | None:
+        """The pointer an LD_PRELOAD end line gives (``result_ptr``), as the file writes it."""
+        end = self.kt.args(ev).get("end")
+        ptr = end.get(dschema.RESULT_PTR) if isinstance(end, dict) else None
+        return cell(ptr) if isinstance(ptr, str) and ptr else None
+
     def _flag_rows(self, ev: int) -> list[tuple[str, Any]]:
         return [("Flags" if i == 0 else "", cell(w, "yellow")) for i, w in enumerate(flag_words(self.kt, ev))]
 
@@ -172,7 +180,9 @@ class DriverDetail:
             text.append(kt.name(op), style="cyan")
             text.append(")")
         text.append(f" · {link_quality(kt)}", style="yellow")
-        rows: list[tuple[str, Any]] = [("Runtime call", text)]
+        # a runtime call (cudaLaunchKernel), or a driver call the profiler recorded too (cuda_driver)
+        rows: list[tuple[str, Any]] = [("Runtime call" if int(kt.kind[k]) == int(Kind.RUNTIME) else "Kineto call",
+                                        text)]
         gpu = kt.gpu_events_of(k)
         if gpu.size:
             g = KeepText(f"{gpu.size:,} GPU event{'s' if gpu.size != 1 else ''}, "
@@ -197,7 +207,8 @@ class DriverDetail:
             if flag_words(kt, ev) and kt.value(kt.end_line_no, ev) is None:
                 d.append("  (inferred: no end line)", style="yellow")
             rows.append(("Duration", d))
-        rows += [("Start", self.start(ev)), ("Return value", self._return(ev, what)), ("Lines", self._lines(ev))]
+        rows += [("Start", self.start(ev)), ("Return value", self._return(ev, what)),
+                 ("Returned pointer", self._returned_pointer(ev)), ("Lines", self._lines(ev))]
         rows += self._flag_rows(ev)
         rows += [("Probe", self._probe(ev)), ("Layout", layout_title(kt, ev)), ("Thread", self._thread(ev)),
                  ("Phase", phase_of(kt, ev))]
@@ -282,7 +293,7 @@ class DriverDetail:
         num = ioctl_number(cmd) if cmd is not None else None
         facts = [ioctl_short(cmd)] if cmd is not None else []
         facts.append(format_duration_us(float(kt.dur[ev])))
-        rows: list[tuple[str, Any]] = self._command_rows(cmd, num)
+        rows: list[tuple[str, Any]] = self._command_rows(ev, cmd, num)
         rows += [("Duration", duration_text(float(kt.dur[ev]))), ("Start", self.start(ev)),
                  ("Return value", self._return(ev, What.IOCTL)), ("Lines", self._lines(ev))]
         rows += self._flag_rows(ev)
@@ -292,9 +303,16 @@ class DriverDetail:
         rows += self._link_rows(ev)
         return self._head(ev, What.IOCTL, facts) + [grid(rows)]
 
-    def _command_rows(self, cmd: int | None, num) -> list[tuple[str, Any]]:
+    def _command_rows(self, ev: int, cmd: int | None, num) -> list[tuple[str, Any]]:
+        kt = self.kt
         if cmd is None:
-            return [("Command", cell("not in the file (no begin line)", "dim"))]
+            if kt.layout_name(ev) == BCC:
+                why = " (BCC's ioctl lines carry none)"
+            elif Flag(int(kt.flags[ev - kt.first])) & Flag.NO_BEGIN:
+                why = " (it is on the begin line, which is missing)"
+            else:
+                why = ""
+            return [("Command", cell("not in the file" + why, "dim"))]
         if num is None:
             return [("Command", cell(f"{cmd} (not a 32-bit ioctl request number)"))]
         rows: list[tuple[str, Any]] = [("Command", KeepText(f"{num.hex}  ({cmd:,})")),
@@ -345,7 +363,7 @@ class DriverDetail:
             call_name = args.get(dschema.NAME)
             rows.append(("System call", cell(call_name if isinstance(call_name, str) else "ioctl")))
             rows.append(("fd", fd if fd is not None else cell("not in the file", "dim")))
-            rows += self._command_rows(cmd, ioctl_number(cmd) if cmd is not None else None)
+            rows += self._command_rows(ev, cmd, ioctl_number(cmd) if cmd is not None else None)
         elif what == What.SCHEDULER:
             rows.append(("What", "work the driver queued in the kernel (nv_schedule_work)"))
         else:

@@ -48,7 +48,8 @@ PHASE_RULES = {
     "initialisation": "from the process's first call to its first allocation",
     "weight loading": "from the first allocation to the first kernel launch",
     "warm-up": "the first iteration (the launches up to the first synchronize), when there are two or more",
-    "inference": "the other iterations, up to the end of the synchronize that closes the last one",
+    "inference": "the iterations after the warm-up (all of them when there is only one), up to the end of the "
+                 "synchronize that closes the last one",
     "output": "what follows the last iteration, up to the first free or destroy call after the last launch",
     "clean-up": "from the first free or destroy call after the last launch to the end",
 }
@@ -191,6 +192,7 @@ FLAG_WORDS = {
     Flag.NO_BEGIN: "no begin line in the file: it starts 'duration_us' before its end line",
     Flag.NAME_INFERRED: "the name is inferred from the record it holds (BCC lines name no function)",
 }
+_NO_BEGIN_NO_LENGTH = "no begin line in the file, and its end line gives no duration: it has no length"
 _IOCTL_UNFINISHED = "no end line in the file: the end is inferred (the next line of its thread)"
 
 
@@ -199,8 +201,13 @@ def flag_words(kt: DriverTrace, ev: int) -> list[str]:
     flags = Flag(int(kt.flags[ev - kt.first]))
     out = []
     for flag, words in FLAG_WORDS.items():
-        if flags & flag:
-            out.append(_IOCTL_UNFINISHED if flag == Flag.UNFINISHED and what_of(kt, ev) == What.IOCTL else words)
+        if not flags & flag:
+            continue
+        if flag == Flag.UNFINISHED and what_of(kt, ev) == What.IOCTL:
+            words = _IOCTL_UNFINISHED
+        elif flag == Flag.NO_BEGIN and float(kt.dur[ev]) <= 0.0:
+            words = _NO_BEGIN_NO_LENGTH
+        out.append(words)
     return out
 
 

@@ -68,7 +68,8 @@ def _driver_parts(drv) -> list[Part]:
     ioctls = int((what == What.IOCTL).sum())
     in_file = drv.n_driver - int((what == What.PHASE).sum())  # phases are derived, not in the file
     records = in_file - calls - ioctls
-    kinds = f"{calls:,} calls, {ioctls:,} ioctls, {records:,} records"
+    kinds = ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in ((calls, "call"), (ioctls, "ioctl"),
+                                                                            (records, "record")))
     parts = [_part("driver", f"{layouts} driver-call trace", layouts, late=1),
              _part("counts", f"{in_file:,} events: {kinds}", kinds, f"{in_file:,} events")]
     st = drv.lines
