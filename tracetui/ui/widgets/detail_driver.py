@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from rich.console import RenderableType
 from rich.text import Text
 
@@ -42,6 +43,7 @@ from .driver_facts import (
     layout_title,
     link_quality,
     linked_driver,
+    linked_gpu_events,
     linked_kineto,
     owning_call,
     phase_of,
@@ -423,14 +425,12 @@ class DriverDetail:
         phase = name[len(PHASE_PREFIX):] if name.startswith(PHASE_PREFIX) else name
         sub = kt.subtree(ev)
         sub = sub[(sub >= kt.first) & (sub < kt.first + kt.n_driver)]
-        calls = [int(c) for c in sub.tolist() if what_of(kt, c) in CALL_WHATS]
-        names: dict[str, int] = {}
-        for c in calls:
-            names[kt.name(c)] = names.get(kt.name(c), 0) + 1
-        top = sorted(names.items(), key=lambda x: -x[1])[:5]
-        calls_text = KeepText(f"{len(calls):,} on this thread")
-        if top:
-            calls_text.append(": " + ", ".join(f"{n} ×{c:,}" for n, c in top))
+        is_call = np.isin(kt.what[sub - kt.first], [int(w) for w in CALL_WHATS])
+        ids, counts = np.unique(kt.name_id[sub[is_call]], return_counts=True)
+        top = np.argsort(-counts, kind="stable")[:5]
+        calls_text = KeepText(f"{int(is_call.sum()):,} on this thread")
+        if top.size:
+            calls_text.append(": " + ", ".join(f"{kt.names[int(ids[i])]} ×{int(counts[i]):,}" for i in top.tolist()))
         rows: list[tuple[str, Any]] = [
             ("Duration", duration_text(float(kt.dur[ev]))), ("Start", self.start(ev)), ("Calls", calls_text),
             ("Rule", PHASE_RULES.get(phase, cell("a phase tracetui does not describe", "dim"))),
@@ -439,19 +439,10 @@ class DriverDetail:
                       "first to its last call in the phase.", "dim")),
             ("Thread", self._thread(ev))]
         if kt.link is not None:
-            gpu = _phase_gpu(kt, calls)
+            gpu = linked_gpu_events(kt, ev, sub).size
             if gpu:
                 rows.append(("GPU work", f"{gpu:,} GPU events of the linked runtime calls (> goes to them)"))
         return self._head(ev, What.PHASE) + [grid(rows)]
-
-
-def _phase_gpu(kt: DriverTrace, calls: list[int]) -> int:
-    n = 0
-    for c in calls:
-        k = int(kt.link.driver_to_kineto[c - kt.first])
-        if k >= 0:
-            n += int(kt.gpu_events_of(k).size)
-    return n
 
 
 def _prod(v: list[int]) -> int:
