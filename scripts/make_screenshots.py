@@ -3,7 +3,10 @@
     python scripts/make_screenshots.py [--out screenshots]
 
 GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``); the
-ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).
+ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
+driver-call views use files written into a temporary folder first: a bpftrace file with
+every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
+of the BERT run (``tests/core/driver_from_kineto.py``).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
 ``App.save_screenshot``.  The output is deterministic (no clocks on screen).
 """
@@ -13,10 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the driver-call trace writers (driver_ui_files.py)
 
 from tracetui.ui.app import TraceApp  # noqa: E402
 
@@ -27,6 +32,9 @@ SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 #: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
 JOB_8RANKS = REPO.parent / "shared" / "traces" / "multirank" / "param_dlrm_8ranks"
 SIZE = (140, 42)
+#: driver-call traces written by main() before the views that need them
+DRIVER_ALONE = Path("<written: a bpftrace driver-call trace>")
+DRIVER_OF_BERT = Path("<written: the driver calls of the BERT run>")
 
 #: (file name, traces, keys pressed after loading, terminal size, what it shows)
 VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
@@ -53,7 +61,20 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
+    ("driver_trace.svg", [DRIVER_ALONE], ["slash", *"kernel launch", "enter"], SIZE,
+     "a driver-call trace (bpftrace): calls, ioctls and records by phase, a kernel launch record's detail, "
+     "the threads, phases and bytes allocated in the timeline"),
+    ("driver_linked.svg", [BERT, DRIVER_OF_BERT], ["slash", *"cudaLaunchKernel", "enter", "greater_than_sign"], SIZE,
+     "a Kineto trace with the driver calls of the same run: > from cudaLaunchKernel to its driver call"),
 ]
+
+
+def write_driver_traces(folder: Path) -> dict[Path, Path]:
+    """Write the driver-call traces the driver views open; returns placeholder -> file."""
+    from driver_ui_files import write_bpftrace, write_linked
+
+    _, linked = write_linked(folder)
+    return {DRIVER_ALONE: write_bpftrace(folder / "trace_cuda.jsonl"), DRIVER_OF_BERT: linked}
 
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
@@ -83,15 +104,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    missing = [p for _, traces, _, _, _ in VIEWS for p in traces if not p.exists()]
+    written = (DRIVER_ALONE, DRIVER_OF_BERT)
+    missing = [p for _, traces, _, _, _ in VIEWS for p in traces if p not in written and not p.exists()]
     if missing:
         print(f"make_screenshots: trace not found: {missing[0]}", file=sys.stderr)
         return 2
-    for name, traces, keys, size, what in VIEWS:
-        if args.only and name != args.only:
-            continue
-        path = asyncio.run(shoot(name, traces, keys, size, out))
-        print(f"{path}  ({size[0]}x{size[1]}: {what})")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = write_driver_traces(Path(tmp))
+        for name, traces, keys, size, what in VIEWS:
+            if args.only and name != args.only:
+                continue
+            path = asyncio.run(shoot(name, [files.get(p, p) for p in traces], keys, size, out))
+            print(f"{path}  ({size[0]}x{size[1]}: {what})")
     return 0
 
 

@@ -3,7 +3,8 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 9 walks, 5,600 keys.
+fails with the trace, the seed and the last keys pressed.  Per CI run: 12 walks, 6,400 keys
+(two of them on driver-call traces: one alone, one linked to its Kineto trace).
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -13,6 +14,7 @@ import gzip
 from pathlib import Path
 
 import pytest
+from driver_ui_files import write_bpftrace, write_linked
 from monkey import walk
 from shared_traces import ET_DIR, SHARED, kineto_path
 from test_ui_app import open_app
@@ -34,6 +36,8 @@ WALKS = [
     ("CPU only", [kineto_path("cpu_only_small.json.gz")], 400, (80, 24)),
     ("MTIA", [kineto_path("mtia_inference_rank0.json.gz")], 500, (120, 40)),
     ("truncated H100 trace", "truncated", 600, (80, 24)),
+    ("driver-call trace (bpftrace)", "driver", 400, (80, 24)),
+    ("Kineto + driver calls (linked)", "driver-linked", 400, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 400, (80, 24)),
 ]
 
@@ -44,6 +48,10 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         cut = tmp_path / "h100_bert_cut.json"
         cut.write_bytes(data[: len(data) * 2 // 3])  # cut inside an event
         return [str(cut)]
+    if spec == "driver":
+        return [str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))]
+    if spec == "driver-linked":
+        return [str(p) for p in write_linked(tmp_path)]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
         bad.write_text('{"hello": [1, 2, 3]}')

@@ -8,9 +8,11 @@ from textual.binding import Binding, BindingType
 #: Keys of the browser screen (the op tree and the timeline add their own).
 MAIN_BINDINGS: list[BindingType] = [
     Binding(">", "jump_gpu", "GPU event", id="main.jump_gpu", key_display=">",
-            tooltip="jump to the selected op's first GPU event; again: its next one (time order)"),
+            tooltip="jump to the selected op's first GPU event; again: its next one (time order); "
+                    "from a runtime call linked to a driver call (--driver): that driver call first"),
     Binding("<", "jump_op", "Launching op", id="main.jump_op", key_display="<",
-            tooltip="from a kernel/memcpy/memset to the cpu_op that launched it (and its ET op)"),
+            tooltip="from a kernel/memcpy/memset to the cpu_op that launched it (and its ET op); "
+                    "from a driver call (--driver) to its runtime call"),
     Binding("/", "search", "Search", id="main.search", key_display="/",
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
     Binding("n", "next_match", "Next match", id="main.next_match"),

@@ -20,9 +20,11 @@ from textual.widgets import Footer, Input
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
-from ..jumps import JumpCycle, JumpError, gpu_jump, launching_op, match_index
+from ..jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op, match_index
 from ..notify import show_note
 from ..widgets.detail import DetailBuilder, DetailPane
+from ..widgets.driver_facts import is_standalone
+from ..widgets.driver_notes import back_texts, driver_link_note, hop_texts
 from ..widgets.raw_args import RawArgsScreen, event_sections
 from ..widgets.status import StatusLine, rank_part, state_parts, trace_parts
 from ..widgets.timeline_view import TraceTimeline
@@ -111,7 +113,8 @@ class MainScreen(JobActions, Screen):
             if self.job_rank is not None:
                 self._status_fixed.insert(0, rank_part(*self.job_rank))
         return self._status_fixed + state_parts(
-            python_hidden=self.source.hide_python if self.source.kt is not None else None,
+            python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
+            else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
             exported=self.last_export)
 
@@ -175,10 +178,15 @@ class MainScreen(JobActions, Screen):
 
     # ------------------------------------------------------------------ jumps
     def action_jump_gpu(self) -> None:
-        """``>``: first GPU event of the selected op; again: the op's next GPU event."""
+        """``>``: first GPU event of the selected op; again: the op's next GPU event.  From a
+        runtime call with a linked driver call (``--driver``): that driver call first."""
         if self.current is None:
             return
         try:
+            hop = driver_hop(self.source, self.current, self.cycle)
+            if hop is not None:
+                self._to_driver_call(self.source.kineto_of(self.current), hop)
+                return
             cyc = gpu_jump(self.source, self.current, self.cycle)
         except JumpError as exc:
             show_note(self, str(exc), severity="warning")
@@ -186,14 +194,38 @@ class MainScreen(JobActions, Screen):
         self.cycle = cyc
         note = Text(f"> GPU event {cyc.index + 1} of {cyc.events.size} under ", style="bold")
         note.append(self._label_of(cyc.origin), style="cyan")
+        via = driver_link_note(self.source.kt, cyc.origin)
+        if via is not None:
+            note.append_text(via)
         note.append("   (> next, < back)", style="dim")
         self.select(cyc.target, note)
+
+    def _to_driver_call(self, runtime: int, call: int) -> None:
+        """``>`` from ``runtime`` to the driver call linked to it; the toast names it and says
+        where ``>`` goes next."""
+        kt = self.source.kt
+        note, message = hop_texts(kt, runtime, call, self.source.gpu_events(runtime))
+        self.cycle = None
+        if self.select(call, note):
+            self.op_tree.expand(call)  # its ioctls and records show under it
+            show_note(self, message, title=">")
+
+    def _to_runtime_call(self, runtime: int, call: int) -> None:
+        """``<`` from a driver call (or its ioctl/record) to the runtime call linked to it;
+        the toast names the call's op."""
+        note, message = back_texts(self.source.kt, runtime, call)
+        if self.select(runtime, note):
+            show_note(self, message, title="<")
 
     def action_jump_op(self) -> None:
         """``<``: from a kernel/memcpy/memset (or runtime call) to the op that launched it;
         with an ET loaded the linked ET op is named in the detail pane and a notification."""
         src, kt = self.source, self.source.kt
         try:
+            back = driver_back(src, self.current if self.current is not None else -1)
+            if back is not None:
+                self._to_runtime_call(*back)
+                return
             op, k, via = launching_op(src, self.current if self.current is not None else -1)
         except JumpError as exc:
             show_note(self, str(exc), severity="warning")
@@ -320,6 +352,9 @@ class MainScreen(JobActions, Screen):
     def action_toggle_python(self) -> None:
         src = self.source
         if src.kt is None:
+            return
+        if is_standalone(src.kt):
+            show_note(self, "a driver-call trace has no python_function rows")
             return
         current = self.current
         src.set_hide_python(not src.hide_python)

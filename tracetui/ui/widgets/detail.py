@@ -9,8 +9,6 @@ Durations are shown in human units (source values are microseconds).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -23,30 +21,22 @@ from ...analysis.roofline import op_roofline
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from .detail_counters import counter_rows
+from .detail_driver import DriverDetail, kineto_call_rows
 from .detail_kernel import grid_facts, is_correlation_ext, occupancy_rows
 from .detail_pane import (
     DetailPane,  # the widget; re-exported for callers of tracetui.ui.widgets.detail
 )
+from .detail_rows import cell as _t
+from .detail_rows import duration_text as _dur
+from .detail_rows import format_bytes
+from .detail_rows import grid as _grid
+from .detail_rows import heading as _heading
 from .detail_text import WIDE, KeepText
+from .driver_facts import driver_of
 from .timescale import format_duration_us, format_time_us
 from .tree_source import ET_ROOT_LABEL, KIND_STYLES, TraceTreeSource
 
 TOP_KERNELS = 5
-
-
-def _t(value: Any, style: str = "") -> Text:
-    return KeepText("" if value is None else str(value), style=style)
-
-
-def _grid(rows: Iterable[tuple[str, Any]]) -> Table:
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column(overflow="fold")
-    for key, value in rows:
-        if value is None or value == "":
-            continue
-        grid.add_row(KeepText(key), value if isinstance(value, Text) else _t(value))
-    return grid
 
 
 def _table(columns: list[str], right: tuple[str, ...] = (), whole: tuple[str, ...] = ()) -> Table:
@@ -58,26 +48,6 @@ def _table(columns: list[str], right: tuple[str, ...] = (), whole: tuple[str, ..
         table.add_column(col, overflow="fold", justify="right" if col in right else "left", no_wrap=col in whole)
     table.keep_whole = True  # type: ignore[attr-defined]
     return table
-
-
-def _heading(text: str) -> Text:
-    return KeepText(text, style="bold underline")
-
-
-def format_bytes(n: float) -> str:
-    """``33,792 B (33.0 KiB)`` style byte counts."""
-    if not isinstance(n, (int, float)) or not math.isfinite(n):
-        return str(n)
-    if abs(n) < 1024:
-        return f"{int(n):,} B"
-    for unit, scale in (("KiB", 1024.0), ("MiB", 1024.0 ** 2), ("GiB", 1024.0 ** 3), ("TiB", 1024.0 ** 4)):
-        if abs(n) < scale * 1024 or unit == "TiB":
-            return f"{int(n):,} B ({n / scale:.1f} {unit})"
-    return f"{n} B"  # pragma: no cover
-
-
-def _dur(us: float) -> str:
-    return f"{format_duration_us(us)}  ({us:,.3f} µs)"
 
 
 def _prod(v: Any) -> int | None:
@@ -113,6 +83,8 @@ class DetailBuilder:
             kt = src.kt
             if node >= kt.n_events:
                 parts += self._lane(node)
+            elif driver_of(kt) is not None and kt.is_driver_event(node):
+                parts += DriverDetail(kt, self._start, self._op_line).build(node)
             else:
                 kind = Kind(int(kt.kind[node]))
                 if kind in GPU_WORK_KINDS:
@@ -181,7 +153,8 @@ class DetailBuilder:
             rows.append(("ET", _t("no linked ET node", "dim")))
         return rows
 
-    def _gpu_summary(self, node: int) -> list[RenderableType]:
+    def _gpu_summary(self, node: int, jump: str = "> goes to the first GPU event, > again to the next"
+                     ) -> list[RenderableType]:
         kt = self.src.kt
         summary = gpu_work_summary(kt, self.src.gpu_events(node), TOP_KERNELS)
         if summary is None:
@@ -195,7 +168,7 @@ class DetailBuilder:
         head = _grid([("GPU events", f"{summary.n_events:,} (kernels {summary.n_kernels:,})"),
                       ("GPU time", _dur(summary.total_us)),
                       ("GPU span", format_duration_us(summary.span_us)),
-                      ("Jump", _t("> goes to the first GPU event, > again to the next", "dim"))])
+                      ("Jump", _t(jump, "dim"))])
         return [KeepText(""), _heading("GPU work launched"), head, table]
 
     # ------------------------------------------------------------------ kinds
@@ -333,8 +306,12 @@ class DetailBuilder:
         op = int(kt.cpu_op_of[ev])
         if op >= 0:
             rows.append(("Called by op", self._op_line(op)))
+        driver = kineto_call_rows(kt, ev)  # a trace linked to a driver-call trace: the driver call it made
+        rows += driver
         parts.append(_grid(rows))
-        parts += self._gpu_summary(ev)
+        parts += self._gpu_summary(ev, "> goes to the driver call first, then to the GPU events" if
+                                   any(key == "Jump" for key, _ in driver) else
+                                   "> goes to the first GPU event, > again to the next")
         return parts
 
     def _gpu_work(self, ev: int, kind: Kind) -> list[RenderableType]:

@@ -427,8 +427,13 @@ class TimelineStrip(ScrollView, can_focus=False):
         if hasattr(self._lanes[lane], "cell_levels"):  # a counter track (counter_track.py): value levels
             level = self._lanes[lane].cell_levels(edges + self._origin)
         glyphs = np.array(list(BLOCKS))[level]
+        if hasattr(self._lanes[lane], "cell_text"):  # a phase row (driver_tracks.py): the phases' names
+            text = self._lanes[lane].cell_text(edges + self._origin)
+            glyphs = np.where(text != "", text, glyphs)
         kind = np.zeros(cells, dtype=np.int8)
         gap_starts, gap_ends = runs.long_gaps(t0, t1, max(2.0 * dt, self._min_gap_us))
+        if not getattr(self._lanes[lane], "marks_gaps", True):  # a phase row: its names, not its gaps
+            gap_starts = gap_ends = np.empty(0)
         for g0, g1 in zip(gap_starts.tolist(), gap_ends.tolist()):
             first = max(0, int(np.ceil((g0 - t0) / dt - 1e-9)))
             stop = min(cells, int(np.floor((g1 - t0) / dt + 1e-9)))

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Label, Tree
 from textual.widgets.tree import TreeNode
 
 from ..notify import show_note
+from .driver_facts import is_driver_event, linked_kineto
 
 #: a list longer than this, or holding objects/lists, folds into one child per item
 INLINE_LIST = 8
@@ -105,10 +106,16 @@ def event_sections(kt: Any, node: int) -> list[tuple[str, dict[str, Any]]]:
     fields = {"name": kt.name(node), "cat": kt.category(node), "ph": chr(int(kt.ph[node])), "pid": kt.pids[node],
               "tid": kt.tids[node], "ts (µs, from the trace start)": float(kt.ts[node]),
               "ts (µs, as in the file)": kt.abs_ts_us(node), "dur (µs)": float(kt.dur[node])}
+    if is_driver_event(kt, node):  # the driver file's own clock (in µs; its lines give ms or s)
+        del fields["ts (µs, as in the file)"]
+        fields["ts (µs, the driver file's clock)"] = kt.abs_ts_us(node) - (kt.link.offset_us if kt.link else 0.0)
     out = [("event", fields), ("args", kt.args(node))]
     launch = int(kt.launch_of[node]) if kt.is_gpu_work(node) else -1
     if launch >= 0:
         out.append((f"launch call args ({kt.name(launch)})", kt.args(launch)))
+    runtime = linked_kineto(kt, node)
+    if runtime >= 0:
+        out.append((f"linked Kineto call args ({kt.name(runtime)})", kt.args(runtime)))
     return out
 
 

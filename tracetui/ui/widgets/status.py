@@ -19,16 +19,19 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
+from ...driver.schema import What
+from .driver_facts import CALL_WHATS, driver_of
+
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "export", "counts",
-            "gpu_link", "et_link", "devices", "python")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "export", "driver_link", "driver",
+            "counts", "gpu_link", "et_link", "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
-DISPLAY_ORDER = ("rank", "title", "devices", "counts", "gpu_link", "et_link", "mismatch", "search",
-                 "filter", "python", "export", "warnings")
+DISPLAY_ORDER = ("rank", "title", "driver", "devices", "counts", "skipped", "gpu_link", "driver_link", "et_link",
+                 "mismatch", "search", "filter", "python", "export", "warnings")
 
 
 @dataclass(frozen=True)
@@ -56,21 +59,60 @@ def _devices(kt) -> tuple[str, ...]:
     return (full, f"{total} GPU{'s' if total != 1 else ''}")
 
 
+def _driver_parts(drv) -> list[Part]:
+    """A driver-call trace alone: its layout, its events by what they are, and the lines of
+    the file that are not events (banners, heartbeats, bad lines: ``w`` says which)."""
+    layouts = " + ".join(drv.layouts) or "driver"
+    what = drv.what
+    calls = int(sum((what == w).sum() for w in CALL_WHATS))
+    ioctls = int((what == What.IOCTL).sum())
+    in_file = drv.n_driver - int((what == What.PHASE).sum())  # phases are derived, not in the file
+    records = in_file - calls - ioctls
+    kinds = ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in ((calls, "call"), (ioctls, "ioctl"),
+                                                                            (records, "record")))
+    parts = [_part("driver", f"{layouts} driver-call trace", layouts, late=1),
+             _part("counts", f"{in_file:,} events: {kinds}", kinds, f"{in_file:,} events")]
+    st = drv.lines
+    if st.skipped_total:
+        parts.append(_part("skipped", f"{st.skipped_total:,} of {st.total:,} lines skipped",
+                           f"{st.skipped_total:,} lines skipped", style="yellow"))
+    return parts
+
+
+def _driver_link_part(drv) -> Part:
+    """``driver link 86/86, offset ±0.0 µs``: Kineto calls linked to driver calls (of those
+    that can be), and the uncertainty of the clock offset."""
+    link = drv.link
+    body = f"driver link {link.linked:,}/{link.kineto_calls:,}"
+    spread = f"±{link.uncertainty_us:,.1f} µs" if link.linked else "no offset"
+    style = "" if link.linked else "yellow"
+    return _part("driver_link", f"{body}, offset {spread} (heuristic)", f"{body}, offset {spread}",
+                 f"driver {link.linked:,}/{link.kineto_calls:,}", style=style, late=1)
+
+
 def trace_parts(linked) -> list[Part]:
     """The fixed parts: title (file names), devices, event counts, GPU launch links,
-    ET link statistics, the different-runs alarm and the warning count (``w`` lists them)."""
+    ET link statistics, the different-runs alarm and the warning count (``w`` lists them).
+    A driver-call trace alone: its layout, counts and skipped lines; linked to a Kineto
+    trace: the Kineto counts and the driver link."""
     kt = linked.kineto
     parts = [_part("title", linked.title, style="bold")]
-    if kt is not None:
+    drv = driver_of(kt)
+    if drv is not None and drv.link is None:
+        parts += _driver_parts(drv)
+    elif kt is not None:
         devices = _devices(kt)
         if devices:
             parts.append(_part("devices", *devices))
         counts = kt.kind_counts()
-        parts.append(_part("counts", f"{kt.n_events:,} events, {counts.get('kernel', 0):,} kernels",
-                           f"{kt.n_events:,} events"))
+        n_kineto = drv.first if drv is not None else kt.n_events  # linked: the Kineto trace's own events
+        parts.append(_part("counts", f"{n_kineto:,} events, {counts.get('kernel', 0):,} kernels",
+                           f"{n_kineto:,} events"))
         g = kt.gpu_stats
         if g.gpu_events:
             parts.append(_part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}"))
+        if drv is not None:
+            parts.append(_driver_link_part(drv))
     if linked.link is not None:
         s = linked.link.stats
         full = Text(f"ET link {s.method}: {s.linked:,}/{s.et_ops:,}")

@@ -25,6 +25,7 @@ from textual.message import Message
 
 from ...kineto.kinds import Kind
 from .counter_track import counter_lanes
+from .driver_tracks import allocation_lanes, phase_lanes
 from .lane_strip import Lane, TimelineStrip
 from .tree_source import TraceTreeSource
 
@@ -90,7 +91,8 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         n = kt.n_events
         gpu = np.flatnonzero(self.source.gpu_work[:n])
         host = np.flatnonzero((kt.kind != int(Kind.INSTANT)) & ~self.source.gpu_work[:n]
-                              & (kt.kind != int(Kind.GPU_ANNOTATION)) & (kt.lane_of >= 0))
+                              & (kt.kind != int(Kind.GPU_ANNOTATION)) & (kt.kind != int(Kind.PHASE))
+                              & (kt.lane_of >= 0))
         for events, want_gpu in ((gpu, True), (host, False)):
             if not want_gpu and not self.show_cpu:
                 continue
@@ -109,7 +111,11 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self._row_of_lane = {lane: row for row, lane in enumerate(self.lane_ids)}
         self._row_table = np.full(len(kt.lanes) + 1, -1, dtype=np.int64)
         self._row_table[self.lane_ids] = np.arange(len(self.lane_ids))
-        lanes += counter_lanes(kt) if lanes else []  # counter tracks below the lanes (not stepped through)
+        if self.show_cpu:  # a driver-call trace's pipeline phases, one row per thread (not stepped through)
+            lanes += phase_lanes(kt)
+        # counter tracks below the lanes (not stepped through): the trace's counters, and the
+        # bytes allocated of a driver-call trace
+        lanes += counter_lanes(kt) + allocation_lanes(kt) if lanes else []
         self.set_lanes(lanes, origin_us=0.0)
         self._update_focus_lane()
 

@@ -24,10 +24,12 @@ from typing import Callable
 import numpy as np
 from rich.text import Text
 
+from ...driver.trace import NO_VALUE
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.rollup import subtree_gpu_totals
 from ...session import LinkedTrace
 from ...tree.preorder import tree_preorder
+from .driver_facts import driver_of, linked_gpu_events
 from .label_short import shorten_label
 from .timescale import format_duration_us
 
@@ -153,8 +155,30 @@ class TraceTreeSource:
             self._et_rows = self._et_listed_roots() if kt is not None else np.asarray(et.roots(), dtype=np.int64)
             self.et_visible = self.et_order.in_subtrees(self._et_rows)
         self.et_link_k = self.link.kineto_to_et if self.link is not None else None
+        #: a trace linked to a driver-call trace: the nodes of the driver part (events, lanes),
+        #: whose GPU events are those of the linked runtime calls (driver_facts.linked_gpu_events)
+        self.driver_nodes = self._driver_nodes()
+        #: driver calls and ioctls that returned an error (their row says so, in red)
+        self.driver_errors = self._driver_errors()
         self._gpu_cache: dict[int, np.ndarray] = {}
         self._et_widths: list[int] | None = None
+
+    def _driver_nodes(self) -> np.ndarray | None:
+        drv = driver_of(self.kt)
+        if drv is None or drv.link is None:
+            return None
+        out = np.zeros(self.n_k, dtype=bool)
+        out[drv.first:drv.first + drv.n_driver] = True
+        lanes = np.unique(drv.lane_of[drv.first:drv.first + drv.n_driver])
+        out[drv.n_events + lanes[lanes >= 0]] = True
+        return out
+
+    def _driver_errors(self) -> dict[int, int]:
+        drv = driver_of(self.kt)
+        if drv is None:
+            return {}
+        bad = np.flatnonzero((drv.retval != NO_VALUE) & (drv.retval != 0))
+        return dict(zip((bad + drv.first).tolist(), drv.retval[bad].tolist()))
 
     # ------------------------------------------------------------------ ET helpers
     def _et_listed_roots(self) -> np.ndarray:
@@ -250,7 +274,10 @@ class TraceTreeSource:
             kt = self.kt
             if node >= kt.n_events:
                 return Text(kt.name(node), style=LANE_STYLE)
-            return Text(kt.name(node), style=KIND_STYLES.get(Kind(int(kt.kind[node])), ""))
+            label = Text(kt.name(node), style=KIND_STYLES.get(Kind(int(kt.kind[node])), ""))
+            if node in self.driver_errors:
+                label.append(f"  ✗ {self.driver_errors[node]}", style="bold red")
+            return label
         if node == self.et_root:
             return Text(ET_ROOT_LABEL, style=ET_ROOT_STYLE)
         pos = node - self.et_base
@@ -398,14 +425,18 @@ class TraceTreeSource:
     def gpu_events(self, node: int) -> np.ndarray:
         """GPU work (kernels, memcpys, memsets) under a node, in start-time order; an ET row
         uses its linked Kineto event (``KinetoTrace.gpu_events_of``, remembered for the last
-        few nodes: ``>`` asks again for each step)."""
+        few nodes: ``>`` asks again for each step); a node of a linked driver-call trace, the
+        GPU work of the runtime calls its driver calls are linked to."""
         k = self.kineto_of(node)
         if k < 0:
             return np.empty(0, dtype=np.int64)
         cached = self._gpu_cache.get(k)
         if cached is not None:
             return cached
-        out = self.kt.gpu_events_of(k)
+        if self.driver_nodes is not None and self.driver_nodes[k]:
+            out = linked_gpu_events(self.kt, k, self.order.subtree(k))
+        else:
+            out = self.kt.gpu_events_of(k)
         out.flags.writeable = False
         if len(self._gpu_cache) >= 16:
             self._gpu_cache.pop(next(iter(self._gpu_cache)))
