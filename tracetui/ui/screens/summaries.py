@@ -7,7 +7,8 @@ Enter on a row closes the screen and selects the row's first occurrence in the o
 kernel's launches, an op's calls, a category's kernels, the GPU event that ends each idle gap
 of a class, the launch calls of a class); ``n``/``N`` then cycle through its occurrences as
 through search matches.  ``s`` sorts the table by its next column (numbers largest first),
-``S`` reverses; clicking a header sorts by it.  ``1``-``6`` pick a tab.
+``S`` reverses; clicking a header sorts by it.  ``1``-``9`` pick a tab.  A driver-call
+trace adds its answers (``driver_tabs.py``).
 
 Tables are computed in a worker thread before the screen opens (:func:`open_summaries`;
 analysis/frames, tables, gaps, launches, roofline);
@@ -17,7 +18,6 @@ each keeps at most :data:`MAX_ROWS` rows (the largest by time).  Times are milli
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
@@ -37,30 +37,11 @@ from ...analysis.gaps import IDLE_CLASSES, idle_gaps
 from ...analysis.launches import launch_frame
 from ...analysis.roofline import roofline_table
 from ...analysis.tables import category_table, kernel_table, op_table
+from ...driver import DriverTrace
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
-
-MAX_ROWS = 200
-
-
-@dataclass
-class SummaryTable:
-    """One tab: column headers (and which are numeric), rows of plain values, and per row
-    the label and the tree nodes (event ids) Enter goes to."""
-
-    key: str
-    title: str
-    columns: list[tuple[str, bool]]
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    occurrences: list[np.ndarray] = field(default_factory=list)
-    note: str = ""
-
-    def add(self, row: tuple[Any, ...], label: str, nodes: Any) -> None:
-        self.rows.append(row)
-        self.labels.append(label if len(label) <= 60 else label[:59] + "…")
-        self.occurrences.append(np.asarray(nodes, dtype=np.int64))
-
+from .driver_tabs import driver_tables
+from .summary_table import MAX_ROWS, SummaryTable
 
 def _groups(keys: list[Any], events: np.ndarray) -> dict[Any, np.ndarray]:
     out: dict[Any, list[int]] = {}
@@ -154,10 +135,16 @@ def _launches(kt: KinetoTrace, gpu: Any) -> SummaryTable:
 
 
 def summary_tables(kt: KinetoTrace, categorizer: KernelCategorizer | None = None) -> list[SummaryTable]:
-    """Every tab's table of a Kineto trace (no Textual involved: runs in a worker thread)."""
+    """Every tab's table of a trace (no Textual involved: runs in a worker thread): the
+    Kineto tables, and for a driver-call trace its answers (``driver_tabs.py``) -- alone, first
+    and without the empty Kineto tables; linked, after the Kineto tables."""
     gpu = gpu_events_frame(kt, resolve_categorizer(categorizer))
     ops = cpu_ops_frame(kt)
-    return [_kernels(gpu), _ops(ops), _categories(gpu), _roofline(kt), _gaps(kt, gpu), _launches(kt, gpu)]
+    tables = [_kernels(gpu), _ops(ops), _categories(gpu), _roofline(kt), _gaps(kt, gpu), _launches(kt, gpu)]
+    if isinstance(kt, DriverTrace):
+        drv = driver_tables(kt)
+        return drv if kt.first == 0 else tables + drv
+    return tables
 
 
 def _cell(v: Any, numeric: bool, column: str, width: int | None = None) -> Text:
@@ -197,7 +184,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         Binding("escape,q", "close", "Close", id="summaries.close"),
         Binding("s", "sort(1)", "Sort by next column", id="summaries.sort"),
         Binding("S", "sort(0)", "Reverse sort", id="summaries.reverse"),
-        *(Binding(str(i + 1), f"tab({i})", f"Tab {i + 1}", show=False, id=f"summaries.tab{i + 1}") for i in range(6)),
+        *(Binding(str(i + 1), f"tab({i})", f"Tab {i + 1}", show=False, id=f"summaries.tab{i + 1}") for i in range(9)),
     ]
     DEFAULT_CSS = """
     SummariesScreen #summaries-title { height: 1; }
