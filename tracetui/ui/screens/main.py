@@ -20,7 +20,15 @@ from textual.widgets import Footer, Input
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
-from ..jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op, match_index
+from ..jumps import (
+    JumpCycle,
+    JumpError,
+    driver_back,
+    driver_hop,
+    gpu_jump,
+    launching_op,
+    match_index,
+)
 from ..notify import show_note
 from ..widgets.detail import DetailBuilder, DetailPane
 from ..widgets.driver_facts import is_standalone

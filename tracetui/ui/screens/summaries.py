@@ -43,6 +43,7 @@ from ..notify import show_note
 from .driver_tabs import driver_tables
 from .summary_table import MAX_ROWS, SummaryTable
 
+
 def _groups(keys: list[Any], events: np.ndarray) -> dict[Any, np.ndarray]:
     out: dict[Any, list[int]] = {}
     for k, e in zip(keys, events.tolist()):
