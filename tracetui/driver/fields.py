@@ -158,6 +158,30 @@ class FieldColumns:
         return out
 
 
+def merge_fields(parts: list[dict]) -> dict:
+    """The columns of consecutive slices of lines (:meth:`FieldColumns.finish` of each) as
+    one: string codes renumbered into one table, row positions shifted."""
+    if len(parts) == 1:
+        return parts[0]
+    strings: dict[str, int] = {}
+    out: dict = {"odd_types": {}}
+    names, funcs, grid_at = [], [], []
+    offset = 0
+    for part in parts:
+        to = np.array([strings.setdefault(v, len(strings)) for v in part["strings"]] + [-1], dtype=np.int32)
+        names.append(to[part["name"]])  # -1 ("" or none) indexes the trailing -1
+        funcs.append(to[part["func"]])
+        grid_at.append(part["grid_at"] + offset)
+        out["odd_types"].update({k + offset: v for k, v in part["odd_types"].items()})
+        offset += int(part["ts"].size)
+    for k in parts[0]:
+        if k not in ("strings", "odd_types", "name", "func", "grid_at"):
+            out[k] = np.concatenate([p[k] for p in parts])
+    out.update(name=np.concatenate(names), func=np.concatenate(funcs), grid_at=np.concatenate(grid_at),
+               strings=list(strings))
+    return out
+
+
 def _column(rows: list[Line], name: str) -> np.ndarray:
     """Field ``name`` of every row as a float64 (``ts``, durations) or int64 column; an integer
     beyond 64 bits becomes the field's missing value."""

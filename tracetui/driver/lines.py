@@ -13,14 +13,20 @@ reason, with the number of the first such line (1-based, as editors count).
 from __future__ import annotations
 
 import gc
+import logging
+import os
+import pickle
 from collections import Counter
 from dataclasses import dataclass, field
 
 import msgspec
 import numpy as np
 
-from .fields import FieldColumns
+from ..kineto.parallel import decode_workers
+from .fields import FieldColumns, merge_fields
 from .schema import Line
+
+log = logging.getLogger(__name__)
 
 _CHUNK = 1 << 17  #: lines decoded at once
 _SMALL = 4096  #: a chunk that fails is retried in pieces of this many lines, then line by line
@@ -129,10 +135,9 @@ def _line_bounds(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def decode_lines(data: bytes) -> DecodedLines:
     """Split ``data`` into lines and decode the JSON object lines (see the module docstring)."""
     stats = LineStats()
-    cols = FieldColumns()
     if not data:
         z = np.zeros(0, np.int64)
-        return DecodedLines(data, z, z, z, cols.finish(), stats)
+        return DecodedLines(data, z, z, z, FieldColumns().finish(), stats)
     arr = np.frombuffer(data, dtype=np.uint8)
     starts, ends = _line_bounds(arr)
     nonempty = ends > starts
@@ -162,7 +167,27 @@ def decode_lines(data: bytes) -> DecodedLines:
         ok = np.ones(obj.size, dtype=bool)
         ok[bad] = False
         obj, s_obj, e_obj = obj[ok], s_obj[ok], e_obj[ok]
+    part = _decode_range(data, obj, s_obj, e_obj, has_cr, last_cut) if decode_workers(obj.size) <= 1 else \
+        _decode_parallel(data, obj, s_obj, e_obj, has_cr, last_cut, decode_workers(obj.size))
+    keep, skipped, bad_fields, fields = part
+    for reason, line_no in skipped:
+        stats.skip(reason, line_no)
+    stats.bad_fields += bad_fields
+    stats.json = int(keep.sum())
+    return DecodedLines(data, s_obj[keep], e_obj[keep], obj[keep].astype(np.int64) + 1, fields, stats)
+
+
+_Part = tuple[np.ndarray, list[tuple[str, int]], int, dict]
+
+
+def _decode_range(data: bytes, obj: np.ndarray, s_obj: np.ndarray, e_obj: np.ndarray, has_cr: bool,
+                  last_cut: bool) -> _Part:
+    """Decode the object lines ``obj`` (line indices) into columns: (which were kept, the
+    others' (reason, line number), lines kept without a bad field, the columns)."""
+    cols = FieldColumns()
     keep = np.ones(obj.size, dtype=bool)
+    skipped: list[tuple[str, int]] = []
+    bad_fields = 0
     was = gc.isenabled()
     gc.disable()  # many small structs per chunk: the cyclic GC would rescan them again and again
     try:
@@ -174,19 +199,62 @@ def decode_lines(data: bytes) -> DecodedLines:
                 for k, row in enumerate(decoded):
                     if isinstance(row, Line):
                         good.append(row)
-                        stats.bad_fields += type(row) is PartialLine
+                        bad_fields += type(row) is PartialLine
                         continue
                     keep[c0 + k] = False
                     reason = CUT_LAST if (row == BAD_JSON and last_cut and c0 + k == obj.size - 1) else row
-                    stats.skip(reason, int(obj[c0 + k]) + 1)
+                    skipped.append((reason, int(obj[c0 + k]) + 1))
                 decoded = good
             cols.add(decoded)
             del decoded
     finally:
         if was:
             gc.enable()
-    stats.json = int(keep.sum())
-    return DecodedLines(data, s_obj[keep], e_obj[keep], obj[keep].astype(np.int64) + 1, cols.finish(), stats)
+    return keep, skipped, bad_fields, cols.finish()
+
+
+def _decode_parallel(data: bytes, obj: np.ndarray, s_obj: np.ndarray, e_obj: np.ndarray, has_cr: bool,
+                     last_cut: bool, workers: int) -> _Part:
+    """:func:`_decode_range` over ``workers`` slices of the lines: forked workers decode all
+    but the first slice (the file's bytes are shared copy-on-write) and send back their
+    columns; the parent decodes the first meanwhile.  A worker that fails costs only time:
+    its slice is decoded again here."""
+    step = -(-obj.size // workers)
+    slices = [(a, min(a + step, obj.size)) for a in range(0, obj.size, step)]
+    children = []
+    for a, b in slices[1:]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: decode, send, leave without cleaning up the parent's state
+            code = 1
+            try:
+                os.close(r)
+                blob = pickle.dumps(_decode_range(data, obj[a:b], s_obj[a:b], e_obj[a:b], has_cr,
+                                                  last_cut and b == obj.size), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as fh:
+                    fh.write(blob)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, a, b))
+    parts = [_decode_range(data, obj[:slices[0][1]], s_obj[:slices[0][1]], e_obj[:slices[0][1]], has_cr,
+                           last_cut and slices[0][1] == obj.size)]
+    for pid, r, a, b in children:
+        with os.fdopen(r, "rb") as fh:
+            blob = fh.read()
+        _, status = os.waitpid(pid, 0)
+        try:
+            part = pickle.loads(blob) if status == 0 else None
+        except (pickle.UnpicklingError, EOFError, ValueError):
+            part = None
+        if part is None:
+            log.warning("driver decode worker %d failed (status %s): its lines are decoded here", pid, status)
+            part = _decode_range(data, obj[a:b], s_obj[a:b], e_obj[a:b], has_cr, last_cut and b == obj.size)
+        parts.append(part)
+    keep = np.concatenate([p[0] for p in parts])
+    skipped = [x for p in parts for x in p[1]]
+    return keep, skipped, sum(p[2] for p in parts), merge_fields([p[3] for p in parts])
 
 
 def _decode_runs(data: bytes, idx: np.ndarray, start: np.ndarray, end: np.ndarray,
