@@ -4,12 +4,12 @@
     python scripts/compare_outputs.py --ref main~5 [--jobs 2] [--keep DIR]
 
 For every shared Kineto trace (``../shared/traces/kineto``), every ET + Kineto pair
-(``../shared/traces/et/*_pair``), every ET alone and the bundled sample, it runs
-``info --json``, ``summary --json`` and ``tree --depth 3`` with the code of ``--ref``
-(checked out into a temporary git worktree) and with the working tree, without the
-cache, and compares stdout, stderr and the exit status byte for byte.  Prints one line
-per difference and a total; exits 1 when anything differs.  Used to show that a
-refactoring changed no output.
+(each ``../shared/traces/et/*/`` folder holding ``et.json.gz`` and ``kineto.json.gz``),
+every ET alone and the bundled sample, it runs ``info --json``, ``summary --json`` and
+``tree --depth 3`` with the code of ``--ref`` (checked out into a temporary git worktree)
+and with the working tree, without the cache, and compares stdout, stderr and the exit
+status byte for byte.  Prints one line per difference and a total; exits 1 when anything
+differs.  Used to show that a refactoring changed no output.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ COMMANDS = (["info", "--json"], ["summary", "--json"], ["tree", "--depth", "3"])
 def inputs() -> list[list[str]]:
     """Every input set: one Kineto trace, an ET + Kineto pair, an ET alone, the sample pair."""
     sets = [[str(p)] for p in sorted((SHARED / "kineto").glob("*.json.gz"))]
-    for pair in sorted((SHARED / "et").glob("*_pair")):
+    # every folder holding a pair (torch_cpu_pair_threads too, whose name does not end in _pair)
+    for pair in sorted(p.parent for p in (SHARED / "et").glob("*/et.json.gz") if (p.parent / "kineto.json.gz").exists()):
         sets.append([str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
     sets += [[str(p)] for p in sorted((SHARED / "et" / "et_only").glob("*.json.gz"))]
     samples = REPO / "sample_traces"

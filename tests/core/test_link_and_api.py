@@ -133,3 +133,24 @@ def test_top_level_api_exports():
 
     for name in tracetui.__all__:
         assert getattr(tracetui, name) is not None
+
+
+def test_api_link_memo_keeps_no_pair_alive():
+    """The API links an ET to its Kineto trace once per pair (analysis.frames.per_trace);
+    the memo is dropped with the Kineto trace and holds the ET only weakly."""
+    import gc
+    import weakref
+
+    from tracetui.analysis import frames
+    from tracetui.et import load_et
+    from tracetui.kineto import load_kineto
+
+    pair = ET_DIR / "hta_simple_add_cuda_pair"
+    kt, et = load_kineto(pair / "kineto.json.gz"), load_et(pair / "et.json.gz")
+    linked = [api.op_to_kernel_tracing(int(i), et, kt) for i in et.ids[:40]]
+    assert sum(map(len, linked)) > 0 and id(kt) in frames._CACHE
+    refs = weakref.ref(kt), weakref.ref(et)
+    del kt, et, linked
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+    assert all(ref() is not None for ref, _ in frames._CACHE.values())

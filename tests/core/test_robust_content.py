@@ -274,8 +274,8 @@ def test_many_threads_and_numbers_beyond_float_range_in_metadata(tmp_path):
     evs = [_op(f"op{i}", ts=i, dur=1, tid=i) for i in range(60_000)]
     evs.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": 3, "args": {"name": "t3", "x": 1e400}})
     raw = json.dumps({"traceEvents": evs}).replace("Infinity", "1e400").encode()
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: other work on a shared machine does not count
     kt = _load(tmp_path, None, raw=raw)
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 5
     assert len(kt.lanes) == 60_000 and kt.thread_names[(1, 3)] == "t3"
     assert [la.tid for la in kt.lanes[:3]] == [0, 1, 2]

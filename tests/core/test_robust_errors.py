@@ -126,6 +126,32 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
                                        "as the other\n")
 
 
+@pytest.mark.parametrize("keys, kind", [
+    ({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}, "kineto"),
+    ({"schema": "1.1.1", "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]"}]}, "et"),
+    # nodes without schema beside traceEvents: not an ET (is_execution_trace needs schema)
+    ({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}],
+      "nodes": [{"id": 1, "name": "x"}]}, "kineto"),
+])
+def test_one_rule_names_the_format_for_the_sniffer_and_both_loaders(tmp_path, keys, kind):
+    """io.files.kind_of_keys: the head sniff, the Kineto loader and the ET loader give the same
+    answer (each loader names the other format when handed a file of it)."""
+    from tracetui.et import load_et
+    from tracetui.io.files import sniff_head
+
+    p = tmp_path / "doc.json"
+    p.write_bytes(json.dumps(keys).encode())
+    assert sniff_head(p.read_bytes()) == kind
+    if kind == "kineto":
+        assert load_kineto(p).n_events == 1
+        with pytest.raises(WrongTraceKindError, match="is a Kineto profiler trace"):
+            load_et(p)
+    else:
+        assert len(load_et(p).ids) == 1
+        with pytest.raises(WrongTraceKindError, match="this is a PyTorch Execution Trace"):
+            load_kineto(p)
+
+
 def test_every_repair_is_a_warning_not_an_error(tmp_path, monkeypatch, capsys):
     """Odd content loads and `info` lists what was repaired, one warning per line."""
     evs = [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": "NaN", "dur": 1}, 5,

@@ -39,14 +39,18 @@ async def test_search_without_match_and_invalid_regex_warn():
     app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await open_app(app, pilot)
+        # each toast is read right after its search: a toast lasts 5 s, and typing the next two
+        # searches took longer than that on a loaded machine (the first toast had gone)
         await search(pilot, "zzzz")
+        await pilot.pause(0.1)
+        assert any("no match for 'zzzz'" in m for m in toasts(app)), toasts(app)
         await search(pilot, "/aten::(mm/")
+        await pilot.pause(0.1)
+        assert any("aten::(mm" in m for m in toasts(app)), toasts(app)
         await search(pilot, "[bold]x[/bold]")
         await pilot.pause(0.1)
         notes = toasts(app)
-        assert any("no match for 'zzzz'" in m for m in notes)
-        assert any("aten::(mm" in m for m in notes), notes
-        assert any("no match for '[bold]x[/bold]'" in m for m in notes)  # shown literally, not as markup
+        assert any("no match for '[bold]x[/bold]'" in m for m in notes), notes  # shown literally, not as markup
 
 
 async def test_jump_down_from_an_op_without_gpu_work_warns():

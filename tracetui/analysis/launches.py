@@ -89,6 +89,15 @@ def launch_frame(trace: KinetoTrace, gpu: pd.DataFrame) -> pd.DataFrame:
     return agg[cols]
 
 
+def launch_class_stats(lf: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per launch class of a :func:`launch_frame` (sorted by class name): ``delay`` and
+    ``call`` (count, total, mean, median, p90, max of the launch delays and of the call
+    durations, µs) and ``gpu_us`` (summed duration of the GPU events launched)."""
+    return {c: {"delay": _stats(sub["delay_us"].to_numpy()), "call": _stats(sub["dur"].to_numpy()),
+                "gpu_us": float(sub["gpu_us"].sum())}
+            for c, sub in lf.groupby("launch_class", sort=True)}
+
+
 def _sync_figures(trace: KinetoTrace) -> dict[str, Any]:
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
     cls = _launch_classes(trace, calls)
@@ -208,11 +217,9 @@ def launch_summary(trace: KinetoTrace, gpu: pd.DataFrame, timeline_us: dict[str,
     None without memcpy) and ``kernel_memcpy_ratio`` (summed kernel / memcpy durations).
     """
     lf = launch_frame(trace, gpu)
-    delay: dict[str, Any] = {}
-    calldur: dict[str, Any] = {}
-    for c, sub in lf.groupby("launch_class", sort=True):
-        delay[c] = _stats(sub["delay_us"].to_numpy())
-        calldur[c] = _stats(sub["dur"].to_numpy())
+    per_class = launch_class_stats(lf)
+    delay = {c: st["delay"] for c, st in per_class.items()}
+    calldur = {c: st["call"] for c, st in per_class.items()}
     kinds = gpu["kind"].astype(str)
     kernel_us = float(gpu.loc[kinds == "kernel", "dur"].sum())
     memcpy_us = float(gpu.loc[kinds == "memcpy", "dur"].sum())

@@ -173,10 +173,7 @@ def theoretical_occupancy(props: dict[str, Any] | None, threads_per_block: Any, 
 
 def device_props(trace: Any, device: Any) -> dict[str, Any] | None:
     """The deviceProperties entry of GPU ``device`` (its ``id``), None when absent."""
-    for d in trace.device_properties:
-        if isinstance(d, dict) and d.get(schema.DEV_ID) == device:
-            return d
-    return None
+    return trace.device_props(device)
 
 
 def threads_of(block: Any) -> int | None:

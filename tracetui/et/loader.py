@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from ..io.files import FileBytes, read_trace_bytes
+from ..io.files import FileBytes, kind_of_keys, read_trace_bytes
 from ..io.jsonrecover import recover_truncated_json
 from .decode import ETFile, decode_file, decode_nodes, repair_utf8
 from .trace import ETTrace
@@ -42,7 +42,8 @@ def is_execution_trace(obj: Any) -> bool:
 
 def _kind_error(path: str, data: bytes, top: ETFile | None) -> None:
     """Raise WrongTraceKindError when the content is a Kineto trace."""
-    if top is not None and len(top.traceEvents) and top.nodes is None:
+    if top is not None and kind_of_keys(len(top.traceEvents) > 0, top.nodes is not None,
+                                        top.schema is not None) == "kineto":
         raise WrongTraceKindError(
             path, "is a Kineto profiler trace (it has traceEvents), not an Execution Trace"
         )

@@ -215,8 +215,7 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
         title = f"whole trace {kt.name_of_file}"
     else:
         nodes = kt.subtree(root)
-        gpu_ev = nodes[(nodes < kt.n_events)]
-        gpu_ev = gpu_ev[np.isin(kt.kind[gpu_ev], [int(k) for k in GPU_WORK_KINDS])]
+        gpu_ev = kt.gpu_events_of(root)
         kernels = gpu_events_frame(kt, cat, events=gpu_ev)
         window = subtree_window(kt, root, gpu_ev)
         timeline = gpu_timeline(kernels, window=window)

@@ -269,20 +269,28 @@ def write_atomically(target: str | os.PathLike[str], pieces: Iterable[bytes | me
         raise
 
 
+def kind_of_keys(has_events: bool, has_nodes: bool, has_schema: bool) -> str | None:
+    """The one rule that tells the two formats apart by their top-level keys: "kineto" for
+    ``traceEvents`` without an ET's ``nodes`` + ``schema``, "et" for ``nodes`` + ``schema``
+    without ``traceEvents``, None when the keys do not tell.  Used on a document's first
+    bytes (:func:`sniff_head`) and by each loader on the keys it decoded, to name the other
+    format when it is given the wrong kind of file."""
+    et_keys = has_nodes and has_schema
+    if has_events and not et_keys:
+        return "kineto"
+    if et_keys and not has_events:
+        return "et"
+    return None
+
+
 def sniff_head(head: bytes) -> str | None:
     """The kind of trace the first bytes of a JSON document announce: "kineto" (a bare
-    array of events, or an object with ``traceEvents`` and no ET ``nodes``/``schema``),
-    "et" (``nodes`` and ``schema``, no ``traceEvents``), or None when the head alone
-    does not tell (callers decide with the whole document, or not at all)."""
+    array of events, or an object whose keys say so, :func:`kind_of_keys`), "et", or None
+    when the head alone does not tell (callers decide with the whole document, or not at
+    all)."""
     head = head.lstrip()
     if head[:1] == b"[":
         return "kineto"
     if head[:1] != b"{":
         return None
-    has_events = b'"traceEvents"' in head
-    has_nodes = b'"nodes"' in head and b'"schema"' in head
-    if has_events and not has_nodes:
-        return "kineto"
-    if has_nodes and not has_events:
-        return "et"
-    return None
+    return kind_of_keys(b'"traceEvents"' in head, b'"nodes"' in head, b'"schema"' in head)

@@ -41,9 +41,6 @@ class JobLayout:
     backend: str | None
     warnings: list[str] = field(default_factory=list)
 
-    def files_of(self, rank: int) -> RankFiles | None:
-        return next((r for r in self.ranks if r.rank == rank), None)
-
 
 def _short(path: str) -> str:
     return os.path.basename(path)

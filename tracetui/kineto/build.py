@@ -69,9 +69,9 @@ def _metadata_events(dec: DecodedTrace, idx: np.ndarray, warnings: list[LoadWarn
         nm = ev.name[i]
         pid, tid = ev.pid[i], ev.tid[i]
         if nm == "process_name":
-            process_names[pid] = str(args.get("name", ""))
+            process_names[pid] = str(args.get(schema.META_NAME, ""))
         elif nm == "thread_name":
-            thread_names[(pid, tid)] = str(args.get("name", ""))
+            thread_names[(pid, tid)] = str(args.get(schema.META_NAME, ""))
         elif nm == "process_sort_index":
             process_sort[pid] = args.get(schema.SORT_INDEX, 0)
         elif nm == "thread_sort_index":

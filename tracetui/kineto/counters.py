@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ..io.interning import Codes
 from .kinds import COUNTER_CATEGORIES
 from .trace import KinetoTrace
 
@@ -53,6 +54,11 @@ class Counters:
         lo = int(np.searchsorted(self.event, event, side="left"))
         hi = int(np.searchsorted(self.event, event, side="right"))
         return [(self.series_names[int(s)], float(v)) for s, v in zip(self.series[lo:hi], self.value[lo:hi])]
+
+    def series_totals(self) -> dict[str, float]:
+        """Series name -> the sum of its values over the whole trace."""
+        sums = np.bincount(self.series, weights=self.value, minlength=len(self.series_names))
+        return dict(zip(self.series_names, sums.tolist()))
 
     def series_samples(self, series: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ts, dur, value) of one series by start time."""
@@ -123,7 +129,7 @@ def _number(v: Any) -> float | None:
 
 def _build(trace: KinetoTrace) -> Counters:
     events = counter_events(trace)
-    series_at: dict[str, int] = {}
+    series_at = Codes()  # series name -> index, first-seen order
     ev_l: list[int] = []
     se_l: list[int] = []
     va_l: list[float] = []
@@ -137,7 +143,7 @@ def _build(trace: KinetoTrace) -> Counters:
             if x is None:
                 continue
             name = (base if k == base else f"{base}: {k}") if c else k
-            si = series_at.setdefault(name, len(series_at))
+            si = series_at[name]
             ev_l.append(e)
             se_l.append(si)
             va_l.append(x)

@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
+from ..io.files import kind_of_keys
 from .columns import (
     COL_CHUNK,
     LENIENT,
@@ -84,7 +85,7 @@ def _split_top(path: str, data: bytes) -> tuple[msgspec.Raw, dict[str, Any], str
                                position=f"byte {len(data) - len(stripped)}")
     top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
     if "traceEvents" not in top:
-        if "nodes" in top and "schema" in top:
+        if kind_of_keys(False, "nodes" in top, "schema" in top) == "et":
             raise WrongTraceKindError(path, "this is a PyTorch Execution Trace (ET), not a Kineto trace; "
                                             "open it with --et or together with its Kineto trace")
         keys = ", ".join(sorted(top)[:6]) or "none"

@@ -63,7 +63,6 @@ OUT_MSG_NELEMS = "Out msg nelems"
 COMM_DTYPE = "dtype"  #: "Float", "BFloat16", ...
 COMM_SEQ = "Seq"  #: the process group's sequence number of the collective
 COMMS_ID = "Comms Id"
-COMM_RANK = "Rank"
 
 # ---- [memory] instant events (profile_memory=True) --------------------------------------
 MEM_BYTES = "Bytes"  #: bytes allocated (negative: freed)
@@ -76,7 +75,6 @@ DEV_ID = "id"
 DEV_NAME = "name"
 DEV_CC_MAJOR = "computeMajor"
 DEV_CC_MINOR = "computeMinor"
-DEV_NUM_SMS = "numSms"  #: SMs (NVIDIA) or compute units (AMD)
 DEV_WARP_SIZE = "warpSize"  #: 32 (NVIDIA), 64 (AMD CDNA)
 DEV_MAX_THREADS_PER_BLOCK = "maxThreadsPerBlock"
 DEV_MAX_THREADS_PER_SM = "maxThreadsPerMultiprocessor"
@@ -123,7 +121,7 @@ class Event(msgspec.Struct, gc=False):
 class KeyArgs(msgspec.Struct, gc=False):
     """The args fields that linking needs; every other field stays raw."""
 
-    correlation: int = -1
+    correlation: int = msgspec.field(default=-1, name=CORRELATION)
     external_id: int = msgspec.field(default=-1, name=EXTERNAL_ID)
     external_id_old: int = msgspec.field(default=-1, name=EXTERNAL_ID_OLD)
     stream: int = -1

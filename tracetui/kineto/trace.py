@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import LoadWarning
 from ..tree.csr import csr_children
 from ..tree.preorder import Preorder, tree_preorder
+from . import schema
 from .columns import lenient_decode
 from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from .lanes import Lane
@@ -323,11 +324,16 @@ class KinetoTrace:
         v = self.metadata.get("baseTimeNanoseconds")
         return v if isinstance(v, int) else None
 
-    def device_name(self, device: int) -> str | None:
+    def device_props(self, device: Any) -> dict[str, Any] | None:
+        """The deviceProperties entry of GPU ``device`` (its ``id``), None when absent."""
         for d in self.device_properties:
-            if isinstance(d, dict) and d.get("id") == device:
-                return d.get("name")
+            if isinstance(d, dict) and d.get(schema.DEV_ID) == device:
+                return d
         return None
+
+    def device_name(self, device: int) -> str | None:
+        d = self.device_props(device)
+        return d.get(schema.DEV_NAME) if d is not None else None
 
     def kind_counts(self) -> dict[str, int]:
         vals, counts = np.unique(self.kind, return_counts=True)

@@ -33,8 +33,8 @@ from textual.worker import get_current_worker
 
 from ...analysis.categories import KernelCategorizer
 from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
-from ...analysis.gaps import IDLE_CLASSES, idle_gaps
-from ...analysis.launches import launch_frame
+from ...analysis.gaps import idle_gaps, idle_summary
+from ...analysis.launches import launch_class_stats, launch_frame
 from ...analysis.roofline import roofline_table
 from ...analysis.tables import category_table, kernel_table, op_table
 from ...driver import DriverTrace
@@ -106,15 +106,13 @@ def _gaps(kt: KinetoTrace, gpu: Any) -> SummaryTable:
     gaps = idle_gaps(kt, gpu)
     if gaps.empty:
         return t
-    total = float(gaps["dur"].sum())
-    for cls in IDLE_CLASSES:
-        g = gaps[gaps["idle_class"] == cls]
-        if g.empty:
-            continue
-        d = g["dur"]
-        nxt = g["next_event"].to_numpy().astype(np.int64)
-        t.add((cls, int(d.size), float(d.sum()) / 1e3, float(d.mean()), float(d.max()),
-               100.0 * float(d.sum()) / total if total > 0 else 0.0), f"idle gaps ({cls})", nxt[nxt >= 0])
+    nxt = gaps["next_event"].to_numpy().astype(np.int64)
+    occ = _groups(list(gaps["idle_class"]), nxt)
+    for r in idle_summary(gaps).itertuples(index=False):
+        if r.count:
+            ends = occ[r.idle_class]
+            t.add((r.idle_class, int(r.count), r.total_us / 1e3, r.mean_us, r.max_us, r.percent),
+                  f"idle gaps ({r.idle_class})", ends[ends >= 0])
     return t
 
 
@@ -126,12 +124,12 @@ def _launches(kt: KinetoTrace, gpu: Any) -> SummaryTable:
     lf = launch_frame(kt, gpu)
     if lf.empty:
         return t
-    for cls, sub in lf.groupby("launch_class", sort=True):
-        delay = sub["delay_us"].dropna().to_numpy()
-        q = (lambda p: float(np.percentile(delay, p)) if delay.size else None)
-        t.add((str(cls), int(len(sub)), float(sub["dur"].mean()), q(50), q(90),
-               float(delay.max()) if delay.size else None, float(sub["gpu_us"].sum()) / 1e3),
-              f"launches ({cls})", sub["launch"].to_numpy())
+    occ = _groups(list(lf["launch_class"]), lf["launch"].to_numpy())
+    for cls, st in launch_class_stats(lf).items():
+        delay, call = st["delay"], st["call"]
+        q = (lambda k: delay[k] if delay["count"] else None)
+        t.add((str(cls), call["count"], call["mean_us"], q("median_us"), q("p90_us"), q("max_us"),
+               st["gpu_us"] / 1e3), f"launches ({cls})", occ[cls])
     return t
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from rich.console import RenderableType
 
 from ...kineto.counters import counters_of
@@ -37,8 +36,7 @@ def counter_rows(kt: KinetoTrace, ev: int) -> list[RenderableType]:
     if not samples:
         return []
     args = kt.args(ev)
-    sums = np.bincount(c.series, weights=c.value, minlength=len(c.series_names))
-    totals = dict(zip(c.series_names, sums.tolist()))
+    totals = c.series_totals()
     is_c = kt.ph[ev] == ord("C")
     what = "counter sample" if is_c else f"{len(samples)} counters over this range"
     base = kt.names[kt.name_id[ev]] if is_c else ""
