@@ -28,8 +28,9 @@ own RSS high-water mark, and nothing is warm in Python):
 - summary: wall time of ``python -m tracetui summary FILE`` (process start to exit),
   empty cache / warm cache; only if ``tracetui.analysis.summary`` exists;
 - TUI: the browser headless (``App.run_test``, 120x40) with an empty cache: seconds to the
-  painted op tree (navigable) and to the matches of a search for the most frequent event
-  name (searchable), and the process's peak RSS;
+  painted op tree (navigable) and to the cursor on the first match of a search for the
+  most frequent kernel name among the rows a search can find (searchable; the query and
+  its match count are printed under the table), and the process's peak RSS;
 - targets: a second table checks issue 15's targets per trace (ratios to the floor of the
   same run, peaks, held memory, the HTA speedup) and says met or missed by how much;
 - TraceLens: AMD's TraceLens ``TreePerfAnalyzer.from_file`` (the tree its reports start
@@ -38,13 +39,17 @@ own RSS high-water mark, and nothing is warm in Python):
   interpreter of a separate venv (``--hta-python``, default /tmp/htavenv/bin/python)
   when it can import ``hta``.
 
-Tilings are made by ``bench/scale_trace.py`` into /tmp/tracetui_bench if missing.
+Tilings are made by ``bench/scale_trace.py`` into /tmp/tracetui_bench if missing.  The
+package is byte-compiled first (``compileall``), as an installed package is: with
+PYTHONDONTWRITEBYTECODE=1 every measured process would otherwise compile its sources.
+``--sizes ""`` measures the source trace alone.
 Times are seconds, memory MB (2**20 bytes).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import gc
 import json
 import os
@@ -161,13 +166,32 @@ def child_open(path: str) -> dict:
             "n_events": kt.n_events}
 
 
+def search_query(source) -> str:
+    """What the TUI row searches for: the name of the most frequent GPU kernel among the
+    rows the search can find (in the tree, python rows hidden), else of the most frequent
+    such event; the whole name, so it is a plain substring of every row it names."""
+    import numpy as np
+
+    from tracetui.kineto.kinds import Kind
+
+    kt = source.kt
+    n = kt.n_events
+    findable = source.order.pre[:n] >= 0
+    if source.hide_python:
+        findable &= ~source.is_python[:n]
+    kernels = findable & (kt.kind[:n] == int(Kind.KERNEL))
+    pick = kernels if kernels.any() else findable
+    ids, counts = np.unique(kt.name_id[:n][pick], return_counts=True)
+    return kt.names[int(ids[int(np.argmax(counts))])]
+
+
 def child_tui(path: str) -> dict:
     """The browser, headless, cold cache: seconds from creating the app until the op tree is
-    painted (navigable) and until a search for the most frequent GPU kernel name has found
-    its matches (searchable), measured in the app's own event loop."""
+    painted (navigable) and until a search (:func:`search_query`: the most frequent kernel
+    name) has found its matches and moved the cursor to the first (searchable), measured in
+    the app's own event loop."""
     import asyncio
 
-    import numpy as np
     from bench_ui import install_paint_marks
 
     from tracetui.ui.app import MainScreen, TraceApp
@@ -183,15 +207,13 @@ def child_tui(path: str) -> dict:
                 await asyncio.sleep(0.005)
             screen = app.screen
             assert isinstance(screen, MainScreen)
-            kt = screen.source.kt
-            ids, counts = np.unique(kt.name_id[: kt.n_events], return_counts=True)
-            query = kt.names[int(ids[int(np.argmax(counts))])][:40]
+            query = search_query(screen.source)
             screen.run_search(query)
             t_search = time.perf_counter()
             found = int(screen.matches.size)
             await pilot.pause()
-        return {"navigable": marks["main"] - t0, "searchable": t_search - t0, "search_matches": found,
-                "peak": _peak()}
+        return {"navigable": marks["main"] - t0, "searchable": t_search - t0, "search_query": query,
+                "search_matches": found, "peak": _peak()}
 
     return asyncio.run(run())
 
@@ -383,9 +405,10 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
     log(f"cold open {cold['open']:.2f}s cached {row['cached_open']:.3f}s")
     shutil.rmtree(cdir, ignore_errors=True)
     tui = run_child("tui", path, cdir)
-    row.update(tui_navigable=tui["navigable"], tui_searchable=tui["searchable"], tui_peak=tui["peak"] / MB)
+    row.update(tui_navigable=tui["navigable"], tui_searchable=tui["searchable"], tui_peak=tui["peak"] / MB,
+               search_query=tui["search_query"], search_matches=tui["search_matches"])
     log(f"TUI navigable {tui['navigable']:.2f}s, searchable {tui['searchable']:.2f}s "
-        f"({tui['search_matches']:,} matches)")
+        f"({tui['search_matches']:,} matches of {tui['search_query']!r})")
     if summary:
         env = dict(os.environ, TRACETUI_CACHE_DIR=str(cdir), **PIN)
         cmd = [sys.executable, "-m", "tracetui", "summary", path]
@@ -483,6 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(CHILDREN[args.child[0]](args.child[1])))
         return 0
+    # byte-compiled modules, as a pip install leaves them (PYTHONDONTWRITEBYTECODE=1 would
+    # otherwise make every measured process compile the package's sources again: ~0.2 s)
+    compileall.compile_dir(str(REPO / "tracetui"), quiet=1)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     src = Path(args.src)
     hta_py = None if (args.quick or args.no_hta or not hta_available(args.hta_python)) else args.hta_python
@@ -504,6 +530,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# machine: {machine()}")
     print(f"# HTA: {'yes (' + hta_py + ')' if hta_py else 'not run'}; summary: {'yes' if summary else 'no'}")
     print(table(rows))
+    for r in rows:
+        if "search_query" in r:
+            print(f"# TUI search on {r['trace']}: {r['search_query']!r}, {r['search_matches']:,} matches")
     print()
     print(targets_table(rows))
     if args.json:
