@@ -4,7 +4,9 @@
   tokens) against the general vectorised parser, on generated tokens and on every shared
   trace's ``ts`` tokens;
 - interning: ``Columns`` interns the (ph, cat, name, pid, tid) tuple once per event and
-  derives each column's codes; the codes and values equal interning each column alone.
+  derives each column's codes; the codes and values equal interning each column alone;
+- nesting: depth and the nearest non-python ancestor by pointer doubling
+  (``tree/propagate.py``) equal a walk up the parents.
 """
 
 from __future__ import annotations
@@ -104,3 +106,25 @@ def test_tuple_interning_equals_per_column_interning(chunk):
         got = getattr(dec, f)
         assert got.values == values, f
         assert np.array_equal(got.codes, codes), f
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.booleans()), min_size=1, max_size=200))
+def test_ancestor_counts_and_nearest_kept_ancestor_equal_a_walk(spec):
+    from tracetui.tree.propagate import ancestor_counts, nearest_kept_ancestor
+
+    # node i's parent is an earlier node (or none), as in the nesting walk
+    parent = np.array([(r % (i + 1)) - 1 for i, (r, _) in enumerate(spec)], dtype=np.int64)
+    skip = np.array([s for _, s in spec], dtype=bool)
+    depth, kept = [], []
+    for i in range(len(spec)):
+        d, p = 0, parent[i]
+        while p >= 0:
+            d, p = d + 1, parent[p]
+        depth.append(d)
+        p = parent[i]
+        while p >= 0 and skip[p]:
+            p = parent[p]
+        kept.append(p)
+    assert ancestor_counts(parent).tolist() == depth
+    assert nearest_kept_ancestor(parent, skip).tolist() == kept

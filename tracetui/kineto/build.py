@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import LoadWarning
 from ..io.interning import compact
 from ..tree.csr import csr_children
-from ..tree.propagate import fill_down
+from ..tree.propagate import ancestor_counts, fill_down, nearest_kept_ancestor
 from . import schema
 from .columns import lenient_decode
 from .decode import DecodedTrace
@@ -499,7 +499,7 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
 
     The walk (one Python step per event, lane by lane) finds only the parent, as a
     position in ``host_sorted``; depth and the nearest non-python ancestor follow from
-    the parents in a few numpy passes (:func:`_ancestor_steps`).
+    the parents in a few numpy passes (``tree/propagate.py``).
     """
     m = host_sorted.size
     lanes_s = lane_of[host_sorted]
@@ -535,41 +535,11 @@ def _nest(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, end: np.
     root = n + lanes_s.astype(np.int64)
     parent[host_sorted] = np.where(has, host_sorted[np.maximum(par_pos, 0)], root)
     # depth: 1 + the number of host ancestors
-    depth[host_sorted] = 1 + _ancestor_steps(par_pos)
+    depth[host_sorted] = 1 + ancestor_counts(par_pos)
     # nearest non-python event at or above the parent (the lane when there is none)
     py = kind[host_sorted] == int(Kind.PYTHON)
-    up = _first_not_skipped(par_pos, py)
+    up = nearest_kept_ancestor(par_pos, py)
     nopy_parent[host_sorted] = np.where(up >= 0, host_sorted[np.maximum(up, 0)], root)
-
-
-def _ancestor_steps(par_pos: np.ndarray) -> np.ndarray:
-    """Per position, how many ancestors it has (``par_pos``: the parent's position, -1 at
-    a root), by pointer doubling: one numpy pass per power of two of the depth."""
-    jump = par_pos.copy()
-    steps = (jump >= 0).astype(np.int64)  # steps from each position up to jump[i]
-    live = np.flatnonzero(jump >= 0)
-    while live.size:
-        j = jump[live]
-        steps[live] += steps[j]
-        nj = jump[j]
-        jump[live] = nj
-        live = live[nj >= 0]
-    return steps
-
-
-def _first_not_skipped(par_pos: np.ndarray, skip: np.ndarray) -> np.ndarray:
-    """Per position, the nearest ancestor (parent first) that is not ``skip``ped, -1 when
-    none (pointer doubling)."""
-    # at[i]: i itself when not skipped, else heading up to its nearest ancestor that is not
-    at = np.where(skip, par_pos, np.arange(par_pos.size, dtype=np.int64))
-    pending = np.flatnonzero(at >= 0)
-    pending = pending[skip[at[pending]]]
-    while pending.size:
-        nxt = at[at[pending]]
-        at[pending] = nxt
-        pending = pending[nxt >= 0]
-        pending = pending[skip[at[pending]]]
-    return np.where(par_pos >= 0, at[np.maximum(par_pos, 0)], -1)
 
 
 def _link_fwd_bwd(kind: np.ndarray, seq: np.ndarray, fwd_tid: np.ndarray, pids: list, tids: list,
