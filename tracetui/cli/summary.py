@@ -41,14 +41,21 @@ def summary_command(paths: list[str], *, use_cache: bool, as_json: bool, rules: 
         # loads: in parallel with a parse child (big traces), interleaved otherwise
         warm = threading.Thread(target=_import_analysis, name="tracetui-import-analysis", daemon=True)
         warm.start()
+        pending: list = []
         try:
-            linked = load_cached(paths, use_cache=use_cache)
+            linked = load_cached(paths, use_cache=use_cache, deferred_writes=pending)
         finally:
             warm.join()
         from ..analysis.categories import get_categorizer
         from ..analysis.summary import build_summary
 
-        built = build_summary(linked, get_categorizer(rules), top=top)
+        # the trace's cache entry is written (mostly file I/O) while the summary is computed
+        writer = threading.Thread(target=lambda: [write() for write in pending], name="tracetui-cache-write")
+        writer.start()
+        try:
+            built = build_summary(linked, get_categorizer(rules), top=top)
+        finally:
+            writer.join()
         # exactly what a stored summary gives back (JSON types: tuples become lists ...)
         summary = jsonout.loads(jsonout.dumps(built))
         if key is not None:
