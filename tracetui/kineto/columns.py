@@ -381,3 +381,37 @@ def join_releasing(pieces: list[bytes]) -> bytes | mmap.mmap:
     return mm
 
 
+def cut_args(ev: DecodedEvents, cut: np.ndarray) -> Any:
+    """The args blob without the args of rows ``cut`` (metadata events: a few dozen).
+
+    A blob in an anonymous memory map (every big trace) is compacted in place: a few
+    ``memmove`` calls instead of two copies of the whole blob (52 ms and 2 x 180 MB on a
+    2M-event trace).  It is then ``ev``'s no longer: ``ev.args_blob`` becomes None."""
+    offs = ev.args_offsets
+    spans = zip(offs[cut].tolist(), offs[cut + 1].tolist())
+    blob = ev.args_blob
+    if isinstance(blob, mmap.mmap):
+        write = read = 0
+        for a, b in spans:
+            if a > read:
+                blob.move(write, read, a - read)
+                write += a - read
+            read = b
+        if len(blob) > read:
+            blob.move(write, read, len(blob) - read)
+            write += len(blob) - read
+        ev.args_blob = None
+        if not write:
+            return b""
+        try:
+            blob.resize(write)
+        except (BufferError, OSError, ValueError):  # pragma: no cover - a view of it still exists
+            return blob[:write]
+        return blob
+    pieces = []
+    at = 0
+    for a, b in spans:
+        pieces.append(blob[at:a])
+        at = b
+    pieces.append(blob[at:])
+    return b"".join(pieces)
