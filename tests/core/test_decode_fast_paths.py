@@ -5,6 +5,7 @@
   trace's ``ts`` tokens;
 - interning: ``Columns`` interns the (ph, cat, name, pid, tid) tuple once per event and
   derives each column's codes; the codes and values equal interning each column alone;
+- the cache writer stores the lists the build interned from its codes (equal lists back);
 - nesting: depth and the nearest non-python ancestor by pointer doubling
   (``tree/propagate.py``) equal a walk up the parents.
 """
@@ -128,3 +129,21 @@ def test_ancestor_counts_and_nearest_kept_ancestor_equal_a_walk(spec):
         kept.append(p)
     assert ancestor_counts(parent).tolist() == depth
     assert nearest_kept_ancestor(parent, skip).tolist() == kept
+
+
+@pytest.mark.parametrize("name", ["v100_ns_timestamps_fwdbwd.json.gz", "mtia_inference_rank0.json.gz",
+                                  "large_integer_values.json.gz"])
+def test_lists_the_build_interned_come_back_from_the_cache_equal(tmp_path, name):
+    """The cache writer stores pids, tids and the flow lists from the build's codes."""
+    from tracetui.kineto import load_kineto
+    from tracetui.kineto.persist import load_trace_file, save_trace
+
+    kt = load_kineto(str(KINETO / name))
+    assert kt._list_codes and id(kt.pids) in kt._list_codes
+    save_trace(kt, tmp_path / "t.ttc")
+    back = load_trace_file(tmp_path / "t.ttc")
+    pairs = [(kt.pids, back.pids), (kt.tids, back.tids)]
+    pairs += [(getattr(kt.flows, f), getattr(back.flows, f)) for f in ("cat", "flow_id", "pid", "tid")]
+    for fresh, cached in pairs:
+        assert fresh == cached
+        assert list(map(type, fresh)) == list(map(type, cached))

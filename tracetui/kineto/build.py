@@ -388,7 +388,10 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         child_start=child_start, child_index=child_index, depth=depth, lanes=lanes, launch_of=launch_of,
         cpu_op_of=cpu_op_of, fwd_of=fwd_of, gpu_stats=stats, flows=flows, process_names=pnames,
         thread_names=tnames, process_labels=plabels, warnings=warnings, rejected=dict(rejected),
-        bytes_lost=bytes_lost, nopy_parent=nopy_parent)
+        bytes_lost=bytes_lost, nopy_parent=nopy_parent,
+        _list_codes={id(pids): (pid_code, pid_vals), id(tids): (tid_code, tid_vals),
+                     **{id(getattr(flows, f)): compact(getattr(ev, f).codes[fidx], getattr(ev, f).values)
+                        for f in ("cat", "pid", "tid")}})
 
 
 #: Kineto writes stream synchronisation events (cuda_sync) of stream N on a pseudo thread
