@@ -130,13 +130,14 @@ def coerce_int(v: Any) -> int | None:
     return None
 
 
-def key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
+def key_args_batch(raws: list[msgspec.Raw], lens: np.ndarray | None = None) -> dict[str, np.ndarray] | None:
     """Decode the linking fields of all args in one msgspec call; None if any is odd.
 
     Only events with args are decoded (flows, a third of a trace, have none): their raws are
-    picked by one ``itemgetter`` call and their fields scattered into default-filled columns."""
+    picked by one ``itemgetter`` call and their fields scattered into default-filled columns.
+    ``lens``: the raws' lengths when the caller has them."""
     n = len(raws)
-    has = np.flatnonzero(np.fromiter(map(len, raws), dtype=np.int64, count=n))
+    has = np.flatnonzero(lens if lens is not None else np.fromiter(map(len, raws), dtype=np.int64, count=n))
     if has.size == n:
         some = raws
     elif has.size > 1:
@@ -169,9 +170,9 @@ def key_args_batch(raws: list[msgspec.Raw]) -> dict[str, np.ndarray] | None:
 
 
 def key_args_columns(raws: list[msgspec.Raw], base: int, file_index: np.ndarray | None,
-                      repaired: Tally) -> dict[str, np.ndarray]:
+                      repaired: Tally, lens: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Key args of rows ``base`` ...: one batch; on odd values, per 4096 rows, per event where needed."""
-    whole = key_args_batch(raws)
+    whole = key_args_batch(raws, lens)
     if whole is not None:
         return whole
     parts = []
@@ -293,7 +294,7 @@ class Columns:
         raws = list(map(attrgetter("args"), evs))
         cols["args_len"][lo:hi] = np.fromiter(map(len, raws), dtype=np.int64, count=n)
         self.blobs.append(b"".join(raws))
-        for f, col in key_args_columns(raws, lo, self.file_index, self.repaired).items():
+        for f, col in key_args_columns(raws, lo, self.file_index, self.repaired, cols["args_len"][lo:hi]).items():
             cols[f][lo:hi] = col
         self.flow_id.extend(map(attrgetter("id"), evs))
         self.rows += n
