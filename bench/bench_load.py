@@ -7,6 +7,10 @@ Every number comes from a fresh child process (so peak memory is that measuremen
 own RSS high-water mark, and nothing is warm in Python):
 
 - events: entries of ``traceEvents`` in the file; file MB: size on disk (gzip);
+- CPU s: the process's CPU time over the same interval as floor, load and cold open
+  (``time.process_time``; decode workers and the parse child not included, so comparable to
+  the wall time only for a trace decoded in one process): on a machine that other work
+  keeps busy, the ratio of CPU times is what the ratio of wall times would be on an idle one;
 - floor: gunzip + msgspec typed decode of every event (args left raw), nothing else; the
   gunzip is the loader's own (ISA-L via ``isal``, zlib only for cut or corrupt files);
   "zlib gunzip" times the same bytes through Python's zlib, what the floor paid before;
@@ -28,8 +32,11 @@ own RSS high-water mark, and nothing is warm in Python):
 - summary: wall time of ``python -m tracetui summary FILE`` (process start to exit),
   empty cache / warm cache; only if ``tracetui.analysis.summary`` exists;
 - TUI: the browser headless (``App.run_test``, 120x40) with an empty cache: seconds to the
-  painted op tree (navigable) and to the matches of a search for the most frequent event
-  name (searchable), and the process's peak RSS;
+  painted op tree (navigable) and to the cursor on the first match of a search for the
+  most frequent kernel name among the rows a search can find (searchable; the query and
+  its match count are printed under the table), and the process's peak RSS;
+- ``--repeat N``: N interleaved rounds of floor, load, cold open, TUI and summary cold, each
+  timing the minimum of its rounds (the spread is printed: min / median / max);
 - targets: a second table checks issue 15's targets per trace (ratios to the floor of the
   same run, peaks, held memory, the HTA speedup) and says met or missed by how much;
 - TraceLens: AMD's TraceLens ``TreePerfAnalyzer.from_file`` (the tree its reports start
@@ -38,13 +45,17 @@ own RSS high-water mark, and nothing is warm in Python):
   interpreter of a separate venv (``--hta-python``, default /tmp/htavenv/bin/python)
   when it can import ``hta``.
 
-Tilings are made by ``bench/scale_trace.py`` into /tmp/tracetui_bench if missing.
+Tilings are made by ``bench/scale_trace.py`` into /tmp/tracetui_bench if missing.  The
+package is byte-compiled first (``compileall``), as an installed package is: with
+PYTHONDONTWRITEBYTECODE=1 every measured process would otherwise compile its sources.
+``--sizes ""`` measures the source trace alone.
 Times are seconds, memory MB (2**20 bytes).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import gc
 import json
 import os
@@ -102,12 +113,14 @@ def child_floor(path: str) -> dict:
     from tracetui.io.files import read_trace_bytes
     from tracetui.kineto.schema import Event as _Event  # the loader's own typed struct
 
+    c0 = time.process_time()
     t0 = time.perf_counter()
     data = read_trace_bytes(path).data
     t1 = time.perf_counter()
     top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
     evs = msgspec.json.decode(top["traceEvents"], type=list[_Event])
     t2 = time.perf_counter()
+    cpu = time.process_time() - c0
     zlib_gunzip = None
     raw = Path(path).read_bytes()
     if raw[:2] == b"\x1f\x8b":  # the same bytes through Python's zlib, for the gunzip row
@@ -117,7 +130,7 @@ def child_floor(path: str) -> dict:
         zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw)
         zlib_gunzip = time.perf_counter() - t3
     return {"gunzip": t1 - t0, "decode": t2 - t1, "floor": t2 - t0, "events": len(evs), "json_bytes": len(data),
-            "zlib_gunzip": zlib_gunzip}
+            "zlib_gunzip": zlib_gunzip, "cpu": cpu}
 
 
 def child_load(path: str) -> dict:
@@ -135,16 +148,19 @@ def child_load(path: str) -> dict:
     workers: list[int] = []
     real = parallel.decode_workers
     parallel.decode_workers = lambda n: workers.append(real(n)) or workers[-1]  # what the decode chose
+    c0 = time.process_time()
     t0 = time.perf_counter()
     kt = load_kineto(path, progress=progress)
     t1 = time.perf_counter()
+    cpu = time.process_time() - c0
     gc.collect()
     held = _rss() - base
     m = lambda k, d: marks.get(k, d)  # noqa: E731
     t_build = m("building", t1)
     t_links = m("gpu links", t1)
     return {"load": t1 - t0, "decode": t_build - t0, "build": t_links - t_build, "link": t1 - t_links,
-            "peak": _peak(), "held": held, "n_events": kt.n_events, "workers": workers[0] if workers else 1}
+            "peak": _peak(), "held": held, "n_events": kt.n_events, "workers": workers[0] if workers else 1,
+            "cpu": cpu}
 
 
 def child_open(path: str) -> dict:
@@ -152,22 +168,43 @@ def child_open(path: str) -> dict:
 
     gc.collect()
     base = _rss()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     lt = load_cached([path], use_cache=True)
     t1 = time.perf_counter()
+    cpu = time.process_time() - c0
     gc.collect()
     kt = lt.kineto
     return {"open": t1 - t0, "held": _rss() - base, "peak": _peak(), "child_peak": _children_peak(),
-            "n_events": kt.n_events}
+            "n_events": kt.n_events, "cpu": cpu}
+
+
+def search_query(source) -> str:
+    """What the TUI row searches for: the name of the most frequent GPU kernel among the
+    rows the search can find (in the tree, python rows hidden), else of the most frequent
+    such event; the whole name, so it is a plain substring of every row it names."""
+    import numpy as np
+
+    from tracetui.kineto.kinds import Kind
+
+    kt = source.kt
+    n = kt.n_events
+    findable = source.order.pre[:n] >= 0
+    if source.hide_python:
+        findable &= ~source.is_python[:n]
+    kernels = findable & (kt.kind[:n] == int(Kind.KERNEL))
+    pick = kernels if kernels.any() else findable
+    ids, counts = np.unique(kt.name_id[:n][pick], return_counts=True)
+    return kt.names[int(ids[int(np.argmax(counts))])]
 
 
 def child_tui(path: str) -> dict:
     """The browser, headless, cold cache: seconds from creating the app until the op tree is
-    painted (navigable) and until a search for the most frequent GPU kernel name has found
-    its matches (searchable), measured in the app's own event loop."""
+    painted (navigable) and until a search (:func:`search_query`: the most frequent kernel
+    name) has found its matches and moved the cursor to the first (searchable), measured in
+    the app's own event loop."""
     import asyncio
 
-    import numpy as np
     from bench_ui import install_paint_marks
 
     from tracetui.ui.app import MainScreen, TraceApp
@@ -183,15 +220,13 @@ def child_tui(path: str) -> dict:
                 await asyncio.sleep(0.005)
             screen = app.screen
             assert isinstance(screen, MainScreen)
-            kt = screen.source.kt
-            ids, counts = np.unique(kt.name_id[: kt.n_events], return_counts=True)
-            query = kt.names[int(ids[int(np.argmax(counts))])][:40]
+            query = search_query(screen.source)
             screen.run_search(query)
             t_search = time.perf_counter()
             found = int(screen.matches.size)
             await pilot.pause()
-        return {"navigable": marks["main"] - t0, "searchable": t_search - t0, "search_matches": found,
-                "peak": _peak()}
+        return {"navigable": marks["main"] - t0, "searchable": t_search - t0, "search_query": query,
+                "search_matches": found, "peak": _peak()}
 
     return asyncio.run(run())
 
@@ -357,14 +392,15 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
     cdir = Path(args.workdir) / f"cache-{Path(path).name}"
     log = lambda msg: print(f"  [{label}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
     fl = run_child("floor", path, cdir)
-    row.update(events=fl["events"], json_mb=fl["json_bytes"] / MB, gunzip=fl["gunzip"], floor=fl["floor"])
+    row.update(events=fl["events"], json_mb=fl["json_bytes"] / MB, gunzip=fl["gunzip"], floor=fl["floor"],
+               floor_cpu=fl["cpu"])
     if fl["zlib_gunzip"] is not None:
         row["zlib_gunzip"] = fl["zlib_gunzip"]
     log(f"floor {fl['floor']:.2f}s")
     ld = run_child("load", path, cdir)
     row.update(load=ld["load"], decode=ld["decode"], build=ld["build"], link=ld["link"], peak=ld["peak"] / MB,
                sys_peak=ld["tree_peak"] / MB, held=ld["held"] / MB, n_events=ld["n_events"],
-               workers=ld["workers"])
+               workers=ld["workers"], load_cpu=ld["cpu"])
     log(f"load {ld['load']:.2f}s peak {ld['peak'] / MB:.0f} MB, tree {ld['tree_peak'] / MB:.0f} MB, "
         f"{ld['workers']} decode processes")
     if ld["workers"] > 1:  # the same cold open decoded in one process, for comparison
@@ -374,7 +410,7 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
         log(f"cold open in one process {serial['open']:.2f}s, tree {serial['tree_peak'] / MB:.0f} MB")
     shutil.rmtree(cdir, ignore_errors=True)
     cold = run_child("open", path, cdir)
-    row.update(cold_open=cold["open"], cold_held=cold["held"] / MB,
+    row.update(cold_open=cold["open"], cold_open_cpu=cold["cpu"], cold_held=cold["held"] / MB,
                cold_peak=max(cold["peak"], cold["child_peak"]) / MB, cold_sys_peak=cold["tree_peak"] / MB)
     cached = [run_child("open", path, cdir) for _ in range(1 if args.quick else 3)]
     row.update(cached_open=statistics.median(c["open"] for c in cached),
@@ -383,16 +419,19 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
     log(f"cold open {cold['open']:.2f}s cached {row['cached_open']:.3f}s")
     shutil.rmtree(cdir, ignore_errors=True)
     tui = run_child("tui", path, cdir)
-    row.update(tui_navigable=tui["navigable"], tui_searchable=tui["searchable"], tui_peak=tui["peak"] / MB)
+    row.update(tui_navigable=tui["navigable"], tui_searchable=tui["searchable"], tui_peak=tui["peak"] / MB,
+               search_query=tui["search_query"], search_matches=tui["search_matches"])
     log(f"TUI navigable {tui['navigable']:.2f}s, searchable {tui['searchable']:.2f}s "
-        f"({tui['search_matches']:,} matches)")
+        f"({tui['search_matches']:,} matches of {tui['search_query']!r})")
     if summary:
-        env = dict(os.environ, TRACETUI_CACHE_DIR=str(cdir), **PIN)
+        env = summary_env(cdir)
         cmd = [sys.executable, "-m", "tracetui", "summary", path]
         shutil.rmtree(cdir, ignore_errors=True)
         row["summary_cold"] = wall(cmd, env)
         row["summary_cached"] = statistics.median(wall(cmd, env) for _ in range(1 if args.quick else 3))
         log(f"summary {row['summary_cold']:.2f}s / {row['summary_cached']:.2f}s")
+    if args.repeat > 1:
+        repeat_timed(row, label, path, cdir, args.repeat - 1, summary)
     if hta_py and peer_available(hta_py, "from TraceLens import TreePerfAnalyzer"):
         tl = run_peer(hta_py, TRACELENS_SCRIPT, "TraceLens", path)
         row.update(tracelens_load=tl["load"], tracelens_peak=tl["peak"] / MB)
@@ -405,6 +444,59 @@ def measure(label: str, path: str, args: argparse.Namespace, hta_py: str | None,
     return row
 
 
+def summary_env(cdir: Path) -> dict:
+    """Environment of a measured ``python -m tracetui summary``: this checkout's package
+    (not whatever ``tracetui`` the working directory holds), the pinned fingerprint."""
+    return dict(os.environ, TRACETUI_CACHE_DIR=str(cdir), PYTHONPATH=str(REPO), **PIN)
+
+
+#: the timings ``--repeat`` measures again (their ratios are issue 15's targets)
+TIMED = ("floor", "load", "cold_open", "tui_navigable", "tui_searchable", "summary_cold")
+
+
+def repeat_timed(row: dict, label: str, path: str, cdir: Path, rounds: int, summary: bool) -> None:
+    """``rounds`` more rounds of the timed measurements, interleaved (floor, load, cold open,
+    TUI, summary cold, then again), each in a fresh child; every timing becomes the minimum
+    over all rounds (the least disturbed by other work on a shared machine) and
+    ``row["samples"]`` keeps every value for the spread table."""
+    samples = {k: [row[k]] for k in TIMED if k in row}
+    cpus = {k: [row[k]] for k in ("floor_cpu", "load_cpu", "cold_open_cpu") if k in row}
+    cmd = [sys.executable, "-m", "tracetui", "summary", path]
+    for i in range(rounds):
+        fl = run_child("floor", path, cdir)
+        samples["floor"].append(fl["floor"])
+        ld = run_child("load", path, cdir)
+        samples["load"].append(ld["load"])
+        shutil.rmtree(cdir, ignore_errors=True)
+        op = run_child("open", path, cdir)
+        samples["cold_open"].append(op["open"])
+        for k, res in (("floor_cpu", fl), ("load_cpu", ld), ("cold_open_cpu", op)):
+            if k in cpus:
+                cpus[k].append(res["cpu"])
+        shutil.rmtree(cdir, ignore_errors=True)
+        tui = run_child("tui", path, cdir)
+        samples["tui_navigable"].append(tui["navigable"])
+        samples["tui_searchable"].append(tui["searchable"])
+        if summary:
+            shutil.rmtree(cdir, ignore_errors=True)
+            samples["summary_cold"].append(wall(cmd, summary_env(cdir)))
+        print(f"  [{label}] round {i + 2}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in samples.items()),
+              file=sys.stderr, flush=True)
+    row.update({k: min(v) for k, v in samples.items()})
+    row.update({k: min(v) for k, v in cpus.items()})
+    row["samples"] = samples
+
+
+def spread_table(rows: list[dict]) -> str:
+    """min / median / max of every repeated timing, and the ratio of each to the floor's min."""
+    lines = ["| trace | timing | runs | min s | median s | max s | min / floor min |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for k, v in r.get("samples", {}).items():
+            lines.append(f"| {r['trace']} | {k} | {len(v)} | {min(v):.2f} | {statistics.median(v):.2f} | "
+                         f"{max(v):.2f} | {min(v) / r['floor']:.2f} |")
+    return "\n".join(lines)
+
+
 COLUMNS = [
     ("trace", "trace", "{}"), ("events", "events", "{:,}"), ("file_mb", "file MB", "{:.0f}"),
     ("json_mb", "JSON MB", "{:.0f}"), ("gunzip", "gunzip s", "{:.2f}"), ("zlib_gunzip", "zlib gunzip s", "{:.2f}"),
@@ -415,6 +507,8 @@ COLUMNS = [
     ("cold_peak", "cold open peak MB", "{:.0f}"), ("cold_sys_peak", "cold open tree peak MB", "{:.0f}"),
     ("cold_held", "cold open held MB", "{:.0f}"), ("cold_open_1", "cold open 1 proc s", "{:.2f}"),
     ("cold_sys_peak_1", "cold open 1 proc tree peak MB", "{:.0f}"),
+    ("floor_cpu", "floor CPU s", "{:.2f}"), ("load_cpu", "load CPU s", "{:.2f}"),
+    ("cold_open_cpu", "cold open CPU s", "{:.2f}"),
     ("cached_open", "cached open s", "{:.3f}"), ("cached_held", "cached held MB", "{:.0f}"),
     ("tui_navigable", "TUI navigable s", "{:.2f}"), ("tui_searchable", "TUI searchable s", "{:.2f}"),
     ("tui_peak", "TUI peak MB", "{:.0f}"),
@@ -477,12 +571,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=str(DEFAULT_OUT_DIR), help="tilings and cache folders")
     ap.add_argument("--hta-python", default=HTA_PYTHON, help="python of a venv with HolisticTraceAnalysis")
     ap.add_argument("--no-hta", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of the timed measurements (floor, load, cold open, TUI, summary cold); "
+                         "each timing is the minimum over the rounds (default 1)")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the rows as JSON")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(CHILDREN[args.child[0]](args.child[1])))
         return 0
+    # byte-compiled modules, as a pip install leaves them (PYTHONDONTWRITEBYTECODE=1 would
+    # otherwise make every measured process compile the package's sources again: ~0.2 s)
+    compileall.compile_dir(str(REPO / "tracetui"), quiet=1)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     src = Path(args.src)
     hta_py = None if (args.quick or args.no_hta or not hta_available(args.hta_python)) else args.hta_python
@@ -504,6 +604,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# machine: {machine()}")
     print(f"# HTA: {'yes (' + hta_py + ')' if hta_py else 'not run'}; summary: {'yes' if summary else 'no'}")
     print(table(rows))
+    for r in rows:
+        if "search_query" in r:
+            print(f"# TUI search on {r['trace']}: {r['search_query']!r}, {r['search_matches']:,} matches")
+    if any("samples" in r for r in rows):
+        print()
+        print(spread_table(rows))
     print()
     print(targets_table(rows))
     if args.json:

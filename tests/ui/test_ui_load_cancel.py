@@ -30,7 +30,7 @@ async def _wait_for(predicate, timeout: float = 10.0) -> None:
 async def test_escape_on_the_loading_screen_cancels_the_load(monkeypatch):
     reports, stopped = [], threading.Event()
 
-    def slow_load(paths, *, use_cache=True, progress=None):
+    def slow_load(paths, *, use_cache=True, progress=None, deferred_writes=None):
         """A load that reports progress forever, as a huge trace would, until stopped."""
         try:
             for i in range(10_000):

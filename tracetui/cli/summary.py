@@ -7,8 +7,18 @@ Kept apart from :mod:`tracetui.analysis.summary` so that answering from a stored
 from __future__ import annotations
 
 import sys
+import threading
 
 from ..io import jsonout
+
+
+def _import_analysis() -> None:
+    """Import what :func:`summary_command` needs after the load; a failure here is left to
+    the import in the main thread, which raises it where it belongs."""
+    try:
+        from ..analysis import categories, summary  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def summary_command(paths: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int) -> int:
@@ -24,12 +34,28 @@ def summary_command(paths: list[str], *, use_cache: bool, as_json: bool, rules: 
     key = summary_key(paths, rules, top) if use_cache else None
     summary = read_summary(key) if key is not None else None
     if summary is None:
-        from ..analysis.categories import get_categorizer
-        from ..analysis.summary import build_summary
+        from ..kineto import timestamps  # noqa: F401 -- the one module the load imports lazily
         from ..store.traces import load_cached
 
-        linked = load_cached(paths, use_cache=use_cache)
-        built = build_summary(linked, get_categorizer(rules), top=top)
+        # pandas and the analysis code (0.3-0.4 s of imports) load in a thread while the trace
+        # loads: in parallel with a parse child (big traces), interleaved otherwise
+        warm = threading.Thread(target=_import_analysis, name="tracetui-import-analysis", daemon=True)
+        warm.start()
+        pending: list = []
+        try:
+            linked = load_cached(paths, use_cache=use_cache, deferred_writes=pending)
+        finally:
+            warm.join()
+        from ..analysis.categories import get_categorizer
+        from ..analysis.summary import build_summary
+
+        # the trace's cache entry is written (mostly file I/O) while the summary is computed
+        writer = threading.Thread(target=lambda: [write() for write in pending], name="tracetui-cache-write")
+        writer.start()
+        try:
+            built = build_summary(linked, get_categorizer(rules), top=top)
+        finally:
+            writer.join()
         # exactly what a stored summary gives back (JSON types: tuples become lists ...)
         summary = jsonout.loads(jsonout.dumps(built))
         if key is not None:

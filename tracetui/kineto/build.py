@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,9 @@ import numpy as np
 from ..errors import LoadWarning
 from ..io.interning import compact
 from ..tree.csr import csr_children
-from ..tree.propagate import fill_down
+from ..tree.propagate import ancestor_counts, fill_down, nearest_kept_ancestor
 from . import schema
-from .columns import lenient_decode
+from .columns import cut_args, lenient_decode
 from .decode import DecodedTrace
 from .kinds import (
     CATEGORY_KIND,
@@ -113,6 +114,25 @@ def _merge_begin_end(ph: np.ndarray, thread: np.ndarray, ts: np.ndarray, dur: np
     return np.asarray(merged, dtype=np.int64), np.asarray(orphan, dtype=np.int64), unmatched
 
 
+def _take_list(values: list, rows) -> list:
+    """``[values[i] for i in rows]`` in one C call (``itemgetter``)."""
+    rows = rows.tolist() if isinstance(rows, np.ndarray) else rows
+    if len(rows) < 2:
+        return [values[i] for i in rows]
+    return list(itemgetter(*rows)(values))
+
+
+def _int64_values(ids: set) -> np.ndarray:
+    """The int64 array of the values of ``ids`` that are ints within int64's range (flow ids
+    may be strings, or beyond 64 bits)."""
+    if set(map(type, ids)) <= {int}:
+        try:
+            return np.fromiter(ids, dtype=np.int64, count=len(ids))
+        except OverflowError:
+            pass
+    return np.fromiter((x for x in ids if isinstance(x, int) and _I64_MIN <= x <= _I64_MAX), dtype=np.int64)
+
+
 def _first_rows(dec: DecodedTrace, rows: np.ndarray) -> str:
     """``"traceEvents[i]"`` of the first decoded row in ``rows``."""
     return f"traceEvents[{dec.events.source_index(int(rows[0]))}]" if rows.size else "?"
@@ -167,7 +187,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     # ---- flows
     fidx = np.flatnonzero(is_flow)
     flows = FlowTable(
-        ph=ph_all[fidx], cat=ev.cat.take(fidx), flow_id=[ev.flow_id[i] for i in fidx.tolist()],
+        ph=ph_all[fidx], cat=ev.cat.take(fidx), flow_id=_take_list(ev.flow_id, fidx),
         pid=ev.pid.take(fidx), tid=ev.tid.take(fidx), ts=ts_all[fidx])
 
     # ---- event columns
@@ -204,15 +224,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     if n == n_all:
         args_blob = ev.args_blob
     else:  # cut out the args of dropped rows (most dropped rows, flows, have none)
-        offs = ev.args_offsets
         cut = np.flatnonzero(~keep & (lens > 0))
-        pieces = []
-        at = 0
-        for a, b in zip(offs[cut].tolist(), offs[cut + 1].tolist()):
-            pieces.append(ev.args_blob[at:a])
-            at = b
-        pieces.append(ev.args_blob[at:])
-        args_blob = b"".join(pieces) if cut.size else ev.args_blob
+        args_blob = cut_args(ev, cut) if cut.size else ev.args_blob
     report("lanes", 0.6)
 
     # ---- lanes
@@ -301,9 +314,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         linked_mask = launch_of[gpu_work] >= 0
         if launch_ends:
             # integer flow ids of launch flow ends (a GPU event's correlation confirms its link)
-            ids = {flows.flow_id[j] for j in launch_ends}
-            int_ids = np.fromiter((x for x in ids if isinstance(x, int) and _I64_MIN <= x <= _I64_MAX),
-                                  dtype=np.int64)
+            ids = set(_take_list(flows.flow_id, launch_ends))
+            int_ids = _int64_values(ids)
             conf = np.isin(corr[gpu_work], int_ids)
             stats.confirmed_by_flow = int((conf & linked_mask).sum())
         missing = gpu_work[(corr[gpu_work] < 0)]
@@ -371,7 +383,10 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         child_start=child_start, child_index=child_index, depth=depth, lanes=lanes, launch_of=launch_of,
         cpu_op_of=cpu_op_of, fwd_of=fwd_of, gpu_stats=stats, flows=flows, process_names=pnames,
         thread_names=tnames, process_labels=plabels, warnings=warnings, rejected=dict(rejected),
-        bytes_lost=bytes_lost, nopy_parent=nopy_parent)
+        bytes_lost=bytes_lost, nopy_parent=nopy_parent,
+        _list_codes={id(pids): (pid_code, pid_vals), id(tids): (tid_code, tid_vals),
+                     **{id(getattr(flows, f)): compact(getattr(ev, f).codes[fidx], getattr(ev, f).values)
+                        for f in ("cat", "pid", "tid")}})
 
 
 #: Kineto writes stream synchronisation events (cuda_sync) of stream N on a pseudo thread
@@ -472,48 +487,50 @@ def nest_by_time(host_sorted: np.ndarray, lane_of: np.ndarray, ts: np.ndarray, e
     those), but for nesting what follows its end is clamped to the parent's end, so an
     event starting after the parent ended never lands inside the overrunning child.
     Events that start exactly when the open event ends are siblings.
+
+    The walk (one Python step per event, lane by lane) finds only the parent, as a
+    position in ``host_sorted``; depth and the nearest non-python ancestor follow from
+    the parents in a few numpy passes (``tree/propagate.py``).
     """
-    idx = host_sorted.tolist()
-    lanes_l = lane_of[host_sorted].tolist()
+    m = host_sorted.size
+    lanes_s = lane_of[host_sorted]
     ts_l = ts[host_sorted].tolist()
     end_l = end[host_sorted].tolist()
-    py = (kind[host_sorted] == int(Kind.PYTHON)).tolist()
-    par: list[int] = []
-    npar: list[int] = []
-    dep: list[int] = []
-    # open events, innermost last: (nesting end, node, nearest non-python node at/above it,
-    # depth, duration in µs); one tuple per entry keeps the walk at one pop per close
-    stack: list[tuple[float, int, int, int, float]] = []
-    cur_lane = -1
-    root = -1
-    for i, ln, t, e_raw, is_py in zip(idx, lanes_l, ts_l, end_l, py):
-        if ln != cur_lane:
-            cur_lane = ln
-            root = n + ln
-            stack.clear()
-        while stack and t >= stack[-1][0]:
-            stack.pop()
-        e = e_raw if e_raw >= t else t
-        # An event longer than the open event it starts in, and ending after it, is not its
-        # child: record_function annotations start inside their short Python enter call
-        # (`_record_function_enter_new`, `__enter__`).  Close such entries for nesting.
-        while stack and e > stack[-1][0] and e - t > stack[-1][4]:
-            stack.pop()
-        if stack:
-            top = stack[-1]
-            p, pnp, d = top[1], top[2], top[3] + 1
-            if e > top[0]:
-                # an overrunning child stays a child, but cannot capture events after its parent's end
-                e = top[0]
-        else:
-            p, pnp, d = root, root, 1
-        par.append(p)
-        npar.append(pnp)
-        dep.append(d)
-        stack.append((e, i, pnp if is_py else i, d, e_raw - t))
-    parent[host_sorted] = par
-    nopy_parent[host_sorted] = npar
-    depth[host_sorted] = dep
+    par: list[int] = []  # position of the parent in host_sorted, -1: the lane is the parent
+    append = par.append
+    cuts = [0, *(np.flatnonzero(lanes_s[1:] != lanes_s[:-1]) + 1).tolist(), m]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        # open events, innermost last: (nesting end, position, duration in µs)
+        stack: list[tuple[float, int, float]] = []
+        push, pop = stack.append, stack.pop
+        for pos, t, e_raw in zip(range(a, b), ts_l[a:b], end_l[a:b]):
+            while stack and t >= stack[-1][0]:
+                pop()
+            e = e_raw if e_raw >= t else t
+            # An event longer than the open event it starts in, and ending after it, is not its
+            # child: record_function annotations start inside their short Python enter call
+            # (`_record_function_enter_new`, `__enter__`).  Close such entries for nesting.
+            while stack and e > stack[-1][0] and e - t > stack[-1][2]:
+                pop()
+            if stack:
+                top = stack[-1]
+                append(top[1])
+                if e > top[0]:
+                    # an overrunning child stays a child, but cannot capture events after its parent's end
+                    e = top[0]
+            else:
+                append(-1)
+            push((e, pos, e_raw - t))
+    par_pos = np.asarray(par, dtype=np.int64)
+    has = par_pos >= 0
+    root = n + lanes_s.astype(np.int64)
+    parent[host_sorted] = np.where(has, host_sorted[np.maximum(par_pos, 0)], root)
+    # depth: 1 + the number of host ancestors
+    depth[host_sorted] = 1 + ancestor_counts(par_pos)
+    # nearest non-python event at or above the parent (the lane when there is none)
+    py = kind[host_sorted] == int(Kind.PYTHON)
+    up = nearest_kept_ancestor(par_pos, py)
+    nopy_parent[host_sorted] = np.where(up >= 0, host_sorted[np.maximum(up, 0)], root)
 
 
 def _link_fwd_bwd(kind: np.ndarray, seq: np.ndarray, fwd_tid: np.ndarray, pids: list, tids: list,
@@ -533,13 +550,13 @@ def _link_fwd_bwd(kind: np.ndarray, seq: np.ndarray, fwd_tid: np.ndarray, pids: 
         pos_to_op.setdefault((pids[i], tids[i], float(ts[i])), i)
     starts: dict = {}
     ends: dict = {}
-    for j in range(len(flows.cat)):
-        if flows.cat[j] in FWDBWD_FLOW_CATEGORIES:
-            key = (flows.pid[j], flows.tid[j], float(flows.ts[j]))
-            op = pos_to_op.get(key)
-            if op is None:
-                continue
-            (starts if flows.ph[j] == ord("s") else ends)[flows.flow_id[j]] = op
+    fwdbwd = np.fromiter(map(FWDBWD_FLOW_CATEGORIES.__contains__, flows.cat), dtype=bool, count=len(flows.cat))
+    for j in np.flatnonzero(fwdbwd).tolist():
+        key = (flows.pid[j], flows.tid[j], float(flows.ts[j]))
+        op = pos_to_op.get(key)
+        if op is None:
+            continue
+        (starts if flows.ph[j] == ord("s") else ends)[flows.flow_id[j]] = op
     for fid, b in ends.items():
         f = starts.get(fid)
         if f is not None:

@@ -20,6 +20,7 @@ import msgspec
 
 from ..errors import LoadWarning, TraceError, TraceFormatError
 from ..io.files import FileBytes, read_trace_bytes
+from ..io.heap import release_freed_memory
 from .build import build_trace
 from .decode import DecodedTrace, decode_events
 from .trace import KinetoTrace
@@ -64,7 +65,12 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
         file_bytes.data = b""
     data = fb = file_bytes = None
     report("building", 0.5)
-    return build_trace(p, dec, progress=report, extra_warnings=warnings, bytes_lost=bytes_lost)
+    trace = build_trace(p, dec, progress=report, extra_warnings=warnings, bytes_lost=bytes_lost)
+    del dec
+    # the decode's garbage is freed by now, but glibc keeps its pages: hand them back
+    # (2.16M events: 850 -> 456 MB held)
+    release_freed_memory()
+    return trace
 
 
 def _recover(p: str, data: bytes, exc: TraceFormatError, fb: FileBytes) -> tuple[DecodedTrace, LoadWarning, int]:

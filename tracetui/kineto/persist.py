@@ -54,9 +54,11 @@ class CacheFormatError(Exception):
 
 # --------------------------------------------------------------------------- encode
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, list_codes: dict[int, tuple[np.ndarray, list[Any]]] | None = None) -> None:
         self.sections: list[dict[str, Any]] = []
         self.payloads: list[Any] = []  # ndarray or bytes-like, in section order
+        #: id(list) -> (codes, values) of lists the build already interned
+        self.list_codes = list_codes or {}
 
     def add_array(self, arr: np.ndarray) -> int:
         if arr.dtype.hasobject:
@@ -89,6 +91,11 @@ class _Writer:
             return {"$b": self.add_bytes(v)}
         if isinstance(v, list):
             if len(v) >= _COLUMN_MIN:
+                known = self.list_codes.get(id(v))
+                if known is not None and len(known[0]) == len(v):
+                    # interned by the build: stored as they are (0.7 s of a 2M-event save)
+                    return {"$c": self.add_array(np.asarray(known[0], dtype=np.int32)),
+                            "u": [self.encode(x) for x in known[1]]}
                 col = self._column(v)
                 if col is not None:
                     return col
@@ -131,7 +138,7 @@ def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[
     ``extra`` (JSON-able) is stored in the header and checked by :func:`load_trace_file`.
     Returns the number of bytes written.  Raises ``OSError`` or :class:`CacheFormatError`.
     """
-    w = _Writer()
+    w = _Writer(trace._list_codes)
     fields = {f.name: w.encode(getattr(trace, f.name))
               for f in dataclasses.fields(KinetoTrace) if not f.name.startswith("_")}
     header: dict[str, Any] = {"format": FORMAT_VERSION, "extra": extra or {}, "fields": fields,

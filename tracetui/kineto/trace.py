@@ -121,6 +121,9 @@ class KinetoTrace:
     _nopy_csr: tuple[np.ndarray, np.ndarray] | None = None
     _ext_index: dict | None = None
     _preorder: Preorder | None = None
+    #: id(list) -> (int32 codes, distinct values) for pids, tids and the flow lists, as the
+    #: build interned them: the cache writer stores these instead of re-interning the lists
+    _list_codes: dict[int, tuple[np.ndarray, list[Any]]] | None = None
 
     # ------------------------------------------------------------------ basics
     @property

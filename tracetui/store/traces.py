@@ -28,6 +28,7 @@ used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -225,7 +226,7 @@ def clear() -> int:
     return prune(max_bytes=0)
 
 
-def _load_one(path: str, use_cache: bool, progress: Progress):
+def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Callable[[], bool]] | None = None):
     key = None
     if use_cache:
         try:
@@ -244,8 +245,11 @@ def _load_one(path: str, use_cache: bool, progress: Progress):
                     return kt
     loaded = load_trace(path, progress)
     if use_cache and key is not None and isinstance(loaded, KinetoTrace) and loaded.CACHEABLE:
-        progress("writing cache", 1.0)
-        write_cached_kineto(path, loaded, key)
+        if deferred is not None:
+            deferred.append(functools.partial(write_cached_kineto, path, loaded, key))
+        else:
+            progress("writing cache", 1.0)
+            write_cached_kineto(path, loaded, key)
     return loaded
 
 
@@ -377,12 +381,17 @@ def _child_main() -> None:
     os._exit(0)  # skip freeing millions of objects one by one: the OS takes the memory back
 
 
-def load_cached(paths: list[str], *, use_cache: bool = True,
-                progress: Progress | None = None) -> LinkedTrace:
+def load_cached(paths: list[str], *, use_cache: bool = True, progress: Progress | None = None,
+                deferred_writes: list[Callable[[], bool]] | None = None) -> LinkedTrace:
     """Load one Kineto trace, one ET, or one of each (any order) and link them.
 
     Kineto traces come from the cache when a valid entry exists, and are stored in it
     after a fresh load; ``use_cache=False`` neither reads nor writes the cache.
-    ``progress(message, fraction)`` is called as loading goes on.
+    ``progress(message, fraction)`` is called as loading goes on.  ``deferred_writes``: a
+    list that receives the writes of the cache entries of traces loaded in this process
+    (callables; each returns :func:`write_cached_kineto`'s result) instead of running them,
+    so the caller can show the trace first (the browser) or write while it computes
+    (``tracetui summary``).  The write encodes the trace when it runs: the caller must not
+    change the trace's fields before then.
     """
-    return open_traces(paths, progress, load_one=lambda p, sub: _load_one(p, use_cache, sub))
+    return open_traces(paths, progress, load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["depth_levels", "fill_down", "sum_up"]
+__all__ = ["ancestor_counts", "depth_levels", "fill_down", "nearest_kept_ancestor", "sum_up"]
 
 
 def depth_levels(depth: np.ndarray, nodes: np.ndarray | None = None) -> list[np.ndarray]:
@@ -48,3 +48,33 @@ def sum_up(parent: np.ndarray, depth: np.ndarray, *values: np.ndarray) -> None:
         par = parent[grp]
         for v in values:
             np.add.at(v, par, v[grp])
+
+
+def ancestor_counts(parent: np.ndarray) -> np.ndarray:
+    """Per node, how many ancestors it has (``parent``: int64, -1 at a root), by pointer
+    doubling: one numpy pass per power of two of the depth, no per-node Python step."""
+    jump = parent.copy()
+    steps = (jump >= 0).astype(np.int64)  # steps from each node up to jump[i]
+    live = np.flatnonzero(jump >= 0)
+    while live.size:
+        j = jump[live]
+        steps[live] += steps[j]
+        nj = jump[j]
+        jump[live] = nj
+        live = live[nj >= 0]
+    return steps
+
+
+def nearest_kept_ancestor(parent: np.ndarray, skip: np.ndarray) -> np.ndarray:
+    """Per node, its nearest ancestor (the parent first) that is not ``skip``-ped, -1 when
+    none (``parent``: int64, -1 at a root); pointer doubling, as :func:`ancestor_counts`."""
+    # at[i]: i itself when kept, else on its way up to its nearest kept ancestor
+    at = np.where(skip, parent, np.arange(parent.size, dtype=np.int64))
+    pending = np.flatnonzero(at >= 0)
+    pending = pending[skip[at[pending]]]
+    while pending.size:
+        nxt = at[at[pending]]
+        at[pending] = nxt
+        pending = pending[nxt >= 0]
+        pending = pending[skip[at[pending]]]
+    return np.where(parent >= 0, at[np.maximum(parent, 0)], -1)
