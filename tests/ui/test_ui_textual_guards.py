@@ -59,3 +59,23 @@ async def test_a_second_dismissal_result_is_ignored():
     callback("first")
     callback("second")  # the palette dismissed twice: Textual would raise InvalidStateError
     assert future.result() == "first" and got == []  # no requester: the callback is not scheduled
+
+
+async def test_the_search_of_a_closed_command_palette_ends_quietly():
+    import pytest
+    from textual.command import CommandList, CommandPalette
+    from textual.css.query import NoMatches
+
+    app = App()
+    async with app.run_test() as pilot:
+        app.action_command_palette()
+        await pilot.pause()
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        search = CommandPalette._gather_commands.__wrapped__  # the worker's body, guarded
+        await palette.query_one(CommandList).remove()
+        with pytest.raises(NoMatches):  # on the active palette a missing list is still an error
+            await search(palette, "x")
+        app.pop_screen()
+        await pilot.pause()
+        await search(palette, "x")  # closed (esc typed ahead): the search ends, the app lives

@@ -63,20 +63,10 @@ _DIRECTION_OF = {"HtoD": "H2D", "HostToDevice": "H2D", "DtoH": "D2H", "DeviceToH
 PHASE_NAMES = ("initialisation", "weight loading", "warm-up", "inference", "output", "clean-up")
 
 
-#: names the launch classes of ``kineto/kinds.py`` file elsewhere: the driver's graph launch
-#: (a kernel launch there), and host functions enqueued on a stream (no kernel)
-_GRAPH_LAUNCH_RE = re.compile(r"^cuGraphLaunch")
-_HOST_FUNC_RE = re.compile(r"^(cu|cuda)LaunchHostFunc")
-
-
 def call_class(name: str) -> CallClass:
     """What the API call ``name`` does (see the module docstring)."""
     if BLOCKING_SYNC_RE.search(name):
         return CallClass.SYNC
-    if _GRAPH_LAUNCH_RE.search(name):
-        return CallClass.GRAPH_LAUNCH
-    if _HOST_FUNC_RE.search(name):
-        return CallClass.OTHER
     lc = launch_class_of_name(name)
     if lc in _FROM_LAUNCH_CLASS:
         return _FROM_LAUNCH_CLASS[lc]

@@ -130,25 +130,24 @@ class LaunchClass(IntEnum):
     FREE = 7
 
 
+#: the synchronising calls that block the calling CPU thread until the GPU catches up:
+#: device/context, stream and event synchronize (not waits or queries)
+_BLOCKING_SYNC = r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|^cu(Ctx|Stream|Event)Synchronize"
+BLOCKING_SYNC_RE = re.compile(_BLOCKING_SYNC)
+
 _LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
-    (LaunchClass.GRAPH_LAUNCH, re.compile(r"^(cuda|hip)GraphLaunch")),
+    (LaunchClass.GRAPH_LAUNCH, re.compile(r"^(cuda|hip|cu)GraphLaunch")),
+    # a host function enqueued on a stream (cudaLaunchHostFunc) launches no kernel
     (LaunchClass.KERNEL_LAUNCH, re.compile(
         r"^(cudaLaunch|cuLaunch|hipLaunch|hipExtLaunch|hipModuleLaunch|hipExtModuleLaunch|cudaLaunchCooperative|"
-        r"hipLaunchCooperative|cuGraphLaunch)")),
+        r"hipLaunchCooperative)(?!HostFunc)")),
     (LaunchClass.MEMCPY, re.compile(r"^(cuda|hip|cu)Memcpy")),
     (LaunchClass.MEMSET, re.compile(r"^(cuda|hip|cu)Memset")),
-    (LaunchClass.SYNC, re.compile(
-        r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize|StreamWaitEvent|EventQuery|StreamQuery)|"
-        r"^cu(Ctx|Stream|Event)Synchronize")),
+    # blocking synchronize calls, and the waits and queries that order streams
+    (LaunchClass.SYNC, re.compile(_BLOCKING_SYNC + r"|^(cuda|hip)(StreamWaitEvent|EventQuery|StreamQuery)")),
     (LaunchClass.MALLOC, re.compile(r"^(cuda|hip)(Malloc|HostAlloc|MallocAsync|MallocHost|ExtMallocWithFlags)|^cuMemAlloc")),
     (LaunchClass.FREE, re.compile(r"^(cuda|hip)(Free|FreeHost|FreeAsync)|^cuMemFree")),
 ]
-
-
-#: the synchronising calls (a subset of LaunchClass.SYNC) that block the calling CPU thread
-#: until the GPU catches up: device, stream and event synchronize (not waits or queries)
-BLOCKING_SYNC_RE = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|"
-                              r"^cu(Ctx|Stream|Event)Synchronize")
 
 
 def launch_class_of_name(name: str) -> LaunchClass:

@@ -22,6 +22,13 @@ browser app (the headless core never imports this module).
   second ``enter`` arrives before the first one's dismissal has popped the palette
   (typed-ahead keys; the monkey test on a 2-core CI box, Textual 8.2.8).  The first
   result was delivered; the second call is ignored.
+* ``CommandPalette._gather_commands`` (the palette's search worker) looks up its
+  ``CommandList`` with ``query_one`` and raises ``NoMatches`` when the palette has already
+  been closed and emptied: ``ctrl+p``, a few typed characters and ``esc`` in quick
+  succession on a busy machine (the monkey test, Textual 8.0.0, twice in full runs at load
+  4-6).  The worker's error ends the whole app.  A palette that is no longer the active
+  screen has nothing to show, so the search ends quietly; on the active palette the error
+  stays.
 """
 
 from __future__ import annotations
@@ -93,6 +100,29 @@ def _guard_double_dismiss() -> None:
     cls.__call__ = __call__  # type: ignore[method-assign]
 
 
+def _guard_palette_search() -> None:
+    from textual import work
+    from textual.command import CommandPalette
+    from textual.css.query import NoMatches
+
+    decorated = getattr(CommandPalette, "_gather_commands", None)
+    body = getattr(decorated, "__wrapped__", None)  # the coroutine under @work
+    group = getattr(CommandPalette, "_GATHER_COMMANDS_GROUP", None)
+    if body is None or group is None:  # a Textual without the defective worker
+        return
+
+    @work(exclusive=True, group=group)
+    @wraps(body)
+    async def _gather_commands(self: CommandPalette, search_value: str) -> None:
+        try:
+            await body(self, search_value)
+        except NoMatches:
+            if self.is_attached and self.app.screen is self:
+                raise
+
+    CommandPalette._gather_commands = _gather_commands  # type: ignore[method-assign]
+
+
 def install_guards() -> None:
     """Install every guard (idempotent)."""
     global _INSTALLED
@@ -101,4 +131,5 @@ def install_guards() -> None:
     _guard_move_page()
     _guard_negative_timers()
     _guard_double_dismiss()
+    _guard_palette_search()
     _INSTALLED = True
