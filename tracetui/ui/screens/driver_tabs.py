@@ -33,6 +33,11 @@ def _of_class(trace: DriverTrace, events: np.ndarray, classes: set[CallClass]) -
     return events[cls[trace.name_id[events]]]
 
 
+def _n(count: int, what: str) -> str:
+    """``1 call``, ``2,145 calls``."""
+    return f"{count:,} {what}" + ("" if count == 1 else "s")
+
+
 def _ms(us: Any) -> float | None:
     return None if us is None else float(us) / 1e3
 
@@ -41,7 +46,7 @@ def _answers(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
     t = SummaryTable("d-answers", "Answers", [("question", False), ("answer", False)],
                      note="a driver-call trace's questions (docs/driver.md); Enter goes to the events counted")
     calls = _events(trace, What.CALL, What.ENTRY)
-    t.add(("CUDA calls", f"{len(calls):,} ({len(d['calls']):,} functions)"), "CUDA calls", calls)
+    t.add(("CUDA calls", f"{len(calls):,} ({_n(len(d['calls']), 'function')})"), "CUDA calls", calls)
     loading = [p for p in d["phases"] if p["name"] in ("initialisation", "weight loading")]
     if loading:
         phases = _named(trace, _events(trace, What.PHASE), {f"phase: {p['name']}" for p in loading})
@@ -56,13 +61,13 @@ def _answers(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
     syncs = _of_class(trace, calls, {CallClass.SYNC})
     if it["count"]:
         t.add(("Kernels per inference iteration",
-               f"{it['launches_per_iteration']:g} (median of {it['count']:,} iterations; min {it['min']:,}, "
+               f"{it['launches_per_iteration']:,g} (median of {_n(it['count'], 'iteration')}; min {it['min']:,}, "
                f"max {it['max']:,})"), "synchronize calls", syncs)
     s = d["sync"]
-    t.add(("Time in synchronize calls", f"{s['total_us'] / 1e3:,.3f} ms in {s['count']:,} calls"),
+    t.add(("Time in synchronize calls", f"{s['total_us'] / 1e3:,.3f} ms in {_n(s['count'], 'call')}"),
           "synchronize calls", syncs)
     idle = d["idle_after_sync"]
-    t.add(("GPU idle after a synchronize", f"{idle['count']:,} gaps, {idle['total_us'] / 1e3:,.3f} ms, longest "
+    t.add(("GPU idle after a synchronize", f"{_n(idle['count'], 'gap')}, {idle['total_us'] / 1e3:,.3f} ms, longest "
            f"{idle['max_us'] / 1e3:,.3f} ms"), "synchronize calls", syncs)
     cvt = d["compute_vs_transfer"]
     ratio = "" if cvt["ratio"] is None else f" (ratio {cvt['ratio']:,.2f})"
@@ -72,7 +77,7 @@ def _answers(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
     size = "" if a["bytes"] is None else f", {int(a['bytes']):,} B (peak {int(a['peak_bytes'] or 0):,} B)"
     t.add(("Allocations", f"{int(a['count']):,}{size}"), "allocations", _events(trace, What.ALLOC))
     n_ioctl = sum(int(x["count"]) for x in d["ioctls"])
-    t.add(("ioctls into the driver", f"{n_ioctl:,} ({len(d['ioctls']):,} commands)"), "ioctls",
+    t.add(("ioctls into the driver", f"{n_ioctl:,} ({_n(len(d['ioctls']), 'command')})"), "ioctls",
           _events(trace, What.IOCTL))
     ln = d["lines"]
     t.add(("Lines read", f"{ln['json']:,} of {ln['total']:,} ({ln['skipped']:,} skipped: see w)"), "lines",
