@@ -19,10 +19,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+# the test helpers import each other by module name (pyproject's pythonpath: tests, tests/ui)
+sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tests" / "ui")]
 
-from tests.monkey import WalkFailure, walk  # noqa: E402
-from tests.test_ui_monkey import WALKS, _paths, _ready  # noqa: E402
+from monkey import WalkFailure, walk  # noqa: E402
+from test_ui_monkey import WALKS, _paths, _ready  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 
