@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...analysis.driver import api_of
 from ...driver.pairing import Flag
 from ...driver.pipeline import PHASE_NAMES
 from ...driver.schema import LAYOUT_TITLES, What
@@ -168,11 +169,6 @@ CURESULT = {
 }
 
 
-def is_driver_api(name: str) -> bool:
-    """``cuLaunchKernel`` yes; ``cudaLaunchKernel`` (the runtime: other codes) no."""
-    return name.startswith("cu") and not name.startswith("cuda")
-
-
 def return_words(what: What, name: str, value: int) -> tuple[str, bool]:
     """(the value said in words, whether it is an error): ``0 (CUDA_SUCCESS)``,
     ``200 (CUDA_ERROR_INVALID_IMAGE)``; an ioctl's ``-22 (EINVAL: Invalid argument)``."""
@@ -182,7 +178,7 @@ def return_words(what: What, name: str, value: int) -> tuple[str, bool]:
         if value < 0 and -value in errno.errorcode:
             return f"{value} ({errno.errorcode[-value]}: {os.strerror(-value)})", True
         return f"{value}", value < 0
-    if is_driver_api(name) and value in CURESULT:
+    if api_of(name) == "driver" and value in CURESULT:
         return f"{value} ({CURESULT[value]})", value != 0
     return (f"{value}" + (" (success)" if value == 0 else "")), value != 0
 
