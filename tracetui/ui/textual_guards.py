@@ -29,6 +29,11 @@ browser app (the headless core never imports this module).
   4-6).  The worker's error ends the whole app.  A palette that is no longer the active
   screen has nothing to show, so the search ends quietly; on the active palette the error
   stays.
+* ``Select``'s mount handler sets its value, whose watcher looks up the ``#label`` of its
+  ``SelectCurrent`` with ``query_one`` and raises ``NoMatches`` when the screen holding the
+  select was closed before it mounted: ``e`` (the export dialog) then ``esc`` typed ahead
+  (tests/ui/test_ui_screen_closed_at_once.py; Textual 8.0.0 and 8.2.8).  A select whose
+  label is already gone has nothing to show, so the update returns.
 """
 
 from __future__ import annotations
@@ -123,6 +128,20 @@ def _guard_palette_search() -> None:
     CommandPalette._gather_commands = _gather_commands  # type: ignore[method-assign]
 
 
+def _guard_select_label() -> None:
+    from textual.widgets._select import SelectCurrent
+
+    update = SelectCurrent.update
+
+    @wraps(update)
+    def guarded_update(self: SelectCurrent, label) -> None:
+        if not self.query("#label"):  # removed with its closed screen
+            return
+        update(self, label)
+
+    SelectCurrent.update = guarded_update  # type: ignore[method-assign]
+
+
 def install_guards() -> None:
     """Install every guard (idempotent)."""
     global _INSTALLED
@@ -132,4 +151,5 @@ def install_guards() -> None:
     _guard_negative_timers()
     _guard_double_dismiss()
     _guard_palette_search()
+    _guard_select_label()
     _INSTALLED = True

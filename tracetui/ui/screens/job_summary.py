@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label
 
 from ...job import job_summary
+from ..shown import only_while_shown
 
 _TL = (("total_ms", "total ms"), ("computation_ms", "compute ms"), ("exposed_comm_ms", "exposed comm ms"),
        ("exposed_memcpy_ms", "exposed memcpy ms"), ("idle_ms", "idle ms"))
@@ -73,6 +74,7 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
                 yield Label(Text(f"warning: {w}", style="yellow"))
         yield Footer()
 
+    @only_while_shown  # keys typed ahead may have closed it already
     def on_mount(self) -> None:
         ranks = self.query_one("#ranks", DataTable)
         ranks.add_columns("rank", *(h for _, h in _TL), "collectives", "status")

@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from ...job.nav import collective_at, member_offsets
 from ..notify import show_note
+from ..shown import only_while_shown
 
 
 def rank_label(rank: int, result: Any, current: int | None) -> Text:
@@ -63,6 +64,7 @@ class RankPicker(ModalScreen[int | None]):
             yield OptionList(*(Option(label, id=str(rank), disabled=not ok) for rank, label, ok in self.rows),
                              id="ranks")
 
+    @only_while_shown  # keys typed ahead may have closed it already
     def on_mount(self) -> None:
         ol = self.query_one(OptionList)
         ol.focus()

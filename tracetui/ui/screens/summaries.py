@@ -40,6 +40,7 @@ from ...analysis.tables import category_table, kernel_table, op_table
 from ...driver import DriverTrace
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
+from ..shown import only_while_shown
 from .driver_tabs import driver_tables
 from .summary_table import MAX_ROWS, SummaryTable
 
@@ -202,8 +203,9 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
     def compose(self) -> ComposeResult:
         yield Label(Text.assemble((self.kt.name_of_file, "bold"),
                                   " · Enter: its occurrences in the tree, n/N cycle them"), id="summaries-title")
-        first = next((t for t in self.tables if t.rows), self.tables[0] if self.tables else None)
-        with TabbedContent(id="summaries-tabs", initial=f"p-{first.key}" if first else ""):
+        # No ``initial=``: Textual's tabs validate it on mount and raise when the screen was
+        # closed meanwhile (s then Esc at once on a busy machine); on_mount picks the tab.
+        with TabbedContent(id="summaries-tabs"):
             for t in self.tables:
                 with TabPane(f"{t.title} ({len(t.rows):,})", id=f"p-{t.key}"):
                     if t.note:
@@ -211,13 +213,23 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
                     yield DataTable(id=f"t-{t.key}", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
+    @only_while_shown  # closed before it was mounted: its widgets are going away
     def on_mount(self) -> None:
         for t in self.tables:
             table = self.query_one(f"#t-{t.key}", DataTable)
             for c in range(len(t.columns)):
                 table.add_column(self._header(t, c), key=str(c))
             self._fill(t)
-        self.call_after_refresh(self._focus_table)
+        self.call_after_refresh(self._open_first_table_with_rows)
+
+    @only_while_shown
+    def _open_first_table_with_rows(self) -> None:
+        """The first tab whose table has rows is the one shown (an empty first table, e.g.
+        kernels of a CPU-only trace, would greet the user with nothing)."""
+        first = next((t for t in self.tables if t.rows), None)
+        if first is not None and first is not self.tables[0]:
+            self.query_one(TabbedContent).active = f"p-{first.key}"
+        self._focus_table()
 
     def _table(self, key: str) -> SummaryTable:
         return next(t for t in self.tables if t.key == key)
@@ -278,10 +290,9 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         active = self.query_one(TabbedContent).active
         return self._table(active[2:]) if active and active.startswith("p-") and self.tables else None
 
+    @only_while_shown
     def _focus_table(self) -> None:
         """Focus the active tab's table (runs after a refresh: the screen may be closed by then)."""
-        if not self.is_attached or self.app.screen is not self:
-            return
         t = self._active()
         if t is not None:
             for table in self.query(f"#t-{t.key}").results(DataTable):

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Label, Tree
 from textual.widgets.tree import TreeNode
 
 from ..notify import show_note
+from ..shown import only_while_shown
 from .driver_facts import is_driver_event, linked_kineto
 
 #: a list longer than this, or holding objects/lists, folds into one child per item
@@ -143,6 +144,7 @@ class RawArgsScreen(ModalScreen[None]):
             yield RawArgsTree(Text("arguments"), id="raw-args-tree")
         yield Footer()
 
+    @only_while_shown  # keys typed ahead may have closed it already
     def on_mount(self) -> None:
         tree = self.query_one(RawArgsTree)
         tree.show_root = False

@@ -1,0 +1,90 @@
+"""A screen closed before it has mounted leaves the app running: the key that opens it is
+followed at once by Esc (as a user typing ahead on a busy machine does).  Found by the
+monkey walk on Textual 8.0 under load: ``s`` then ``escape`` made the summaries screen's
+tabs validate a tab that was already gone (``ValueError: No Tab with id``), and its
+on_mount queried tables that were being removed (``NoMatches`` on 8.2).
+
+Each opener runs with ``push_screen`` wrapped so the new screen is popped right after it
+is pushed, then again after 1, 2 and 5 turns of the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from shared_traces import SHARED, kineto_path
+from test_ui_app import open_app, press
+
+from tracetui.ui.app import TraceApp
+from tracetui.ui.screens.main import MainScreen
+
+BERT = str(kineto_path("h100_bert_inference.json.gz"))
+JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
+#: (key, what it opens) on the browser screen of a single trace
+BROWSER_OPENERS = [("s", "summaries"), ("a", "every arg"), ("w", "warnings"), ("e", "export dialog"),
+                   ("question_mark", "help"), ("ctrl+p", "command palette")]
+#: on a job: the rank picker and the cross-rank screen
+JOB_OPENERS = [("r", "rank picker"), ("X", "cross-rank summary")]
+
+
+def close_each_pushed_screen_after(app, turns: int, closed: list[str]) -> None:
+    """Wrap ``app.push_screen``: the screen pushed is popped ``turns`` event-loop turns later
+    (0: in the same call, before its first message)."""
+    push = app.push_screen
+
+    def push_then_pop(screen, *args, **kwargs):
+        result = push(screen, *args, **kwargs)
+
+        def pop() -> None:
+            if app.screen is screen:
+                app.pop_screen()
+                closed.append(type(screen).__name__)
+
+        if turns == 0:
+            pop()
+        else:
+            async def later() -> None:
+                for _ in range(turns):
+                    await asyncio.sleep(0)
+                pop()
+            asyncio.get_running_loop().create_task(later())
+        return result
+
+    app.push_screen = push_then_pop
+
+
+async def _open_and_close_each(app, pilot, openers) -> list[str]:
+    screen = await open_app(app, pilot)
+    await press(pilot, "j", "j")  # a CPU op, so every opener has something to show
+    closed: list[str] = []
+    for turns in (0, 1, 2, 5):
+        close_each_pushed_screen_after(app, turns, closed)
+        for key, what in openers:
+            await press(pilot, key)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert app._exception is None, (key, what, turns, app._exception)
+            assert app.screen is screen, (key, what, turns, app.screen)
+        del app.push_screen  # the class's method again
+    return closed
+
+
+async def test_browser_screens_closed_at_once():
+    app = TraceApp(paths=[BERT], use_cache=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        closed = await _open_and_close_each(app, pilot, BROWSER_OPENERS)
+        assert isinstance(app.screen, MainScreen)
+        # every opener did push its screen, at each delay
+        for name in ("SummariesScreen", "RawArgsScreen", "WarningsScreen", "ExportDialog", "HelpScreen",
+                     "CommandPalette"):
+            assert closed.count(name) == 4, (name, closed)
+
+
+@pytest.mark.skipif(not os.path.isdir(JOB), reason="shared 8-rank job not available")
+async def test_job_screens_closed_at_once():
+    app = TraceApp([], job_inputs=[JOB], workers=1)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        closed = await _open_and_close_each(app, pilot, JOB_OPENERS)
+        for name in ("RankPicker", "JobSummaryScreen"):
+            assert closed.count(name) == 4, (name, closed)

@@ -1,0 +1,36 @@
+"""Whether a screen is still the one shown, and a decorator for the steps that need it.
+
+Keys typed ahead can close a screen before its ``on_mount`` (or a step deferred with
+``call_after_refresh``) runs: ``s`` then ``Esc``, ``a`` then ``Esc`` on a busy machine.
+By then its widgets are being removed, so a ``query_one`` for them raises ``NoMatches``
+and the error ends the app.  A closed screen has nothing left to fill or focus, so those
+steps return instead (tests/ui/test_ui_screen_closed_at_once.py closes every screen the
+moment it is pushed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from textual.screen import Screen
+
+Step = TypeVar("Step", bound=Callable[..., Any])
+
+
+def is_shown(screen: Screen) -> bool:
+    """True while ``screen`` is mounted and on top of the app's screen stack."""
+    return screen.is_attached and screen.app.screen is screen
+
+
+def only_while_shown(step: Step) -> Step:
+    """Run the screen method ``step`` only while its screen is shown; else return None."""
+
+    @wraps(step)
+    def run(self: Screen, *args: Any, **kwargs: Any) -> Any:
+        if not is_shown(self):
+            return None
+        return step(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
