@@ -21,7 +21,7 @@ def pytest_collection_modifyitems(config, items):
     run that collects the floor test, the floor run starts now, beside the suite, and its check goes last."""
     import os
 
-    from textual_floor import FLOOR_TEST, start_floor_run
+    from textual_floor import FLOOR_TEST, start_floor_run, starts_the_run
 
     if os.environ.get("TRACETUI_TEXTUAL_FLOOR") == "1":
         skip = pytest.mark.skip(reason="snapshots are recorded with the newest Textual")
@@ -32,10 +32,33 @@ def pytest_collection_modifyitems(config, items):
     floor = [item for item in items if item.name == FLOOR_TEST]
     if floor:
         items[:] = [item for item in items if item.name != FLOOR_TEST] + floor
-        start_floor_run(config._tmp_path_factory.getbasetemp())
+        if starts_the_run():
+            start_floor_run(config._tmp_path_factory.getbasetemp())
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, the controller names the run before its workers start, so it
+    can find (and stop) the floor run they start; see tests/textual_floor.py."""
+    import os
+    import uuid
+
+    from textual_floor import XDIST_RUN_ID
+
+    if os.environ.get("TRACETUI_TEXTUAL_FLOOR") == "1":
+        return
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        if config.option.testrunuid is None:
+            config.option.testrunuid = uuid.uuid4().hex
+        os.environ[XDIST_RUN_ID] = config.option.testrunuid
 
 
 def pytest_sessionfinish(session, exitstatus):
+    """The process that ends last (xdist's controller, or pytest without xdist) stops a
+    floor run still going; a worker leaves it to the worker that waits for it."""
+    import os
+
+    if hasattr(session.config, "workerinput") or os.environ.get("TRACETUI_TEXTUAL_FLOOR") == "1":
+        return
     from textual_floor import stop_floor_run
 
-    stop_floor_run()
+    stop_floor_run(session.config._tmp_path_factory.getbasetemp())

@@ -1,5 +1,5 @@
 """Runs the UI tests on the oldest Textual that pyproject.toml allows (used by conftest.py and
-tests/ui/test_textual_floor.py; one module so both see the same child process).
+tests/ui/test_textual_floor.py; one module so both find the same child process).
 
 The test environment has the newest Textual (``pip install -e '.[test]'`` picks it), so
 the whole suite runs on that.  For the oldest end of the declared range, the floor
@@ -8,15 +8,22 @@ version named in pyproject.toml (``textual>=X``) is installed into a folder of i
 that folder first on the path, in a child pytest.  SVG snapshots are skipped there: they
 are recorded with the newest Textual, whose rendering details differ.
 
-The child starts when the session starts (``conftest.py`` calls :func:`start_floor_run`)
-and runs beside the main suite on the second core; :func:`test_ui_tests_pass_on_the_oldest_declared_textual`
-is moved to the end of the session and waits for it.  A failure prints the child's output.
+The child starts when the session collects the floor test (``conftest.py`` calls
+:func:`start_floor_run`) and runs beside the main suite.  With pytest-xdist only the
+first worker starts it; the child writes its exit status into a folder every worker of
+the run finds (named by xdist's run id), so
+:func:`test_ui_tests_pass_on_the_oldest_declared_textual`, moved to the end of the
+collection, waits for it on whichever worker runs it.  The process that ends the session
+last (xdist's controller, or pytest itself without xdist) stops a child still running.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 FLOOR_ENV = "TRACETUI_TEXTUAL_FLOOR"
 FLOOR_TEST = "test_ui_tests_pass_on_the_oldest_declared_textual"
-_child: dict[str, object] = {}
+#: pytest-xdist gives every worker of one run the same id in this variable.
+XDIST_RUN_ID = "PYTEST_XDIST_TESTRUNUID"
 
 
 def declared_floor() -> str:
@@ -41,8 +49,25 @@ def ui_test_files() -> list[str]:
     return [f"tests/ui/{name}" for name in files] + ["tests/ui/test_error_boundary.py"]
 
 
+def run_folder(basetemp: Path) -> Path:
+    """Where the child's log, pid and exit status go: one folder per run, found by every
+    xdist worker of it (their basetemps differ), else the session's basetemp."""
+    run_id = os.environ.get(XDIST_RUN_ID)
+    if run_id:
+        return Path(tempfile.gettempdir()) / f"tracetui-floor-run-{run_id}"
+    return basetemp / "textual-floor"
+
+
+def starts_the_run() -> bool:
+    """Only one process starts the child: pytest itself, or xdist's first worker."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
+
+
 def start_floor_run(basetemp: Path) -> None:
-    """Install the floor Textual (once) and start the child pytest in the background."""
+    """Install the floor Textual (once) and start the child pytest in the background; it
+    writes ``rc`` into :func:`run_folder` when it ends (``error`` if pip failed)."""
+    folder = run_folder(basetemp)
+    folder.mkdir(parents=True, exist_ok=True)
     floor = declared_floor()
     target = Path(tempfile.gettempdir()) / f"tracetui-textual-{floor}"
     try:
@@ -51,18 +76,32 @@ def start_floor_run(basetemp: Path) -> None:
                             "--no-deps", "--target", str(target), f"textual=={floor}"], check=True,
                            capture_output=True, text=True)
     except subprocess.CalledProcessError as exc:
-        _child["error"] = f"pip could not install textual=={floor}:\n{exc.stdout}\n{exc.stderr}"
+        (folder / "error").write_text(f"pip could not install textual=={floor}:\n{exc.stdout}\n{exc.stderr}")
         return
-    log = basetemp / "textual-floor.log"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)]), FLOOR_ENV: "1"}
-    handle = open(log, "w", encoding="utf-8")
-    _child.update(floor=floor, log=log, handle=handle, process=subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(basetemp / "floor"),
-         "tests/ui/test_textual_floor.py", *ui_test_files()],
-        cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT))
+    for name in (XDIST_RUN_ID, "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+        env.pop(name, None)
+    # Two xdist workers of its own: with one, the floor run ends minutes after the main suite
+    # on a 2-core machine (measured: 173 s of waiting at the end of a 556 s run).
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                  "--basetemp", str(folder / "tmp"), "tests/ui/test_textual_floor.py", *ui_test_files()]
+    log, rc = folder / "log", folder / "rc"
+    script = f"{shlex.join(pytest_cmd)} > {shlex.quote(str(log))} 2>&1; echo $? > {shlex.quote(str(rc))}.part; " \
+             f"mv {shlex.quote(str(rc))}.part {shlex.quote(str(rc))}"
+    (folder / "floor").write_text(floor)
+    process = subprocess.Popen(["sh", "-c", script], cwd=REPO, env=env, start_new_session=True)
+    (folder / "pid").write_text(str(process.pid))
 
 
-def stop_floor_run() -> None:
-    process = _child.get("process")
-    if process is not None and process.poll() is None:
-        process.kill()
+def stop_floor_run(basetemp: Path) -> None:
+    """Stop a child still running (the session ended early, or its check never ran); an
+    xdist run's folder (outside pytest's temp folders, which pytest prunes) is removed."""
+    folder = run_folder(basetemp)
+    pid_file = folder / "pid"
+    if pid_file.exists() and not (folder / "rc").exists():
+        try:
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, ValueError):
+            pass
+    if os.environ.get(XDIST_RUN_ID):
+        shutil.rmtree(folder, ignore_errors=True)

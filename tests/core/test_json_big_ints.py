@@ -35,7 +35,10 @@ def big_pid_trace(tmp_path):
 
 
 @pytest.mark.parametrize("command", [["summary", "--json"], ["info", "--json"], ["summary"]])
-def test_summary_and_info_write_the_big_pid_exactly(big_pid_trace, command, capsys):
+def test_summary_and_info_write_the_big_pid_exactly(big_pid_trace, command, capsys, monkeypatch):
+    # Wide enough that the text tables do not wrap the 30 digits inside their cell (what a
+    # terminal width defaults to differs between pytest runs with and without xdist).
+    monkeypatch.setenv("COLUMNS", "200")
     assert cli.main([command[0], big_pid_trace, *command[1:]]) == 0
     out = capsys.readouterr().out
     assert str(BIG_PID) in out

@@ -5,25 +5,28 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from textual_floor import FLOOR_ENV, _child, declared_floor
+from textual_floor import FLOOR_ENV, declared_floor, run_folder
 
 
 @pytest.mark.skipif(os.environ.get(FLOOR_ENV) == "1", reason="this is the floor run itself")
-def test_ui_tests_pass_on_the_oldest_declared_textual():
-    assert "error" not in _child, _child.get("error")
-    process = _child.get("process")
-    if process is None:  # run on its own (not through the session hook)
+def test_ui_tests_pass_on_the_oldest_declared_textual(tmp_path_factory):
+    folder = run_folder(tmp_path_factory.getbasetemp())
+    if not (folder / "pid").exists() and not (folder / "error").exists():  # run on its own
         pytest.skip("the floor run starts with the session; run the whole suite")
-    try:
-        rc = process.wait(timeout=1500)
-    finally:
-        _child["handle"].close()
-    tail = Path(_child["log"]).read_text(encoding="utf-8", errors="replace")[-8000:]
-    assert rc == 0, f"UI tests on textual {_child['floor']} failed:\n{tail}"
+    assert not (folder / "error").exists(), (folder / "error").read_text()
+    rc_file = folder / "rc"
+    deadline = time.monotonic() + 1500
+    while not rc_file.exists():
+        assert time.monotonic() < deadline, "the floor run took over 25 minutes"
+        time.sleep(0.5)
+    rc = int(rc_file.read_text())
+    tail = (folder / "log").read_text(encoding="utf-8", errors="replace")[-8000:]
+    assert rc == 0, f"UI tests on textual {(folder / 'floor').read_text()} failed:\n{tail}"
     assert re.search(r"\d+ passed", tail), tail
 
 

@@ -44,6 +44,22 @@ async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
     return app.screen
 
 
+async def error_dialog_shown(app, pilot, timeout: float = 120.0) -> ErrorDialog:
+    """Wait until the load worker has failed and shown its error dialog (the worker starts
+    after the loading screen's first frame: on a busy machine waiting for workers alone
+    can return before it exists)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline and not isinstance(app.screen, ErrorDialog):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await asyncio.sleep(0.02)
+    assert isinstance(app.screen, ErrorDialog), screen_text(app)
+    return app.screen
+
+
 async def press(pilot, *keys: str) -> None:
     for key in keys:
         await pilot.press(key)
@@ -288,9 +304,7 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
     bad.write_text("hello, this is not a trace\n")
     app = TraceApp(use_cache=False, paths=[str(bad)])
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert isinstance(app.screen, ErrorDialog)
+        await error_dialog_shown(app, pilot)
         text = screen_text(app)
         assert "Could not open the trace" in text
         assert "not a PyTorch profiler trace" in text
@@ -306,9 +320,7 @@ async def test_error_dialog_opens_another_file(tmp_path):
     bad.write_text("")
     app = TraceApp(use_cache=False, paths=[str(bad)])
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert isinstance(app.screen, ErrorDialog)
+        await error_dialog_shown(app, pilot)
         assert "empty" in screen_text(app)
         app.screen.query_one("#error-path").value = MI250
         await press(pilot, "enter")

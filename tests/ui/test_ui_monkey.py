@@ -3,8 +3,9 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 12 walks, 6,400 keys
-(two of them on driver-call traces: one alone, one linked to its Kineto trace).
+fails with the trace, the seed and the last keys pressed.  Per CI run: 12 walks, 5,750 keys:
+5,000 over nine shared traces (one of them cut), then two driver-call traces (one alone, one
+linked to its Kineto trace) and a file that is not a trace.
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -25,20 +26,20 @@ from tracetui.ui.screens.export_dialog import EXPORT_EXTENSIONS, ExportDialog
 
 #: (label, paths or a maker taking tmp_path, keys, terminal size)
 WALKS = [
-    ("NVIDIA H100 (BERT)", [kineto_path("h100_bert_inference.json.gz")], 800, (80, 24)),
+    ("NVIDIA H100 (BERT)", [kineto_path("h100_bert_inference.json.gz")], 750, (80, 24)),
     ("AMD MI250 training", [kineto_path("mi250_minitoy_train.json.gz")], 500, (120, 40)),
-    ("AMD hipGraph launches", [kineto_path("amd_vllm_hipgraph.json.gz")], 700, (120, 40)),
+    ("AMD hipGraph launches", [kineto_path("amd_vllm_hipgraph.json.gz")], 650, (120, 40)),
     ("ET + Kineto pair (CUDA)", [ET_DIR / "hta_simple_add_cuda_pair" / "kineto.json.gz",
-                                 ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz"], 700, (80, 24)),
+                                 ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz"], 650, (80, 24)),
     ("ET + Kineto pair (CPU, threads)", [ET_DIR / "torch_cpu_pair_threads" / "kineto.json.gz",
                                          ET_DIR / "torch_cpu_pair_threads" / "et.json.gz"], 500, (120, 40)),
     ("ET alone", [ET_DIR / "et_only" / "chakra_test_schema_1.0.2.json.gz"], 500, (80, 24)),
     ("CPU only", [kineto_path("cpu_only_small.json.gz")], 400, (80, 24)),
-    ("MTIA", [kineto_path("mtia_inference_rank0.json.gz")], 500, (120, 40)),
+    ("MTIA", [kineto_path("mtia_inference_rank0.json.gz")], 450, (120, 40)),
     ("truncated H100 trace", "truncated", 600, (80, 24)),
-    ("driver-call trace (bpftrace)", "driver", 400, (80, 24)),
-    ("Kineto + driver calls (linked)", "driver-linked", 400, (120, 40)),
-    ("not a trace (error dialog)", "not-a-trace", 400, (80, 24)),
+    ("driver-call trace (bpftrace)", "driver", 250, (80, 24)),
+    ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
+    ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
 ]
 
 
@@ -116,6 +117,9 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
 
 
 def test_the_walks_cover_what_the_issue_asks():
-    assert sum(w[2] for w in WALKS) >= 5000
-    assert len({w[0] for w in WALKS}) >= 6
+    # at least 5,000 keys over at least six shared traces (the truncated walk cuts one);
+    # the driver-call and not-a-trace walks come on top
+    on_shared = [w for w in WALKS if not isinstance(w[1], str) or w[1] == "truncated"]
+    assert sum(w[2] for w in on_shared) >= 5000
+    assert len(on_shared) >= 6
     assert SHARED.exists()
