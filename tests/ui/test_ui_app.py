@@ -45,14 +45,17 @@ async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
 
 
 async def error_dialog_shown(app, pilot, timeout: float = 120.0) -> ErrorDialog:
-    """Wait until the load worker has failed and shown its error dialog (the worker starts
+    """Wait until the load worker has failed and its error dialog is painted (the worker starts
     after the loading screen's first frame: on a busy machine waiting for workers alone
     can return before it exists)."""
     import asyncio
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while loop.time() < deadline and not isinstance(app.screen, ErrorDialog):
+    # shown and laid out: its last line of text is on screen (on a loaded machine the first
+    # frames after the push can still show the loading screen under a dialog not yet laid out)
+    while loop.time() < deadline and not (isinstance(app.screen, ErrorDialog)
+                                          and "Open another file" in screen_text(app)):
         await app.workers.wait_for_complete()
         await pilot.pause()
         await asyncio.sleep(0.02)
