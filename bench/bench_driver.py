@@ -30,6 +30,9 @@ import sys
 import tempfile
 import time
 
+# bench/rss.py: this folder is on the path when run as a script
+from rss import peak_rss_mb
+
 PROBE = "uprobe:/usr/lib/x86_64-linux-gnu/libcuda.so.1:"
 RET = "uretprobe:/usr/lib/x86_64-linux-gnu/libcuda.so.1:"
 
@@ -115,14 +118,6 @@ def write_pipeline(path: str, lines: int, seed: int = 1) -> int:
 
 
 # ------------------------------------------------------------------ children
-def _peak_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def _child(what: str, path: str) -> None:
     t0 = time.perf_counter()
     if what == "floor":
@@ -157,7 +152,7 @@ def _child(what: str, path: str) -> None:
         from tracetui.session import load_trace
         d = load_trace(path)
         result = {"events": d.n_events}
-    result.update(seconds=time.perf_counter() - t0, peak_mb=_peak_mb())
+    result.update(seconds=time.perf_counter() - t0, peak_mb=peak_rss_mb())
     print(json.dumps(result))
 
 

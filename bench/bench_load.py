@@ -74,6 +74,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
+from rss import peak_rss_bytes  # noqa: E402
 from scale_trace import DEFAULT_OUT_DIR, DEFAULT_SOURCE, default_output  # noqa: E402
 
 HTA_PYTHON = "/tmp/htavenv/bin/python"
@@ -84,23 +85,6 @@ MB = 2**20
 def _rss() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * resource.getpagesize()
-
-
-def _peak() -> int:
-    """This process's RSS high-water mark.
-
-    ``VmHWM`` is read rather than ``ru_maxrss`` alone: Linux carries ``ru_maxrss`` across
-    ``execve`` from the (v)forking parent, so a child of a big parent would report the
-    parent's peak.  Both are read; VmHWM is the one that belongs to this process.
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _children_peak() -> int:
@@ -159,7 +143,7 @@ def child_load(path: str) -> dict:
     t_build = m("building", t1)
     t_links = m("gpu links", t1)
     return {"load": t1 - t0, "decode": t_build - t0, "build": t_links - t_build, "link": t1 - t_links,
-            "peak": _peak(), "held": held, "n_events": kt.n_events, "workers": workers[0] if workers else 1,
+            "peak": peak_rss_bytes(), "held": held, "n_events": kt.n_events, "workers": workers[0] if workers else 1,
             "cpu": cpu}
 
 
@@ -175,7 +159,7 @@ def child_open(path: str) -> dict:
     cpu = time.process_time() - c0
     gc.collect()
     kt = lt.kineto
-    return {"open": t1 - t0, "held": _rss() - base, "peak": _peak(), "child_peak": _children_peak(),
+    return {"open": t1 - t0, "held": _rss() - base, "peak": peak_rss_bytes(), "child_peak": _children_peak(),
             "n_events": kt.n_events, "cpu": cpu}
 
 
@@ -226,7 +210,7 @@ def child_tui(path: str) -> dict:
             found = int(screen.matches.size)
             await pilot.pause()
         return {"navigable": marks["main"] - t0, "searchable": t_search - t0, "search_query": query,
-                "search_matches": found, "peak": _peak()}
+                "search_matches": found, "peak": peak_rss_bytes()}
 
     return asyncio.run(run())
 

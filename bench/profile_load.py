@@ -43,6 +43,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from rss import peak_rss_mb  # noqa: E402  (bench/rss.py: this folder is on the path)
+
 DEFAULT = "/tmp/tracetui_bench/v100x2_nccl_216k_x10.json.gz"
 
 #: (module, function) pairs timed when they exist
@@ -289,14 +291,6 @@ def prototypes(path: str) -> list[tuple[str, float, float, str]]:
 
 
 # ------------------------------------------------------------------ chunked column building
-def _hwm_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def _chunk_columns(evs, interns, out) -> None:
     """Append one chunk's columns: interned codes for str-ish fields, floats, key args."""
     from tracetui.kineto.timestamps import parse_timestamps
@@ -355,7 +349,7 @@ def chunk_child(path: str, mode: str) -> None:
     h = hashlib.blake2b(digest_size=8)
     for k in sorted(cols):
         h.update(k.encode() + (cols[k] if k == "blob" else cols[k].tobytes()))
-    print(json.dumps({"read": t1 - t0, "columns": t2 - t1, "peak": _hwm_mb(), "hash": h.hexdigest()}))
+    print(json.dumps({"read": t1 - t0, "columns": t2 - t1, "peak": peak_rss_mb(), "hash": h.hexdigest()}))
 
 
 def chunked_rows(path: str) -> list[tuple[str, float, float, str]]:
