@@ -59,11 +59,12 @@ class Bpf(Lines):
         self.event_id += 1
         self.obj(event_id=self.event_id, **fields)
 
-    def begin(self, ts: float, name: str, tid: int = 100, depth: int = 0) -> None:
-        self.ev(ts=ts, tid=tid, phase="B", type="userspace", name=f"uprobe:{LIBCUDA}:{name}", depth=depth)
+    def begin(self, ts: float, name: str, tid: int = 100, depth: int = 0, lib: str = LIBCUDA) -> None:
+        self.ev(ts=ts, tid=tid, phase="B", type="userspace", name=f"uprobe:{lib}:{name}", depth=depth)
 
-    def end(self, ts: float, name: str, dur_us: float, tid: int = 100, depth: int = 0, retval: int = 0) -> None:
-        self.ev(ts=ts, tid=tid, phase="E", type="userspace", name=f"uretprobe:{LIBCUDA}:{name}", depth=depth,
+    def end(self, ts: float, name: str, dur_us: float, tid: int = 100, depth: int = 0, retval: int = 0,
+            lib: str = LIBCUDA) -> None:
+        self.ev(ts=ts, tid=tid, phase="E", type="userspace", name=f"uretprobe:{lib}:{name}", depth=depth,
                 duration_us=dur_us, retval=retval)
 
     def call(self, t0: float, t1: float, name: str, tid: int = 100, depth: int = 0, retval: int = 0,

@@ -13,13 +13,13 @@ assertions; nothing is computed from tracetui's own model.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-PROBE = "uprobe:/usr/lib/x86_64-linux-gnu/libcuda.so.1:"
-RET = "uretprobe:/usr/lib/x86_64-linux-gnu/libcuda.so.1:"
-#: a probe string holding markup-like characters (shown verbatim in the detail pane)
-ODD_PROBE = "uprobe:/opt/[bold]cuda[/bold]/libcuda.so.1:"
+from driver_files import LIBCUDA, Bpf
+
+#: a library path holding markup-like characters (shown verbatim in the detail pane)
+ODD_LIB = "/opt/[bold]cuda[/bold]/libcuda.so.1"
+ODD_PROBE = f"uprobe:{ODD_LIB}:"
 MAIN, SIDE = 4242, 4343
 
 #: what the file written by write_bpftrace holds
@@ -48,31 +48,26 @@ FACTS = {
 
 
 def write_bpftrace(path: Path) -> Path:
-    """Write the file (see the module docstring); returns ``path``."""
-    lines = ["=== CUDA Full-Stack Tracer (eBPF) ===", "Attaching 42 probes...", ""]
-    eid = 0
-
-    def emit(**obj) -> None:
-        nonlocal eid
-        eid += 1
-        lines.append(json.dumps({"event_id": eid, **obj}))
+    """Write the file (see the module docstring) with driver_files.Bpf's line writer;
+    returns ``path``."""
+    b = Bpf()
+    b.text("=== CUDA Full-Stack Tracer (eBPF) ===")
+    b.text("Attaching 42 probes...")
+    b.blank()
 
     def call(t: float, name: str, dur_us: float, *, tid: int = MAIN, ret: int = 0, inner=(), end: bool = True,
-             probe: str = PROBE) -> None:
-        emit(ts=t, tid=tid, phase="B", type="userspace", name=probe + name, depth=1)
+             lib: str = LIBCUDA) -> None:
+        """A call at ``t`` ms lasting ``dur_us``; ``inner`` write the lines printed during it."""
+        b.begin(t, name, tid, depth=1, lib=lib)
         for f in inner:
             f()
         if end:
-            emit(ts=round(t + dur_us / 1000, 6), tid=tid, phase="E", type="userspace",
-                 name=probe.replace("uprobe", "uretprobe") + name, depth=1, duration_us=dur_us, retval=ret)
+            b.end(round(t + dur_us / 1000, 6), name, dur_us, tid, depth=1, retval=ret, lib=lib)
 
     def ioctl(t: float, cmd: int, dur_us: float = 1.0, tid: int = MAIN, ret: int = 0) -> None:
-        emit(ts=t, tid=tid, phase="B", type="kernel", name="kprobe:nvidia_ioctl", ioctl_cmd=cmd)
-        emit(ts=round(t + dur_us / 1000, 6), tid=tid, phase="E", type="kernel", name="kretprobe:nvidia_ioctl",
-             duration_us=dur_us, retval=ret)
+        b.ioctl(t, round(t + dur_us / 1000, 6), cmd, retval=ret, tid=tid)
 
-    def record(**obj) -> None:  # records carry no event_id in some tracer versions
-        lines.append(json.dumps(obj))
+    record = b.obj  # records carry no event_id in some tracer versions
 
     call(0.001, "cuInit", 50.0, inner=[lambda: ioctl(0.005, FACTS["ioctl_cmd"], 2.0)])
     call(0.100, "cuDevicePrimaryCtxRetain", 30.0)
@@ -82,32 +77,31 @@ def write_bpftrace(path: Path) -> Path:
     record(ts=0.3201, tid=MAIN, type="memory", op="alloc", size=4194304, total_allocated=5242880)
     call(0.400, "cuMemcpyHtoD_v2", 510.0)
     record(ts=0.9101, tid=MAIN, type="transfer", direction="H2D", size=4194304, duration_ms=0.5, bandwidth_gbps=8.39)
-    lines.append("# Heartbeat: 12 events captured")
+    b.text("# Heartbeat: 12 events captured")
     for i in range(3):
         t = 1.0 + i * 0.1
         call(t, "cuLaunchKernel", 4.0, inner=[
-            lambda t=t: emit(ts=round(t + 0.0005, 6), tid=MAIN, type="kernel", op="launch", grid=[56, 2, 1],
+            lambda t=t: b.ev(ts=round(t + 0.0005, 6), tid=MAIN, type="kernel", op="launch", grid=[56, 2, 1],
                              block=[384, 1, 1], threads=43008),
             lambda t=t: ioctl(round(t + 0.001, 6), FACTS["ioctl_cmd"], 1.0)])
     call(1.5, "cuStreamSynchronize", 200.0,
-         inner=[lambda: emit(ts=1.51, tid=MAIN, type="syscall", name="ioctl", fd=7, cmd=FACTS["ioctl_cmd"])])
+         inner=[lambda: b.ev(ts=1.51, tid=MAIN, type="syscall", name="ioctl", fd=7, cmd=FACTS["ioctl_cmd"])])
     call(1.8, "cuModuleLoadData", 10.0, ret=200)
     call(2.0, "cuLaunchKernel", 4.0, end=False,
-         inner=[lambda: emit(ts=2.0005, tid=MAIN, type="kernel", op="launch", grid=[1, 1, 1], block=[32, 1, 1],
+         inner=[lambda: b.ev(ts=2.0005, tid=MAIN, type="kernel", op="launch", grid=[1, 1, 1], block=[32, 1, 1],
                              threads=32)])
     call(2.1, "cuStreamSynchronize", 20.0)
     call(2.3, "cuMemcpyDtoH_v2", 30.0)
     record(ts=2.3301, tid=MAIN, type="transfer", direction="D2H", size=1024, duration_ms=0.01)
     call(2.5, "cuMemFree_v2", 5.0)
-    emit(ts=2.52, tid=MAIN, type="kernel_memory", op="alloc", size=65536)
-    emit(ts=2.53, tid=MAIN, type="scheduler", op="schedule_work")
+    b.ev(ts=2.52, tid=MAIN, type="kernel_memory", op="alloc", size=65536)
+    b.ev(ts=2.53, tid=MAIN, type="scheduler", op="schedule_work")
     call(2.6, "cuCtxDestroy_v2", 50.0)
-    call(0.5, "cuGetProcAddress_v2", 3.0, tid=SIDE, probe=ODD_PROBE,
+    call(0.5, "cuGetProcAddress_v2", 3.0, tid=SIDE, lib=ODD_LIB,
          inner=[lambda: ioctl(0.501, 0x4008AE8A, 0.5, tid=SIDE, ret=-22)])
-    lines.append('{"event_id": 999, "ts": 3.0, "tid": 4242, "phase": "B"')  # cut mid-write: not JSON
-    lines.append("Tracing done: 52 events")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    b.text('{"event_id": 999, "ts": 3.0, "tid": 4242, "phase": "B"')  # cut mid-write: not JSON
+    b.text("Tracing done: 52 events")
+    return b.write(path)
 
 
 def write_linked(tmp_path: Path, kineto_name: str = "h100_bert_inference.json.gz") -> tuple[Path, Path]:
