@@ -26,6 +26,7 @@ from ..crash import report as report_crash
 from ..errors import LoadCancelled, TraceError
 from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
+from .key_order import KeyRouter
 from .screens.dialogs import ErrorDialog
 from .screens.help import HelpScreen, live_bindings, widget_bindings
 from .screens.loading import (
@@ -62,6 +63,7 @@ class TraceApp(App[int]):
                  job_inputs: list[str] | None = None, workers: int | None = None,
                  scheduler: str | None = None) -> None:
         super().__init__()
+        self._keys = KeyRouter(self, self._route_key)
         self.paths = list(paths)
         #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
         self.job_inputs = list(job_inputs) if job_inputs else None
@@ -209,9 +211,15 @@ class TraceApp(App[int]):
         self._return_code = EXIT_INTERNAL_ERROR
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            await self._keys.key(event)  # in order: each after the keys before it (key_order.py)
+            return
+        await super().on_event(event)
+
+    async def _route_key(self, event: events.Key) -> None:
         # Keys typed ahead of a quit arrive after the last screen is gone; Textual would look
         # up the (missing) screen for them and raise ScreenStackError while exiting.
-        if isinstance(event, events.Key) and not self.screen_stack:
+        if not self.screen_stack:
             return
         await super().on_event(event)
 
