@@ -21,19 +21,38 @@ Events of a standalone driver trace start at 0.  In a Kineto trace opened with `
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..kineto.trace import KinetoTrace
-from .lines import LineStats
 from .schema import DIRECTION_CODES, LAYOUTS, What
 
 #: ``retval`` of an event without a return value
 NO_VALUE = np.iinfo(np.int64).min
 #: the driver events that are calls (a sidecar's entries are calls without an end)
 CALL_WHATS = (What.CALL, What.ENTRY)
+
+
+@dataclass
+class LineStats:
+    """Counts of the file's lines: ``total`` non-blank lines = ``json`` object lines + skipped."""
+
+    total: int = 0
+    json: int = 0
+    skipped: Counter = field(default_factory=Counter)  #: reason -> lines
+    first_skipped: dict = field(default_factory=dict)  #: reason -> first line number
+    bad_fields: int = 0  #: object lines with a field of an unexpected type (kept)
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+    def skip(self, reason: str, line_no: int, count: int = 1) -> None:
+        self.skipped[reason] += count
+        self.first_skipped.setdefault(reason, line_no)
 
 
 @dataclass
