@@ -6,8 +6,10 @@ Python API (the TUI's ``e`` key calls :func:`write_export` on the selected node)
     write_export(linked, root_node, "md", "report.md")        # root_node None: whole trace
     write_export(linked, root_node, "chrome", sys.stdout.buffer)
 
-CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT``
+CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT [--python-frames]``
 (:func:`export_command`); selectors are described in :mod:`tracetui.export.selectors`.
+The reports (md, html, csv, json) list python function frames only when asked
+(``python_frames=True``); the Chrome trace keeps every event of the subtree.
 A path ending in ``.gz`` is written gzip-compressed.
 """
 
@@ -30,10 +32,12 @@ __all__ = ["FORMATS", "SelectorError", "export_bytes", "export_command", "resolv
 
 
 def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
-                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None) -> bytes:
+                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None,
+                 python_frames: bool = False) -> bytes:
     """The export of the subtree under ``root_node`` (None: whole trace) as bytes (UTF-8 text).
 
-    ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows).
+    ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows);
+    ``python_frames`` lists python function frames among a report's host events.
     """
     if fmt not in FORMATS:
         raise TraceError(None, f"unknown export format {fmt!r} (expected {', '.join(FORMATS)})")
@@ -48,7 +52,7 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
         return render_chrome(kt, root_node)
     from .report import build_report
 
-    rep = build_report(linked, root_node, categorizer)
+    rep = build_report(linked, root_node, categorizer, python_frames=python_frames)
     if fmt == "json":
         from .csv_json import render_json
 
@@ -70,13 +74,14 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
 
 
 def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_stream: str | os.PathLike[str] | IO,
-                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None) -> int:
+                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None,
+                 python_frames: bool = False) -> int:
     """Write the export to a path (``.gz`` suffix: gzip) or a stream; returns bytes written.
 
     Streams opened in text mode get text, binary streams get bytes.  Unwritable paths
     raise :class:`~tracetui.errors.TraceFileError` (one line naming the path).
     """
-    data = export_bytes(linked, root_node, fmt, categorizer, max_rows)
+    data = export_bytes(linked, root_node, fmt, categorizer, max_rows, python_frames)
     if hasattr(path_or_stream, "write"):
         stream = path_or_stream
         if isinstance(stream, io.TextIOBase) or "b" not in getattr(stream, "mode", "b"):
@@ -97,14 +102,15 @@ def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_s
     return len(data)
 
 
-def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None) -> int:
+def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None,
+                   python_frames: bool = False) -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
     categorizer = get_categorizer(rules)
     root = resolve_selector(linked, selector)
     if output == "-":
-        write_export(linked, root, fmt, sys.stdout, categorizer)
+        write_export(linked, root, fmt, sys.stdout, categorizer, python_frames=python_frames)
         return 0
     if os.path.isdir(output):
         raise TraceFileError(output, "is a directory; give a file name to write the export to")
-    write_export(linked, root, fmt, output, categorizer)
+    write_export(linked, root, fmt, output, categorizer, python_frames=python_frames)
     return 0

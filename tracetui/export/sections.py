@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .ranking import names_text
 from .report import SubtreeReport
 
 DEFAULT_MAX_ROWS = 200
@@ -118,15 +119,27 @@ def header_lines(rep: SubtreeReport) -> list[str]:
     return lines
 
 
-def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list[Section]:
-    """The report's sections in display order (see the module docstring)."""
+def _ranking_section(rep: SubtreeReport, max_rows: int) -> Section:
+    """The ops ranked by the GPU time they launched (:mod:`.ranking`), with their GPU events
+    by name, their shapes and their share of the summed GPU time."""
+    r = rep.op_ranking
+    r = r.assign(_names=[names_text(v) for v in r["gpu_names"]]) if not r.empty else r.assign(_names=[])
+    total = rep.kernels["dur"].sum() if len(rep.kernels) else 0.0
+    what = "the whole trace's" if rep.root is None else "the subtree's"
+    return _table("Ops by GPU time", r, [
+        ("#", "rank", _int), ("op", "name", ftext), ("node", "node", _id), ("input dims", "input_dims", ftext),
+        ("input types", "input_types", ftext), ("GPU (µs)", "gpu_us", _us), ("% of GPU time", "percent", _pct),
+        ("GPU events", "n_gpu", _int), ("kernels and copies (most time first)", "_names", ftext),
+        ("host (µs)", "host_us", _us), ("called from", "caller", ftext)],
+        max_rows, code=("name", "_names", "caller"),
+        lines=[f"Each GPU event counted once, for the innermost cpu_op above its launch (the op the browser's < key goes to); "
+               f"% of {what} summed GPU time ({fnum(total)} µs)."])
+
+
+def _context_sections(rep: SubtreeReport) -> list[Section]:
+    """Where the root sits and what it was called with: parent chain, Kineto input shapes,
+    the linked ET node."""
     out: list[Section] = []
-    whole = rep.root is None
-    if rep.parent_chain:
-        chain = pd.DataFrame(rep.parent_chain)
-        out.append(_table("Parent chain", chain, [
-            ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
-            ("duration (µs)", "dur", _us)], -1, code=("name",)))
     if rep.inputs:
         out.append(_table("Root op inputs (Kineto args)", pd.DataFrame(rep.inputs), [
             ("#", "index", _int), ("dims", "dims", ftext), ("type", "type", ftext),
@@ -141,28 +154,25 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             out.append(_table(f"ET node {side}", df, [
                 ("#", "index", _int), ("type", "type", ftext), ("shape", "shape", ftext),
                 ("stride", "stride", ftext), ("value", "value", ftext)], -1, lines=note if side == "inputs" else []))
-    tl = rep.timeline_us
-    tot = tl["total"] or 1.0
-    tl_df = pd.DataFrame([{"metric": label, "ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
-                          for k, label in TIMELINE_LABELS])
-    what = "every GPU event" if whole else "the subtree's GPU events"
-    out.append(_table("GPU time breakdown", tl_df, [("metric", "metric", ftext), ("ms", "ms", _us),
-                                                    ("% of total", "pct", _pct)], -1,
-                      lines=[f"Unions over all streams of {what}; total = first GPU start to last GPU end."]))
-    out.append(_table("Kernel categories", rep.categories, [
-        ("category", "category", ftext), ("count", "count", _int), ("total (ms)", "total_ms", _us),
-        ("% of GPU time", "percent", _pct)], -1))
-    op_sum_spec = [("name", "name", ftext), ("count", "count", _int), ("host (µs)", "host_us", _us),
-                   ("GPU direct (µs)", "direct_gpu_us", _us), ("GPU subtree (µs)", "subtree_gpu_us", _us),
-                   ("% direct GPU", "percent", _pct)]
-    if whole:
-        out.append(_table("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",)))
-    else:
-        out.append(_table("Ops", rep.ops, [
+    if rep.parent_chain:
+        chain = pd.DataFrame(rep.parent_chain)
+        out.append(_table("Parent chain", chain, [
             ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
-            ("host (µs)", "dur", _us), ("GPU direct (µs)", "gpu_direct_us", _us),
-            ("GPU subtree (µs)", "gpu_subtree_us", _us), ("GPU events", "n_gpu", _int),
-            ("input dims", "input_dims", ftext)], max_rows, code=("name",)))
+            ("duration (µs)", "dur", _us)], -1, code=("name",)))
+    return out
+
+
+def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list[Section]:
+    """The report's sections in reading order: the ops ranked by GPU time first, then the
+    kernels (by name, then each GPU event), kernel categories, the GPU time breakdown and the
+    idle gaps; then where the root sits (inputs, ET node, parent chain) and the op tree."""
+    whole = rep.root is None
+    out: list[Section] = [_ranking_section(rep, max_rows)]
+    if whole:
+        out.append(_table("Ops by name", rep.op_summary, [
+            ("name", "name", ftext), ("count", "count", _int), ("host (µs)", "host_us", _us),
+            ("GPU direct (µs)", "direct_gpu_us", _us), ("GPU subtree (µs)", "subtree_gpu_us", _us),
+            ("% direct GPU", "percent", _pct)], max_rows, code=("name",)))
     out.append(_table("Kernels by name", rep.kernel_summary, [
         ("name", "name", ftext), ("category", "kernel_category", ftext), ("streams", "streams", ftext),
         ("count", "count", _int), ("total (µs)", "total_us", _us), ("mean (µs)", "mean_us", _us),
@@ -175,6 +185,17 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             ("category", "kernel_category", ftext), ("dur (µs)", "dur", _us), ("grid", "grid", ftext),
             ("block", "block", ftext), ("registers", "registers", _int), ("shared mem (B)", "shared_mem", _int),
             ("occupancy (%)", "occupancy", _pct), ("op", "op_name", ftext)], max_rows, code=("name", "op_name")))
+    out.append(_table("Kernel categories", rep.categories, [
+        ("category", "category", ftext), ("count", "count", _int), ("total (ms)", "total_ms", _us),
+        ("% of GPU time", "percent", _pct)], -1))
+    tl = rep.timeline_us
+    tot = tl["total"] or 1.0
+    tl_df = pd.DataFrame([{"metric": label, "ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
+                          for k, label in TIMELINE_LABELS])
+    what = "every GPU event" if whole else "the subtree's GPU events"
+    out.append(_table("GPU time breakdown", tl_df, [("metric", "metric", ftext), ("ms", "ms", _us),
+                                                    ("% of total", "pct", _pct)], -1,
+                      lines=[f"Unions over all streams of {what}; total = first GPU start to last GPU end."]))
     out.append(_table("Idle time by class", rep.gap_summary, [
         ("class", "idle_class", ftext), ("gaps", "count", _int), ("total (µs)", "total_us", _us),
         ("mean (µs)", "mean_us", _us), ("max (µs)", "max_us", _us), ("% of idle", "percent", _pct)], -1,
@@ -192,4 +213,12 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
         ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
         code=("next_name", "next_op_name", "host_event_name")))
+    out += _context_sections(rep)
+    if not whole:
+        out.append(_table("Op tree", rep.ops, [
+            ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
+            ("host (µs)", "dur", _us), ("GPU direct (µs)", "gpu_direct_us", _us),
+            ("GPU subtree (µs)", "gpu_subtree_us", _us), ("GPU events", "n_gpu", _int),
+            ("input dims", "input_dims", ftext)], max_rows, code=("name",),
+            lines=["Host events of the subtree in tree order (level: depth below the root)."]))
     return out
