@@ -2,6 +2,7 @@
 
     python bench/bench_startup.py                        # the bundled sample, the 109k and 216k shared traces
     python bench/bench_startup.py --repeats 5 --trace FILE [--trace FILE ...]
+    python bench/bench_startup.py --baseline ../main      # the same, interleaved with another checkout's code
 
 Every number comes from a **fresh interpreter** (``python bench/bench_startup.py --child ...``),
 started the way ``tracetui TRACE`` starts: it imports the command line's entry module, then the
@@ -57,8 +58,8 @@ SIZE = (120, 40)
 
 
 # ---------------------------------------------------------------- the child (one start)
-async def _run_app(trace: str) -> dict[str, float]:
-    sys.path.insert(0, str(REPO))
+async def _run_app(trace: str, code: str) -> dict[str, float]:
+    sys.path.insert(0, code)
     import importlib
 
     for mod in FIRST_SCREEN_IMPORTS:
@@ -99,18 +100,18 @@ async def _run_app(trace: str) -> dict[str, float]:
     return {**marks, **{f"heavy:{k}": float(v) for k, v in heavy.items()}}
 
 
-def child(trace: str) -> int:
-    marks = asyncio.run(_run_app(trace))
+def child(trace: str, code: str) -> int:
+    marks = asyncio.run(_run_app(trace, code))
     sys.stdout.write(json.dumps(marks) + "\n")
     return 0
 
 
 # ---------------------------------------------------------------- the parent
-def one_start(trace: Path, cache_dir: str) -> dict[str, float]:
+def one_start(trace: Path, cache_dir: str, code: Path) -> dict[str, float]:
     env = dict(os.environ, TRACETUI_CACHE_DIR=cache_dir)
     t0 = time.time()
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(trace)], env=env,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(trace), "--code", str(code)],
+                          env=env, capture_output=True, text=True, timeout=900)
     if proc.returncode:
         raise SystemExit(f"child failed on {trace}:\n{proc.stderr[-3000:]}")
     marks = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -120,9 +121,9 @@ def one_start(trace: Path, cache_dir: str) -> dict[str, float]:
     return out
 
 
-def import_profile(top: int = 12) -> list[tuple[str, float, float]]:
+def import_profile(checkout: Path, top: int = 12) -> list[tuple[str, float, float]]:
     """(module, self ms, cumulative ms) of the heaviest first-screen imports (``-X importtime``)."""
-    code = "import sys; sys.path.insert(0, %r); " % str(REPO) + "; ".join(f"import {m}" for m in FIRST_SCREEN_IMPORTS)
+    code = "import sys; sys.path.insert(0, %r); " % str(checkout) + "; ".join(f"import {m}" for m in FIRST_SCREEN_IMPORTS)
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                           timeout=300, check=True)
     rows = []
@@ -144,33 +145,40 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trace", action="append", default=None, help="a trace to open (repeatable)")
     ap.add_argument("--repeats", type=int, default=3, help="children per measurement (median)")
+    ap.add_argument("--baseline", default=None, metavar="DIR",
+                    help="another checkout (e.g. ../main): its code is timed too, interleaved, on the same traces")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--code", default=str(REPO), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        return child(args.child)
+        return child(args.child, args.code)
     traces = [Path(t) for t in args.trace] if args.trace else DEFAULT_TRACES
+    checkouts = [("this", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; terminal {SIZE[0]}x{SIZE[1]}; "
           f"medians of {args.repeats} fresh processes; wall ms from process start")
-    print("\nImports of the first screen (python -X importtime; cumulative ms, top modules):\n")
-    print(f"| {'module':<44} | {'self ms':>8} | {'cumulative ms':>13} |")
-    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 15}|")
-    for name, self_ms, cum_ms in import_profile():
-        print(f"| {name:<44} | {self_ms:>8.1f} | {cum_ms:>13.1f} |")
-    print(f"\n| {'trace':<36} | {'cache':<5} | {'python':>6} | {'imports':>7} | {'first paint':>11} | "
+    for label, checkout in checkouts:
+        print(f"\nImports of the first screen, {label} ({checkout}; python -X importtime, top modules):\n")
+        print(f"| {'module':<44} | {'self ms':>8} | {'cumulative ms':>13} |")
+        print(f"|{'-' * 46}|{'-' * 10}|{'-' * 15}|")
+        for name, self_ms, cum_ms in import_profile(checkout):
+            print(f"| {name:<44} | {self_ms:>8.1f} | {cum_ms:>13.1f} |")
+    print(f"\n| {'trace':<36} | {'code':<8} | {'cache':<5} | {'python':>6} | {'imports':>7} | {'first paint':>11} | "
           f"{'tree shown':>10} | {'cpu ms':>7} | heavy modules loaded at the tree |")
-    print(f"|{'-' * 38}|{'-' * 7}|{'-' * 8}|{'-' * 9}|{'-' * 13}|{'-' * 12}|{'-' * 9}|{'-' * 34}|")
+    print(f"|{'-' * 38}|{'-' * 10}|{'-' * 7}|{'-' * 8}|{'-' * 9}|{'-' * 13}|{'-' * 12}|{'-' * 9}|{'-' * 34}|")
     for trace in traces:
-        results: dict[str, list[dict[str, float]]] = {"cold": [], "warm": []}
+        results: dict[tuple[str, str], list[dict[str, float]]] = {
+            (label, state): [] for label, _ in checkouts for state in ("cold", "warm")}
         for _ in range(args.repeats):
-            with tempfile.TemporaryDirectory(prefix="tracetui_startup_") as cache:
-                results["cold"].append(one_start(trace, cache))
-                results["warm"].append(one_start(trace, cache))
-        for state, runs in results.items():
+            for label, checkout in checkouts:  # interleaved: load changes hit both alike
+                with tempfile.TemporaryDirectory(prefix="tracetui_startup_") as cache:
+                    results[label, "cold"].append(one_start(trace, cache, checkout))
+                    results[label, "warm"].append(one_start(trace, cache, checkout))
+        for (label, state), runs in results.items():
             med = {k: statistics.median(r[k] for r in runs) for k in ("python", "imports", "first_paint", "tree",
                                                                         "cpu")}
             heavy = [k.split(":", 1)[1] for k in runs[0] if k.startswith("heavy:") and any(r[k] for r in runs)]
-            print(f"| {trace.name[:36]:<36} | {state:<5} | {med['python']:>6.0f} | {med['imports']:>7.0f} | "
+            print(f"| {trace.name[:36]:<36} | {label:<8} | {state:<5} | {med['python']:>6.0f} | {med['imports']:>7.0f} | "
                   f"{med['first_paint']:>11.0f} | {med['tree']:>10.0f} | {med['cpu']:>7.0f} | "
                   f"{', '.join(heavy) or 'none':<32} |")
     return 0

@@ -91,3 +91,19 @@ assert "tracetui.driver.loader" not in sys.modules
 from tracetui.driver import load_driver
 assert load_driver.__module__ == "tracetui.driver.loader"
 """, tmp_path)
+
+
+def test_the_command_line_start_imports_no_numpy(tmp_path):
+    """What ``tracetui TRACE`` runs before it opens the browser (the argument parser, the
+    error boundary, the whole-job test on the files) stays free of numpy too, so a loading
+    screen can paint before the loader's imports."""
+    sample = SAMPLES / "h100_bert_inference.json.gz"
+    driver = SAMPLES / "h100_bert_inference_bpftrace.jsonl.gz"
+    _run(f"""
+import tracetui.cli.entry, tracetui.crash
+from tracetui.cli.entry import build_parser
+from tracetui.job import looks_like_job
+build_parser().parse_args(["open", {str(sample)!r}])
+assert not looks_like_job([{str(sample)!r}]) and not looks_like_job([{str(sample)!r}, {str(driver)!r}])
+assert "numpy" not in sys.modules and not loaded(), sorted(m for m in sys.modules if m.startswith("tracetui"))
+""", tmp_path)
