@@ -12,9 +12,10 @@ import pytest
 from shared_traces import ET_DIR, SAMPLES, kineto_path, load_shared_kineto
 
 from tracetui.ui.app import EXIT_LOAD_FAILED, MainScreen, TraceApp
-from tracetui.ui.screens.dialogs import ErrorDialog, WarningsScreen
-from tracetui.ui.screens.help import HelpScreen
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.browser.error_dialog import ErrorDialog
+from tracetui.ui.browser.warnings_screen import WarningsScreen
+from tracetui.ui.browser.help_screen import HelpScreen
+from tracetui.ui.detail.detail_pane import DetailPane
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 MI250 = str(kineto_path("mi250_minitoy_train.json.gz"))
@@ -445,7 +446,7 @@ async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ model adapter (no terminal)
 def _source(name: str):
     from tracetui.session import LinkedTrace
-    from tracetui.ui.widgets.tree_source import TraceTreeSource
+    from tracetui.ui.view.trace_rows import TraceTreeSource
 
     return TraceTreeSource(LinkedTrace(load_shared_kineto(name)))
 
@@ -494,7 +495,7 @@ def test_filter_keeps_ancestors_matches_and_their_subtrees():
 
 
 def test_jump_and_match_helpers():
-    from tracetui.ui.jumps import JumpError, gpu_jump, launching_op, match_index
+    from tracetui.ui.view.jumps import JumpError, gpu_jump, launching_op, match_index
 
     src = _source("mi250_minitoy_train.json.gz")
     kt = src.kt
@@ -521,7 +522,7 @@ def test_gpu_events_without_a_launch_sit_under_their_stream():
     orphans = kids[(kids < kt.n_events) & src.gpu_work[np.minimum(kids, kt.n_nodes - 1)]]
     assert orphans.size == 509  # 436 kernels + 73 memsets whose launch is not in the file
     assert np.all(kt.launch_of[orphans] == -1)
-    from tracetui.ui.jumps import JumpError, launching_op
+    from tracetui.ui.view.jumps import JumpError, launching_op
 
     with pytest.raises(JumpError, match="GPU-only"):
         launching_op(src, int(orphans[0]))
@@ -531,7 +532,7 @@ def test_status_line_says_when_the_pair_looks_like_different_runs():
     from shared_traces import ET_DIR
 
     from tracetui.session import load_pair
-    from tracetui.ui.widgets.status import trace_summary
+    from tracetui.ui.view.status_parts import trace_summary
 
     lt = load_pair(ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz",
                    ET_DIR / "param_linear_cuda_pair" / "kineto.json.gz")

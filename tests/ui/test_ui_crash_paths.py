@@ -10,7 +10,7 @@ from shared_traces import ET_DIR, kineto_path
 from test_ui_app import open_app, press, search
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.export_dialog import ExportDialog
+from tracetui.ui.browser.export_dialog import ExportDialog
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 LINEAR = ET_DIR / "param_linear_cuda_pair"

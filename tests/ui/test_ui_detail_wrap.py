@@ -14,7 +14,7 @@ from test_ui_app import BERT, open_app, press, screen_text
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.detail_text import KeepText
+from tracetui.ui.view.keep_text import KeepText
 
 RESNET_ET = str(ET_DIR / "et_only" / "resnet_1gpu_schema_1.0.3.json.gz")
 CONV_ET_ID = 1450

@@ -17,10 +17,10 @@ from textual.widgets import Input, Select
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
-from tracetui.ui.jumps import NO_GPU_IN_DRIVER_TRACE, NO_OPS_IN_DRIVER_TRACE
-from tracetui.ui.screens.dialogs import WarningsScreen
-from tracetui.ui.screens.export_dialog import EXPORT_EXTENSIONS, ExportDialog
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.view.jumps import NO_GPU_IN_DRIVER_TRACE, NO_OPS_IN_DRIVER_TRACE
+from tracetui.ui.browser.warnings_screen import WarningsScreen
+from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
+from tracetui.ui.detail.detail_pane import DetailPane
 
 
 def detail(screen) -> str:
@@ -293,14 +293,14 @@ async def test_linked_launch_record_confirms_the_kernel_and_unlinked_calls_say_s
 # ------------------------------------------------------------------ the jumps without a terminal
 def _linked_source(tmp_path):
     from tracetui.session import open_traces
-    from tracetui.ui.widgets.tree_source import TraceTreeSource
+    from tracetui.ui.view.trace_rows import TraceTreeSource
 
     kineto, drv = write_linked(tmp_path)
     return TraceTreeSource(open_traces([str(drv), str(kineto)]))  # either order
 
 
 def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
-    from tracetui.ui.jumps import JumpError, driver_back, driver_hop, gpu_jump, launching_op
+    from tracetui.ui.view.jumps import JumpError, driver_back, driver_hop, gpu_jump, launching_op
 
     src = _linked_source(tmp_path)
     kt = src.kt
@@ -346,8 +346,8 @@ def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
 
 def test_a_driver_trace_alone_has_no_gpu_events_and_no_ops(tmp_path):
     from tracetui.session import open_traces
-    from tracetui.ui.jumps import JumpError, driver_back, driver_hop, gpu_jump
-    from tracetui.ui.widgets.tree_source import TraceTreeSource
+    from tracetui.ui.view.jumps import JumpError, driver_back, driver_hop, gpu_jump
+    from tracetui.ui.view.trace_rows import TraceTreeSource
 
     src = TraceTreeSource(open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]))
     for node in [*src.kt.driver_events().tolist(), *(ln.node for ln in src.kt.lanes)]:

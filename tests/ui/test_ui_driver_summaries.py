@@ -1,5 +1,5 @@
 """The answers of a driver-call trace inside the browser (``s``): the driver tabs of the
-summaries screen (``ui/screens/driver_tabs.py``) on a file written by the test, and after
+summaries screen (``ui/view/driver_tables.py``) on a file written by the test, and after
 the Kineto tabs in a linked trace; Enter goes to the events a row counts."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from test_ui_summaries import open_summaries
 
 from tracetui.driver import What
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.main import MainScreen
+from tracetui.ui.browser.main_screen import MainScreen
 
 
 async def test_driver_answers_calls_and_phases_tabs(tmp_path):

@@ -15,7 +15,7 @@ from test_ui_crash_paths import toasts
 from textual.widgets import Button, Input, Select
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.export_dialog import (
+from tracetui.ui.browser.export_dialog import (
     EXPORT_EXTENSIONS,
     EXPORT_FORMATS,
     ExportDialog,
@@ -24,7 +24,7 @@ from tracetui.ui.screens.export_dialog import (
     trace_file_stem,
     with_format,
 )
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.detail.detail_pane import DetailPane
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 #: The first aten::addmm of h100_bert_inference in time order (26 in all) has External id 49

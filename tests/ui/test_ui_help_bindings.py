@@ -11,9 +11,9 @@ from textual.containers import ScrollableContainer
 from textual.widget import Widget
 
 from tracetui.ui.bindings import APP_BINDINGS, MAIN_BINDINGS
-from tracetui.ui.screens.help import HelpScreen, is_generic
-from tracetui.ui.widgets.timeline_view import TraceTimeline
-from tracetui.ui.widgets.vtree import VirtualTree
+from tracetui.ui.browser.help_screen import HelpScreen, is_generic
+from tracetui.ui.timeline.trace_timeline import TraceTimeline
+from tracetui.ui.tree.virtual_tree import VirtualTree
 
 
 def _bindings(cls_bindings) -> list[Binding]:

@@ -14,7 +14,7 @@ from tracetui.errors import LoadCancelled
 from tracetui.store import traces as cache
 from tracetui.ui import app as app_module
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.loading import EXIT_LOAD_CANCELLED, LoadingScreen
+from tracetui.ui.browser.loading_screen import EXIT_LOAD_CANCELLED, LoadingScreen
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 

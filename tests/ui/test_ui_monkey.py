@@ -21,8 +21,8 @@ from shared_traces import ET_DIR, SHARED, kineto_path
 from test_ui_app import open_app
 
 from tracetui.ui.app import MainScreen, TraceApp
-from tracetui.ui.screens.dialogs import ErrorDialog
-from tracetui.ui.screens.export_dialog import EXPORT_EXTENSIONS, ExportDialog
+from tracetui.ui.browser.error_dialog import ErrorDialog
+from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
 
 #: (label, paths or a maker taking tmp_path, keys, terminal size)
 WALKS = [

@@ -17,7 +17,7 @@ from shared_traces import SHARED, kineto_path
 from test_ui_app import open_app, press
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.main import MainScreen
+from tracetui.ui.browser.main_screen import MainScreen
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")

@@ -10,11 +10,11 @@ from shared_traces import ET_DIR, kineto_path
 from test_ui_app import open_app, press, screen_text, search
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.status import (
+from tracetui.ui.browser.status_line import StatusLine
+from tracetui.ui.view.status_parts import (
     ALWAYS_SHOWN,
     PRIORITY,
     Part,
-    StatusLine,
     fit_status,
 )
 

@@ -8,8 +8,8 @@ from shared_traces import kineto_path, load_shared_kineto
 from test_ui_app import open_app, press, screen_text
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.main import MainScreen
-from tracetui.ui.screens.summaries import SummariesScreen
+from tracetui.ui.browser.main_screen import MainScreen
+from tracetui.ui.summaries.summaries_screen import SummariesScreen
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 #: the top kernel of h100_bert_inference by total time (17 launches, 98.718 µs in all),

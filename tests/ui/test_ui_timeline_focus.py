@@ -24,7 +24,7 @@ from shared_traces import kineto_path
 from test_ui_app import open_app, press, screen_text
 from textual import events
 
-from tracetui.ui.widgets.lane_strip import FOCUS_MARK
+from tracetui.ui.timeline.timeline_strip import FOCUS_MARK
 
 CUDAGRAPH = "a100_cudagraph_nccl_rank0.json.gz"
 MULTISTREAM = "a100_event_sync_multistream.json.gz"
@@ -62,7 +62,7 @@ async def test_focused_lane_is_marked_only_while_the_timeline_has_focus():
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         screen = await open_app(app, pilot)
         tl = screen.timeline
-        assert [tl.lanes[r].label for r in range(len(tl.lanes))] == [
+        assert [tl.tracks[r].label for r in range(len(tl.tracks))] == [
             "GPU0 s7", "GPU0 s25", "GPU0 s27", "GPU0 s84", "GPU0 s285", "GPU0 s363"]
         assert [e.size for e in tl.lane_events] == [7262, 35, 370, 36, 22, 22]
         assert not any(FOCUS_MARK in line for line in _timeline_lines(app))  # the tree has focus
@@ -73,7 +73,7 @@ async def test_focused_lane_is_marked_only_while_the_timeline_has_focus():
         await press(pilot, "right", "down", "down")
         lines = _timeline_lines(app)
         assert [line[:10] for line in lines if FOCUS_MARK in line] == [FOCUS_MARK + "GPU0 s27 "]
-        assert tl.focus_lane == 2
+        assert tl.focus_track == 2
         label = list(tl.render_line(1 + 2 - tl.scroll_offset.y))  # ruler is line 0
         assert label[0].text.startswith(FOCUS_MARK + "GPU0 s27")
         assert label[0].style.reverse and label[0].style.bold
@@ -95,7 +95,7 @@ async def test_focused_lane_scrolls_into_view_among_cpu_threads():
         for _ in range(len(tl.lane_events) - 1):
             await press(pilot, "down")
         last = len(tl.lane_events) - 1
-        assert tl.focus_lane == last
+        assert tl.focus_track == last
         assert tl.scroll_offset.y > 0
         marked = [line for line in screen_text(app).splitlines() if line.startswith(FOCUS_MARK)]
         assert len(marked) == 1  # the last row is on screen, marked
@@ -277,7 +277,7 @@ async def test_footer_shows_the_timeline_keys_while_it_has_focus():
     app = _app(CUDAGRAPH)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         screen = await open_app(app, pilot)
-        from tracetui.ui.widgets.timeline_view import TraceTimeline
+        from tracetui.ui.timeline.trace_timeline import TraceTimeline
 
         descriptions = [b.description for b in TraceTimeline.BINDINGS]
         assert descriptions == ["Earlier", "Later", "Lane up", "Lane down"]

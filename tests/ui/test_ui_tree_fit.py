@@ -16,10 +16,10 @@ from shared_traces import ET_DIR, load_shared_kineto, load_shared_pair
 from test_ui_app import open_app, press, screen_text, search
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.detail import DetailPane
-from tracetui.ui.widgets.label_short import SHORT_PREFIXES, shorten_label
-from tracetui.ui.widgets.timescale import format_duration_us
-from tracetui.ui.widgets.tree_source import id_column_width
+from tracetui.ui.detail.detail_pane import DetailPane
+from tracetui.ui.view.label_short import SHORT_PREFIXES, shorten_label
+from tracetui.ui.view.timescale import format_duration_us
+from tracetui.ui.view.trace_rows import id_column_width
 
 PAIR = ET_DIR / "torch_cpu_pair"
 HEADERS = ("Wall", "GPU", "Kern", "ET id", "rf_id")

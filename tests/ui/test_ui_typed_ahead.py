@@ -15,7 +15,7 @@ from textual import events
 from textual.keys import _character_to_key
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.dialogs import SearchBar
+from tracetui.ui.browser.search_bar import SearchBar
 
 BERT = str(kineto_path("h100_bert_inference.json.gz"))
 

@@ -11,8 +11,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from tracetui.ui.widgets.vtree import MIN_LABEL_CELLS, VirtualTree, VisibleRows
-from tracetui.ui.widgets.vtree_rows import (
+from tracetui.ui.tree.virtual_tree import MIN_LABEL_CELLS, VirtualTree, VisibleRows
+from tracetui.ui.view.visible_rows import (
     ASCII_GLYPHS,
     RowStyles,
     clean_label,

@@ -185,3 +185,10 @@ def call_family(name: str) -> str:
     if sep and head and tail.isdigit():
         base = head
     return base
+
+
+def api_of(name: str) -> str:
+    """"runtime" (``cuda*``: libcudart), "driver" (``cu*``: libcuda) or "other"."""
+    if name.startswith("cuda"):
+        return "runtime"
+    return "driver" if name.startswith("cu") else "other"

@@ -27,9 +27,9 @@ from ..errors import LoadCancelled, TraceError
 from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
 from .key_order import KeyRouter
-from .screens.dialogs import ErrorDialog
-from .screens.help import HelpScreen, live_bindings, widget_bindings
-from .screens.loading import (
+from .browser.error_dialog import ErrorDialog
+from .browser.help_screen import HelpScreen, live_bindings, widget_bindings
+from .browser.loading_screen import (
     EXIT_LOAD_CANCELLED,
     LoadDone,
     LoadFailed,
@@ -37,10 +37,11 @@ from .screens.loading import (
     LoadProgress,
     ProgressRelay,
 )
-from .screens.main import MainScreen, TraceTree
+from .browser.main_screen import MainScreen
 from .textual_guards import install_guards
-from .widgets.detail import DetailBuilder
-from .widgets.tree_source import TraceTreeSource
+from .tree.trace_tree import TraceTree
+from .view.trace_detail import DetailBuilder
+from .view.trace_rows import TraceTreeSource
 
 install_guards()
 
