@@ -4,7 +4,7 @@ Run: ``python bench/bench_widgets.py`` (headless Textual app, 200x50 cells).
 Prints one table row per measurement (milliseconds, median of repeats unless noted).
 
 * Tree: 2,000,001 nodes: one thread root with 200,000 children, each child with 3
-  children of 2 children each (9 descendants), served through a CSR TreeSource.
+  children of 2 children each (9 descendants), served through a CSR RowSource.
 * Timeline: 4 lanes of 1,000,000 intervals each, rendered 200 time cells wide; highlights
   as 5,000 tuples and as 1,000,000 ranges given as arrays.
 """
@@ -30,7 +30,7 @@ WIDTH, HEIGHT = 200, 50
 
 
 class CsrTree:
-    """TreeSource over CSR children arrays (what a flat trace model would provide)."""
+    """RowSource over CSR children arrays (what a flat trace model would provide)."""
 
     def __init__(self, parent: np.ndarray, weight: np.ndarray) -> None:
         self.parent = parent

@@ -95,7 +95,7 @@ async def test_jump_from_addmm_to_gemm_kernel_and_back(size):
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
         op = screen.current
-        assert op == min(addmm, key=lambda i: screen.source.rank(i))  # first in tree order
+        assert op == min(addmm, key=lambda i: screen.source.tree_position(i))  # first in tree order
         assert screen.op_tree.cursor_node == op
         assert screen.focused is screen.op_tree  # Enter returned focus to the tree
         await press(pilot, "greater_than_sign")
@@ -237,7 +237,7 @@ async def test_search_finds_and_n_cycles_matches():
         assert f"{len(linear)} matches" in screen_text(app)
         await press(pilot, "n")
         second = screen.current
-        assert second in linear and screen.source.rank(second) > screen.source.rank(first)
+        assert second in linear and screen.source.tree_position(second) > screen.source.tree_position(first)
         await press(pilot, "N")
         assert screen.current == first
         await press(pilot, "N")  # wraps to the last match
@@ -446,9 +446,9 @@ async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ model adapter (no terminal)
 def _source(name: str):
     from tracetui.session import LinkedTrace
-    from tracetui.ui.view.trace_rows import TraceTreeSource
+    from tracetui.ui.view.trace_rows import TraceRowSource
 
-    return TraceTreeSource(LinkedTrace(load_shared_kineto(name)))
+    return TraceRowSource(LinkedTrace(load_shared_kineto(name)))
 
 
 @pytest.mark.parametrize("name", ["h100_bert_inference.json.gz", "mi300_resnet_train_checkpointing.json.gz"])

@@ -69,7 +69,7 @@ async def test_tree_search_and_the_detail_of_a_call(bpftrace):
         await press(pilot, "n")
         second = screen.current
         assert second != first and screen.source.kt.name(second) == "cuLaunchKernel"
-        assert screen.source.rank(second) > screen.source.rank(first)
+        assert screen.source.tree_position(second) > screen.source.tree_position(first)
         d = flat(detail(screen))
         for needle in ("cuLaunchKernel", "driver API call", "thread 4242", "bpftrace", "Duration 4.00µs",
                        "Return value 0 (CUDA_SUCCESS)", "Lines ", "(begin) → ", "(end) of trace_cuda.jsonl",
@@ -293,10 +293,10 @@ async def test_linked_launch_record_confirms_the_kernel_and_unlinked_calls_say_s
 # ------------------------------------------------------------------ the jumps without a terminal
 def _linked_source(tmp_path):
     from tracetui.session import open_traces
-    from tracetui.ui.view.trace_rows import TraceTreeSource
+    from tracetui.ui.view.trace_rows import TraceRowSource
 
     kineto, drv = write_linked(tmp_path)
-    return TraceTreeSource(open_traces([str(drv), str(kineto)]))  # either order
+    return TraceRowSource(open_traces([str(drv), str(kineto)]))  # either order
 
 
 def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
@@ -347,9 +347,9 @@ def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
 def test_a_driver_trace_alone_has_no_gpu_events_and_no_ops(tmp_path):
     from tracetui.session import open_traces
     from tracetui.ui.view.jumps import JumpError, driver_back, driver_hop, gpu_jump
-    from tracetui.ui.view.trace_rows import TraceTreeSource
+    from tracetui.ui.view.trace_rows import TraceRowSource
 
-    src = TraceTreeSource(open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]))
+    src = TraceRowSource(open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]))
     for node in [*src.kt.driver_events().tolist(), *(ln.node for ln in src.kt.lanes)]:
         assert driver_hop(src, node, None) is None
         with pytest.raises(JumpError, match="has no GPU events"):

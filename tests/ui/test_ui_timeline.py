@@ -280,9 +280,9 @@ async def test_thread_selection_highlights_every_gpu_event_of_a_real_trace():
     from shared_traces import load_shared_kineto
 
     from tracetui.session import LinkedTrace
-    from tracetui.ui.view.trace_rows import TraceTreeSource
+    from tracetui.ui.view.trace_rows import TraceRowSource
 
-    src = TraceTreeSource(LinkedTrace(load_shared_kineto("a100_cudagraph_nccl_rank0.json.gz")))
+    src = TraceRowSource(LinkedTrace(load_shared_kineto("a100_cudagraph_nccl_rank0.json.gz")))
     kt = src.kt
     root = next(int(r) for r in src.root_nodes() if src.row_label(int(r)).plain.startswith("thread 4515 "))
     events = src.gpu_events(root)

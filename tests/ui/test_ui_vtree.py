@@ -23,7 +23,7 @@ from tracetui.ui.view.visible_rows import (
 
 
 class ArraySource:
-    """A TreeSource over a parent array (children in id order), like the trace model's."""
+    """A RowSource over a parent array (children in id order), like the trace model's."""
 
     def __init__(self, parent, names=None, weights=None, widths=(9, 9, 6)):
         self.parent = np.asarray(parent, dtype=np.int64)

@@ -173,7 +173,7 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         out.append(_table("Kernels", k, [
             ("start (µs)", "ts", _us), ("device:stream", "_ds", ftext), ("name", "name", ftext),
             ("category", "kernel_category", ftext), ("dur (µs)", "dur", _us), ("grid", "grid", ftext),
-            ("block", "block", ftext), ("registers", "registers", _int), ("shared mem (B)", "shared_mem", _int),
+            ("block", "block", ftext), ("blocks", "blocks", ftext), ("registers", "registers", _int), ("shared mem (B)", "shared_mem", _int),
             ("occupancy (%)", "occupancy", _pct), ("op", "op_name", ftext)], max_rows, code=("name", "op_name")))
     out.append(_table("Idle time by class", rep.gap_summary, [
         ("class", "idle_class", ftext), ("gaps", "count", _int), ("total (µs)", "total_us", _us),

@@ -40,8 +40,8 @@ from .browser.loading_screen import (
 from .browser.main_screen import MainScreen
 from .textual_guards import install_guards
 from .tree.trace_tree import TraceTree
-from .view.trace_detail import DetailBuilder
-from .view.trace_rows import TraceTreeSource
+from .view.trace_detail import TraceDetail
+from .view.trace_rows import TraceRowSource
 
 install_guards()
 
@@ -146,7 +146,7 @@ class TraceApp(App[int]):
         try:
             linked = load_cached(paths, use_cache=self.use_cache, progress=relay, deferred_writes=pending)
             relay("indexing the op tree", 0.995)
-            source = TraceTreeSource(linked)
+            source = TraceRowSource(linked)
             categorizer = self.categorizer
             if categorizer is None:
                 categorizer = _default_categorizer()
@@ -224,7 +224,7 @@ class TraceApp(App[int]):
             return
         await super().on_event(event)
 
-    def _loaded(self, linked: LinkedTrace, source: TraceTreeSource, categorizer) -> None:
+    def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
@@ -234,7 +234,7 @@ class TraceApp(App[int]):
         self.sub_title = linked.title
         job_rank = (self.rank, self.job.world_size) if self.job is not None and self.rank is not None else None
         select, self._pending_select = self._pending_select, None
-        self.switch_screen(MainScreen(linked, source, DetailBuilder(source, categorizer), job_rank=job_rank,
+        self.switch_screen(MainScreen(linked, source, TraceDetail(source, categorizer), job_rank=job_rank,
                                       initial_select=select))
         self.call_after_refresh(self._browser_shown.set)
 

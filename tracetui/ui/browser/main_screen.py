@@ -31,7 +31,7 @@ from ..view.jumps import (
 )
 from ..notify import show_note
 from ..detail.detail_pane import DetailPane
-from ..view.trace_detail import DetailBuilder
+from ..view.trace_detail import TraceDetail
 from ...driver.facts import is_standalone
 from ..view.driver_notes import back_texts, driver_link_note, hop_texts
 from ..detail.raw_args_screen import RawArgsScreen
@@ -39,7 +39,7 @@ from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from .status_line import StatusLine
 from ..timeline.trace_timeline import TraceTimeline
-from ..view.trace_rows import TraceTreeSource
+from ..view.trace_rows import TraceRowSource
 from ..tree.trace_tree import TraceTree
 from ..tree.virtual_tree import VirtualTree
 from .search_bar import SearchBar
@@ -58,19 +58,19 @@ class MainScreen(JobActions, Screen):
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
-    def __init__(self, linked: LinkedTrace, source: TraceTreeSource, builder: DetailBuilder, *,
+    def __init__(self, linked: LinkedTrace, source: TraceRowSource, detail_model: TraceDetail, *,
                  job_rank: tuple[int, int] | None = None, initial_select: tuple[int, Text | None] | None = None) -> None:
         super().__init__()
         self.job_rank = job_rank
         self.initial_select = initial_select
         self.linked = linked
         self.source = source
-        self.builder = builder
+        self.detail_model = detail_model
         self.current: int | None = None
         self.cycle: JumpCycle | None = None
         self.query_text: str | None = None
         self.matches = np.empty(0, dtype=np.int64)
-        self.match_ranks = np.empty(0)
+        self.match_positions = np.empty(0)
         self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
         self._notes: dict[int, Text] = {}
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
@@ -82,7 +82,7 @@ class MainScreen(JobActions, Screen):
         yield StatusLine(id="status")
         with Container(id="body"):
             yield TraceTree(self.source, id="tree")
-            yield DetailPane(self.builder, id="detail")
+            yield DetailPane(self.detail_model, id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield TraceTimeline(self.source, id="timeline")
         yield Footer()
@@ -249,7 +249,7 @@ class MainScreen(JobActions, Screen):
         if src.et is not None:
             pos = src.et_pos(op)
             if pos >= 0:
-                ref = self.builder.et_ref(pos)
+                ref = self.detail_model.et_ref(pos)
                 note.append("\n  ET op: ", style="bold")
                 note.append_text(ref)
                 message.append("  |  ")
@@ -293,12 +293,12 @@ class MainScreen(JobActions, Screen):
 
     def run_search(self, query: str, *, select: bool = True) -> None:
         try:
-            nodes, ranks = self.source.find(query)
+            nodes, positions = self.source.find(query)
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
         self.query_text = query
-        self.matches, self.match_ranks = nodes, ranks
+        self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
         if self.source.filtered:
             self._set_filter(True)
@@ -309,9 +309,9 @@ class MainScreen(JobActions, Screen):
         if select:
             self._goto_match(0, inclusive=True)
 
-    def _cursor_rank(self) -> float:
+    def _cursor_position(self) -> float:
         node = self.current
-        return self.source.rank(node) if node is not None else -1.0
+        return self.source.tree_position(node) if node is not None else -1.0
 
     def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
         if self.query_text is None:
@@ -321,7 +321,7 @@ class MainScreen(JobActions, Screen):
         if not n:
             show_note(self, f"no match for {self.query_text!r}", severity="warning")
             return
-        i = match_index(self.match_ranks, self._cursor_rank(), direction, inclusive=inclusive)
+        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
         note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
         self.select(int(self.matches[i]), note)
 
@@ -353,7 +353,7 @@ class MainScreen(JobActions, Screen):
         elif self.query_text is not None:
             self.query_text = None
             self.matches = np.empty(0, dtype=np.int64)
-            self.match_ranks = np.empty(0)
+            self.match_positions = np.empty(0)
             self.update_status()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
@@ -368,7 +368,7 @@ class MainScreen(JobActions, Screen):
         current = self.current
         src.set_hide_python(not src.hide_python)
         if self.query_text is not None and not self.matches_fixed:
-            self.matches, self.match_ranks = src.find(self.query_text)
+            self.matches, self.match_positions = src.find(self.query_text)
             if src.filtered:
                 src.set_filter(self.matches)
         self.op_tree.refresh_rows()
@@ -460,7 +460,7 @@ class MainScreen(JobActions, Screen):
         from ...export import write_export
 
         try:
-            write_export(self.linked, root, fmt, path, self.builder.categorizer)
+            write_export(self.linked, root, fmt, path, self.detail_model.categorizer)
         except (TraceError, OSError, ValueError) as exc:
             self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return

@@ -1,12 +1,12 @@
-"""The detail pane widget: shows :class:`~.detail.DetailBuilder` output for the selected node.
+"""The detail pane widget: the sections (:class:`~tracetui.ui.view.section.Section`) of the
+selected node, from any :class:`~tracetui.ui.view.section.DetailModel` (a trace's is
+:class:`~tracetui.ui.view.trace_detail.TraceDetail`).
 
 Cells are terminal columns; the pane renders its content to lines once per selection and
 per size, never on scroll.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -15,10 +15,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..view.keep_text import WIDE, KeepText, fit_table
+from ..view.section import DetailModel, render_sections
 
 
 class DetailPane(ScrollView, can_focus=True):
-    """Scrollable pane showing :class:`DetailBuilder` output for the selected node.
+    """Scrollable pane showing the sections of ``model`` for the selected node.
 
     A Line-API widget: the renderable is rendered to lines once per selection (at the
     pane's width) and :meth:`render_line` hands out the visible ones.  Changing the
@@ -36,9 +37,10 @@ class DetailPane(ScrollView, can_focus=True):
     DetailPane { padding: 0 1; }
     """
 
-    def __init__(self, builder: Any = None, *, id: str | None = None) -> None:
+    def __init__(self, model: DetailModel | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.builder = builder
+        self.model = model
+        self._built_width = 0  #: the width the model last laid out for
         self.node: int | None = None
         self._renderable: RenderableType = KeepText("")
         self._note: Text | None = None
@@ -49,7 +51,7 @@ class DetailPane(ScrollView, can_focus=True):
     def show(self, node: int | None, note: Text | None = None) -> None:
         """Show ``node`` (and an optional one-line ``note`` above it, e.g. how it was reached)."""
         self.node = node
-        if self.builder is None:
+        if self.model is None:
             return
         self._note = note
         self._fit()
@@ -77,8 +79,9 @@ class DetailPane(ScrollView, can_focus=True):
         def render(usable: int, first: bool) -> tuple[list, int, bool]:
             # the first pass builds for the (possibly new) node; the second only when the
             # argument layout (table or lines, WIDE) differs at the other width
-            if self.builder is not None and (first or (self.builder.width >= WIDE) != (usable >= WIDE)):
-                self._renderable = self.builder.build(self.node, self._note, usable)
+            if self.model is not None and (first or (self._built_width >= WIDE) != (usable >= WIDE)):
+                self._renderable = render_sections(self.model.sections(self.node, usable), self._note)
+                self._built_width = usable
             lines, rendered = self._render_at(usable)
             return lines, rendered, len(lines) <= height - (hbar if rendered > usable else 0)
 
@@ -125,7 +128,7 @@ class DetailPane(ScrollView, can_focus=True):
         return Strip.blank(width, self.rich_style)
 
     def on_resize(self) -> None:
-        if self.builder is None or self._region() == self._fitted:
+        if self.model is None or self._region() == self._fitted:
             return
         self._fit()
 

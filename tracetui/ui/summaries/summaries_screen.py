@@ -243,15 +243,15 @@ def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None
         return
     nodes, label = result
     src = screen.source
-    ranks = np.array([src.rank(int(n)) for n in nodes.tolist()], dtype=np.float64)
-    keep = ranks >= 0
-    nodes, ranks = nodes[keep], ranks[keep]
+    positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
+    keep = positions >= 0
+    nodes, positions = nodes[keep], positions[keep]
     if not nodes.size:
         show_note(screen, f"{label}: no occurrence in the tree", severity="warning")
         return
-    o = np.argsort(ranks, kind="stable")
+    o = np.argsort(positions, kind="stable")
     screen.query_text = label
-    screen.matches, screen.match_ranks = nodes[o], ranks[o]
+    screen.matches, screen.match_positions = nodes[o], positions[o]
     screen.matches_fixed = True
     if src.filtered:
         screen._set_filter(True)
@@ -265,7 +265,7 @@ def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None
 def open_summaries(screen: Any) -> None:
     """From the browser screen: compute the tables in a worker thread, then show them (not
     when the user has left the browser screen meanwhile)."""
-    kt, categorizer = screen.linked.kineto, screen.builder.categorizer
+    kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
     app = screen.app
 
     def push(tables: list[SummaryTable]) -> None:

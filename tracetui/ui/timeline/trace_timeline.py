@@ -28,7 +28,7 @@ from ..view.counter_track import counter_tracks
 from ..view.driver_tracks import allocation_tracks, phase_tracks
 from ..view.track import Track
 from .timeline_strip import TimelineStrip
-from ..view.trace_rows import TraceTreeSource
+from ..view.trace_rows import TraceRowSource
 
 
 def short_lane_label(lane) -> str:
@@ -42,7 +42,7 @@ def short_lane_label(lane) -> str:
 
 
 class TraceTimeline(TimelineStrip, can_focus=True):
-    """Timeline of a :class:`TraceTreeSource`'s Kineto trace."""
+    """Timeline of a :class:`TraceRowSource`'s Kineto trace."""
 
     # Shown in the footer while the timeline has focus: short descriptions, details in tooltips.
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -67,7 +67,7 @@ class TraceTimeline(TimelineStrip, can_focus=True):
             self.node = node
             super().__init__()
 
-    def __init__(self, source: TraceTreeSource, *, show_cpu: bool = False, id: str | None = None) -> None:
+    def __init__(self, source: TraceRowSource, *, show_cpu: bool = False, id: str | None = None) -> None:
         super().__init__(label_width=12, id=id)
         self.source = source
         self.show_cpu = show_cpu

@@ -1,7 +1,7 @@
 """VirtualTree: a tree view over flat arrays that renders only the rows on screen.
 
 Textual's ``Tree`` builds one Python object per node; with 200k children that froze
-for seconds.  ``VirtualTree`` reads the tree through :class:`TreeSource` and keeps its
+for seconds.  ``VirtualTree`` reads the tree through :class:`RowSource` and keeps its
 visible rows in a :class:`~tracetui.ui.view.visible_rows.VisibleRows` (numpy arrays of node
 ids and depths plus the expanded set; see that module): a node with 100k children
 toggles in milliseconds and nothing is built per node.  This module adds the widget:
@@ -34,11 +34,11 @@ from ..view.visible_rows import (
     MIN_TEXT_CELLS,
     UNICODE_GLYPHS,
     RowStyles,
-    TreeSource,
+    RowSource,
     VisibleRows,
 )
 
-__all__ = ["MAX_INDENT_FRACTION", "MIN_LABEL_CELLS", "MIN_TEXT_CELLS", "TreeSource", "VirtualTree",
+__all__ = ["MAX_INDENT_FRACTION", "MIN_LABEL_CELLS", "MIN_TEXT_CELLS", "RowSource", "VirtualTree",
            "VisibleRows"]
 
 
@@ -47,7 +47,7 @@ SIBLING_NOTE_S = 2.0
 
 
 class VirtualTree(ScrollView, can_focus=True):
-    """A keyboard-driven tree with metric columns over a :class:`TreeSource`."""
+    """A keyboard-driven tree with metric columns over a :class:`RowSource`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "vtree--cursor",
@@ -114,7 +114,7 @@ class VirtualTree(ScrollView, can_focus=True):
 
     def __init__(
         self,
-        source: TreeSource | None = None,
+        source: RowSource | None = None,
         *,
         label_header: str = "Name",
         ascii_guides: bool = False,
@@ -133,7 +133,7 @@ class VirtualTree(ScrollView, can_focus=True):
 
     # ----------------------------------------------------------------- state
     @property
-    def source(self) -> TreeSource | None:
+    def source(self) -> RowSource | None:
         return self._rows.source
 
     @property
@@ -181,7 +181,7 @@ class VirtualTree(ScrollView, can_focus=True):
         return self._rows.find_row(node)
 
     # ------------------------------------------------------------ public API
-    def set_source(self, source: TreeSource) -> None:
+    def set_source(self, source: RowSource) -> None:
         """Show ``source``: only its roots visible, everything collapsed, cursor on top."""
         rows = self._rows
         rows.reset(source)

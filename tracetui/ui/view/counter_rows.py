@@ -16,6 +16,7 @@ from rich.console import RenderableType
 from ...kineto.counters import counters_of
 from ...kineto.trace import KinetoTrace
 from .keep_text import KeepText
+from .section import Section
 
 
 def _value(v: Any) -> str:
@@ -29,7 +30,7 @@ def _arg_key(name: str, base: str, is_c: bool) -> str:
     return name[len(base) + 2:] if is_c and name.startswith(base + ": ") else name
 
 
-def counter_rows(kt: KinetoTrace, ev: int) -> list[RenderableType]:
+def counter_sections(kt: KinetoTrace, ev: int) -> list[Section]:
     """The ``Counters`` section of event ``ev``; [] when it carries no counter samples."""
     c = counters_of(kt)
     samples = c.of_event(ev)
@@ -52,4 +53,4 @@ def counter_rows(kt: KinetoTrace, ev: int) -> list[RenderableType]:
         line = KeepText(f"  {text:>{width}}  ")
         line.append(share, style="dim")
         lines.append(line)
-    return [KeepText(""), KeepText(f"Counters ({what})", style="bold underline"), *lines]
+    return [Section(f"Counters ({what})", lines)]

@@ -25,7 +25,7 @@ from ...driver.trace import DriverTrace
 from ...kineto import schema
 from ...kineto.kinds import Kind
 from .kernel_rows import xyz
-from .section import cell, duration_text, format_bytes, grid, heading
+from .section import Section, cell, duration_text, format_bytes, grid
 from .keep_text import KeepText
 from ...driver.facts import (
     CALL_WHATS,
@@ -71,7 +71,7 @@ def _gbps(nbytes: float, us: float) -> float:
 
 class DriverDetail:
     """Detail sections of driver events of ``kt``; ``start(ev)`` formats an event's start and
-    ``op_line(ev)`` names a Kineto event with its duration (the builder's own helpers)."""
+    ``op_line(ev)`` names a Kineto event with its duration (:class:`~.trace_detail.TraceDetail`'s own helpers)."""
 
     def __init__(self, kt: DriverTrace, start: Callable[[int], str], op_line: Callable[[int], Text]) -> None:
         self.kt = kt
@@ -79,16 +79,17 @@ class DriverDetail:
         self.op_line = op_line
 
     # ------------------------------------------------------------------ entry
-    def build(self, ev: int) -> list[RenderableType]:
+    def sections(self, ev: int) -> list[Section]:
+        """The detail of driver event ``ev``: its head section, and what a call holds."""
         kt = self.kt
         what = what_of(kt, ev)
         if what in CALL_WHATS:
             return self._call(ev, what)
         if what == What.IOCTL:
-            return self._ioctl(ev)
+            return [Section(None, self._ioctl(ev))]
         if what == What.PHASE:
-            return self._phase(ev)
-        return self._record(ev, what)
+            return [Section(None, self._phase(ev))]
+        return [Section(None, self._record(ev, what))]
 
     # ------------------------------------------------------------------ helpers
     def _head(self, ev: int, what: What, facts: list[str] | None = None) -> list[RenderableType]:
@@ -198,7 +199,7 @@ class DriverDetail:
         return rows
 
     # ------------------------------------------------------------------ calls
-    def _call(self, ev: int, what: What) -> list[RenderableType]:
+    def _call(self, ev: int, what: What) -> list[Section]:
         kt = self.kt
         dur = float(kt.dur[ev])
         rows: list[tuple[str, Any]] = []
@@ -218,9 +219,7 @@ class DriverDetail:
         if outer >= 0:
             rows.append(("Inside call", self._driver_line(outer)))
         rows += self._link_rows(ev)
-        parts = self._head(ev, what) + [grid(rows)]
-        parts += self._contents(ev)
-        return parts
+        return [Section(None, self._head(ev, what) + [grid(rows)])] + self._contents(ev)
 
     def _driver_line(self, ev: int) -> Text:
         kt = self.kt
@@ -228,7 +227,7 @@ class DriverDetail:
         text.append(f"  {format_duration_us(float(kt.dur[ev]))}", style="dim")
         return text
 
-    def _contents(self, call: int) -> list[RenderableType]:
+    def _contents(self, call: int) -> list[Section]:
         """The ioctls, nested calls and records the call holds, one line each kind/record."""
         kt = self.kt
         c = call_contents(kt, call)
@@ -254,7 +253,7 @@ class DriverDetail:
                 lines.append(KeepText(f"… and {len(evs) - 4:,} more {name} records", style="dim"))
         if not lines:
             return []
-        return [KeepText(""), heading("Inside this call"), *lines]
+        return [Section("Inside this call", lines)]
 
     def _record_facts(self, rec: int) -> list[str]:
         """Short facts of a record: grid and block of a launch, bytes of an allocation or

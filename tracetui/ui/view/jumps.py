@@ -1,5 +1,5 @@
 """The navigation behind ``>``, ``<`` and search, pure (a
-:class:`~tracetui.ui.view.trace_rows.TraceTreeSource` and a node in, a target node out) so it can be
+:class:`~tracetui.ui.view.trace_rows.TraceRowSource` and a node in, a target node out) so it can be
 tested without a terminal:
 
 * :func:`gpu_jump` (``>``): the selected op's first GPU event, then, from that event, the
@@ -11,7 +11,7 @@ tested without a terminal:
   :func:`driver_hop` (``>`` from a runtime call to the driver call linked to it, before its
   GPU events) and :func:`driver_back` (``<`` from a driver call, or its ioctl or record, to
   the runtime call); from a driver node ``>`` reaches the GPU events of the linked runtime
-  calls (``TraceTreeSource.gpu_events``).  A driver-call trace opened alone has neither GPU
+  calls (``TraceRowSource.gpu_events``).  A driver-call trace opened alone has neither GPU
   events nor ops: the keys say so (:data:`NO_GPU_IN_DRIVER_TRACE`, :data:`NO_OPS_IN_DRIVER_TRACE`).
 """
 
@@ -32,7 +32,7 @@ from ...driver.facts import (
     owning_call,
     what_of,
 )
-from .trace_rows import TraceTreeSource
+from .trace_rows import TraceRowSource
 
 NO_GPU_IN_DRIVER_TRACE = ("a driver-call trace has no GPU events: it records the host's calls into libcuda "
                           "(open it with its Kineto trace: tracetui KINETO --driver FILE)")
@@ -57,7 +57,7 @@ class JumpCycle:
         return int(self.events[self.index])
 
 
-def gpu_jump(src: TraceTreeSource, node: int, cycle: JumpCycle | None) -> JumpCycle:
+def gpu_jump(src: TraceRowSource, node: int, cycle: JumpCycle | None) -> JumpCycle:
     """Where ``>`` goes from ``node``: continue ``cycle`` when ``node`` is its current event,
     else start at the first GPU event under ``node`` (from a GPU event: its launching op's
     next one).  Raises :class:`JumpError` when there is nowhere to go."""
@@ -86,7 +86,7 @@ def gpu_jump(src: TraceTreeSource, node: int, cycle: JumpCycle | None) -> JumpCy
     return JumpCycle(node, events, 0)
 
 
-def _no_linked_gpu(src: TraceTreeSource, node: int) -> str:
+def _no_linked_gpu(src: TraceRowSource, node: int) -> str:
     """Why a node of a linked driver-call trace reaches no GPU event."""
     kt = src.kt
     name = kt.name(node)
@@ -101,7 +101,7 @@ def _no_linked_gpu(src: TraceTreeSource, node: int) -> str:
     return f"{kt.name(owning_call(kt, node))} is linked to {kt.name(k)}, which launched no GPU work (< goes to it)"
 
 
-def driver_hop(src: TraceTreeSource, node: int, cycle: JumpCycle | None) -> int | None:
+def driver_hop(src: TraceRowSource, node: int, cycle: JumpCycle | None) -> int | None:
     """Where ``>`` goes first from a Kineto runtime (or driver) call that has a linked driver
     call: that driver call (its ioctls and records are its children).  None when ``>``
     goes to GPU events as usual (no link, another kind of row, or ``node`` is the current
@@ -118,7 +118,7 @@ def driver_hop(src: TraceTreeSource, node: int, cycle: JumpCycle | None) -> int 
     return d if d >= 0 else None
 
 
-def driver_back(src: TraceTreeSource, node: int) -> tuple[int, int] | None:
+def driver_back(src: TraceRowSource, node: int) -> tuple[int, int] | None:
     """(runtime call, driver call) for ``<`` from a driver call, or its ioctl or record, of a
     linked trace.  None when ``node`` is no driver row (``<`` works as usual); raises
     :class:`JumpError` when it is one that has nowhere to go (no link, unlinked, a phase)."""
@@ -142,7 +142,7 @@ def driver_back(src: TraceTreeSource, node: int) -> tuple[int, int] | None:
     return runtime, call
 
 
-def launching_op(src: TraceTreeSource, node: int) -> tuple[int, int, int]:
+def launching_op(src: TraceRowSource, node: int) -> tuple[int, int, int]:
     """(op, GPU event, launch call) for ``<`` from ``node``: the innermost cpu_op above the
     launch (the launch call itself when no op encloses it; launch is -1 for a runtime
     call).  Raises :class:`JumpError` when ``node`` is not GPU work or a runtime call."""
@@ -162,11 +162,11 @@ def launching_op(src: TraceTreeSource, node: int) -> tuple[int, int, int]:
     return op, k, via
 
 
-def match_index(ranks: np.ndarray, rank: float, direction: int, *, inclusive: bool = False) -> int:
-    """Index into sorted match ``ranks`` of the match to visit from a cursor at ``rank``:
+def match_index(positions: np.ndarray, position: float, direction: int, *, inclusive: bool = False) -> int:
+    """Index into sorted match ``positions`` of the match to visit from a cursor at ``position``:
     the first at or after it (``inclusive``, Enter), the next after it (``n``) or the last
-    before it (``N``), wrapping around.  ``ranks`` must not be empty."""
-    n = ranks.size
+    before it (``N``), wrapping around.  ``positions`` must not be empty."""
+    n = positions.size
     if direction >= 0:
-        return int(np.searchsorted(ranks, rank, side="left" if inclusive else "right")) % n
-    return (int(np.searchsorted(ranks, rank, side="left")) - 1) % n
+        return int(np.searchsorted(positions, position, side="left" if inclusive else "right")) % n
+    return (int(np.searchsorted(positions, position, side="left")) - 1) % n

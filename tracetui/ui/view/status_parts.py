@@ -156,7 +156,7 @@ def state_parts(*, python_hidden: bool | None = None, query: str | None = None, 
     return parts
 
 
-def _rank(key: str) -> int:
+def _priority(key: str) -> int:
     return PRIORITY.index(key) if key in PRIORITY else len(PRIORITY)
 
 
@@ -202,12 +202,12 @@ def fit_status(parts: list[Part], width: int) -> Text:
         level[part.key] = old
         return False
 
-    ranked = sorted(parts, key=lambda p: _rank(p.key))
-    for p in ranked:
+    by_priority = sorted(parts, key=lambda p: _priority(p.key))
+    for p in by_priority:
         for form in range(min(p.late, level[p.key]), level[p.key]):
             if fits(p, form):
                 break
-    for p in ranked:  # then the late forms, if there is room left
+    for p in by_priority:  # then the late forms, if there is room left
         for form in range(min(p.late, level[p.key])):
             if fits(p, form):
                 break

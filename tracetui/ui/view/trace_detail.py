@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -20,18 +20,19 @@ from ...analysis.occupancy import kernel_occupancy
 from ...analysis.roofline import op_roofline
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
-from .counter_rows import counter_rows
+from ...kineto.launch_facts import external_id_is_correlation
+from .counter_rows import counter_sections
 from .driver_detail import DriverDetail, kineto_call_rows
-from .kernel_rows import grid_facts, is_correlation_ext, occupancy_rows
+from .kernel_rows import grid_facts, occupancy_rows
 from .section import cell as _t
 from .section import duration_text as _dur
 from .section import format_bytes
 from .section import grid as _grid
-from .section import heading as _heading
+from .section import Section, render_sections
 from .keep_text import WIDE, KeepText
 from ...driver.facts import driver_of
 from .timescale import format_duration_us, format_time_us
-from .trace_rows import ET_ROOT_LABEL, KIND_STYLES, TraceTreeSource
+from .trace_rows import ET_ROOT_LABEL, KIND_STYLES, TraceRowSource
 
 TOP_KERNELS = 5
 
@@ -56,45 +57,43 @@ def _prod(v: Any) -> int | None:
     return None
 
 
-class DetailBuilder:
-    """Builds the detail of one node of a :class:`TraceTreeSource`."""
+class TraceDetail:
+    """Builds the detail of one node of a :class:`TraceRowSource`."""
 
-    def __init__(self, source: TraceTreeSource, categorizer: Any = None) -> None:
+    def __init__(self, source: TraceRowSource, categorizer: Any = None) -> None:
         self.src = source
         self.categorizer = categorizer
         self.width = 80  #: cells available; narrower than WIDE gives one line per argument
 
     # ------------------------------------------------------------------ entry
-    def build(self, node: int | None, note: Text | None = None, width: int | None = None) -> RenderableType:
+    def sections(self, node: int | None, width: int | None = None) -> list[Section]:
+        """The detail of ``node`` of the row source (:class:`~.section.DetailModel`)."""
         if width is not None:
             self.width = width
-        parts: list[RenderableType] = []
-        if note is not None:
-            parts.append(note)
         src = self.src
         if node is None:
-            parts.append(KeepText("Nothing selected.", style="dim"))
-        elif node == src.et_root:
-            parts += self._et_root()
-        elif src.is_kineto(node):
-            kt = src.kt
-            if node >= kt.n_events:
-                parts += self._lane(node)
-            elif driver_of(kt) is not None and kt.is_driver_event(node):
-                parts += DriverDetail(kt, self._start, self._op_line).build(node)
-            else:
-                kind = Kind(int(kt.kind[node]))
-                if kind in GPU_WORK_KINDS:
-                    parts += self._gpu_work(node, kind)
-                elif kind in (Kind.RUNTIME, Kind.DRIVER):
-                    parts += self._runtime(node, kind)
-                elif kind == Kind.GPU_ANNOTATION:
-                    parts += self._gpu_annotation(node)
-                else:
-                    parts += self._host_op(node, kind) + counter_rows(kt, node)
-        else:
-            parts += self._et_node(node - src.et_base)
-        return Group(*parts)
+            return [Section(None, [KeepText("Nothing selected.", style="dim")])]
+        if node == src.et_root:
+            return self._et_root()
+        if not src.is_kineto(node):
+            return self._et_node(node - src.et_base)
+        kt = src.kt
+        if node >= kt.n_events:
+            return self._lane(node)
+        if driver_of(kt) is not None and kt.is_driver_event(node):
+            return DriverDetail(kt, self._start, self._op_line).sections(node)
+        kind = Kind(int(kt.kind[node]))
+        if kind in GPU_WORK_KINDS:
+            return self._gpu_work(node, kind)
+        if kind in (Kind.RUNTIME, Kind.DRIVER):
+            return self._runtime(node, kind)
+        if kind == Kind.GPU_ANNOTATION:
+            return self._gpu_annotation(node)
+        return self._host_op(node, kind) + counter_sections(kt, node)
+
+    def build(self, node: int | None, note: Text | None = None, width: int | None = None) -> RenderableType:
+        """The pane's content for ``node`` (its sections after ``note``), e.g. to print it."""
+        return render_sections(self.sections(node, width), note)
 
     # ------------------------------------------------------------------ helpers
     def _title(self, name: str, style: str, what: str) -> list[RenderableType]:
@@ -109,7 +108,7 @@ class DetailBuilder:
         line = KeepText(kt.name(ev), style=KIND_STYLES.get(Kind(int(kt.kind[ev])), ""))
         line.append(f"  {format_duration_us(float(kt.dur[ev]))}", style="dim")
         ext = int(kt.external_id[ev])
-        if ext >= 0 and not is_correlation_ext(kt, ev):
+        if ext >= 0 and not external_id_is_correlation(kt, ev):
             line.append(f"  ext {ext}", style="dim")
         return line
 
@@ -118,7 +117,7 @@ class DetailBuilder:
         ext = int(self.src.kt.external_id[ev])
         if ext < 0:
             return []
-        if is_correlation_ext(self.src.kt, ev):
+        if external_id_is_correlation(self.src.kt, ev):
             text = KeepText(f"{ext} ")
             text.append("(equals the correlation, as in older traces: not the launching op's External id)",
                         style="dim")
@@ -151,7 +150,7 @@ class DetailBuilder:
         return rows
 
     def _gpu_summary(self, node: int, jump: str = "> goes to the first GPU event, > again to the next"
-                     ) -> list[RenderableType]:
+                     ) -> list[Section]:
         kt = self.src.kt
         summary = gpu_work_summary(kt, self.src.gpu_events(node), TOP_KERNELS)
         if summary is None:
@@ -166,10 +165,10 @@ class DetailBuilder:
                       ("GPU time", _dur(summary.total_us)),
                       ("GPU span", format_duration_us(summary.span_us)),
                       ("Jump", _t(jump, "dim"))])
-        return [KeepText(""), _heading("GPU work launched"), head, table]
+        return [Section("GPU work launched", [head, table])]
 
     # ------------------------------------------------------------------ kinds
-    def _host_op(self, ev: int, kind: Kind) -> list[RenderableType]:
+    def _host_op(self, ev: int, kind: Kind) -> list[Section]:
         src, kt = self.src, self.src.kt
         lane = kt.lane_of_node(ev)
         parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
@@ -189,21 +188,23 @@ class DetailBuilder:
         if parent_op >= 0 and parent_op != ev:
             rows.append(("Inside op", self._op_line(parent_op)))
         parts.append(_grid(rows))
+        out = [Section(None, parts)]
         args = kt.args(ev)
         used_et = et_node is not None and bool(et_node.inputs or et_node.outputs)
         if used_et:
-            parts += self._et_args(et_node)
+            out += self._et_args(et_node)
         else:
-            parts += self._kineto_args(args)
+            out += self._kineto_args(args)
         concrete = args.get(schema.CONCRETE_INPUTS)
         if used_et and isinstance(concrete, list) and any(c not in ("", None) for c in concrete):
-            parts.append(_grid([(schema.CONCRETE_INPUTS, _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
+            out[-1].body.append(_grid([(schema.CONCRETE_INPUTS,
+                                        _t(", ".join(repr(c) if c != "" else "·" for c in concrete)))]))
         if kind == Kind.CPU_OP:
-            parts += self._roofline(ev, et_node)
-        parts += self._gpu_summary(ev)
-        return parts
+            out += self._roofline(ev, et_node)
+        out += self._gpu_summary(ev)
+        return out
 
-    def _roofline(self, ev: int, et_node: Any = None) -> list[RenderableType]:
+    def _roofline(self, ev: int, et_node: Any = None) -> list[Section]:
         """FLOPs and bytes from the op's shapes (Kineto's, else its ET node's) and where its GPU
         time puts it on the device's roofline (analysis/roofline.py); nothing when the op's
         FLOPs are not known."""
@@ -217,7 +218,7 @@ class DetailBuilder:
             rows.append(("Intensity", f"{r.intensity:,.2f} FLOP/byte"))
         if r.tflops_per_s is None:
             rows.append(("Throughput", _t("no GPU time under this op", "dim")))
-            return [KeepText(""), _heading("Cost (from the shapes)"), _grid(rows)]
+            return [Section.of_rows("Cost (from the shapes)", rows)]
         rows.append(("Throughput", f"{r.tflops_per_s:,.3f} TFLOP/s · {r.gbps:,.1f} GB/s over "
                                    f"{format_duration_us(r.gpu_us)} of GPU time"))
         if r.peak_tflops is not None:
@@ -226,9 +227,9 @@ class DetailBuilder:
                 rows.append(("Roofline", f"{r.pct_of_peak:.1f} % of the roof at this intensity · {r.bound} bound"))
         else:
             rows.append(("Peak", _t("device not in the peak table (see docs/roofline.md)", "dim")))
-        return [KeepText(""), _heading("Cost (from the shapes)"), _grid(rows)]
+        return [Section.of_rows("Cost (from the shapes)", rows)]
 
-    def _kineto_args(self, args: dict[str, Any]) -> list[RenderableType]:
+    def _kineto_args(self, args: dict[str, Any]) -> list[Section]:
         dims, types, strides = args.get(schema.INPUT_DIMS), args.get(schema.INPUT_TYPE), args.get(schema.INPUT_STRIDES)
         concrete = args.get(schema.CONCRETE_INPUTS)
         if not isinstance(dims, list) and not isinstance(types, list):
@@ -243,13 +244,13 @@ class DetailBuilder:
 
         rows = [(str(i), at(dims, i), at(strides, i), at(types, i), at(concrete, i)) for i in range(n)]
         has_concrete = any(r[4] for r in rows)
-        heading = _heading("Inputs (Kineto record_shapes)")
+        heading = "Inputs (Kineto record_shapes)"
         if self.width >= WIDE:
             table = _table(["#", "shape", "strides", "dtype"] + (["concrete"] if has_concrete else []), whole=("#",))
             for r in rows:
                 table.add_row(*(_t(x) for x in (r if has_concrete else r[:4])))
-            return [KeepText(""), heading, table]
-        lines = [KeepText(""), heading]
+            return [Section(heading, [table])]
+        lines: list[RenderableType] = []
         for i, shape, stride, dtype, conc in rows:
             line = KeepText(f"{i:>2} ", style="bold")
             line.append(" ".join(x for x in (dtype, shape) if x))
@@ -258,15 +259,16 @@ class DetailBuilder:
             if conc:
                 line.append(f" = {conc}")
             lines.append(line)
-        return lines
+        return [Section(heading, lines)]
 
-    def _et_args(self, node: Any) -> list[RenderableType]:
-        parts: list[RenderableType] = []
+    def _et_args(self, node: Any) -> list[Section]:
+        out: list[Section] = []
         wide = self.width >= WIDE
         for title, args in (("Inputs (ET)", node.inputs), ("Outputs (ET)", node.outputs)):
             if not args:
                 continue
-            parts += [KeepText(""), _heading(title)]
+            parts: list[RenderableType] = []
+            out.append(Section(title, parts))
             scalars: list[RenderableType] = []  # wide: listed under the tensor table, not squeezed into it
             rows: list[tuple[str, ...]] = []
             for label, arg in _flatten_args(args):
@@ -289,9 +291,9 @@ class DetailBuilder:
             if rows:
                 parts.append(_tensor_table(rows))
             parts += scalars
-        return parts
+        return out
 
-    def _runtime(self, ev: int, kind: Kind) -> list[RenderableType]:
+    def _runtime(self, ev: int, kind: Kind) -> list[Section]:
         kt = self.src.kt
         lane = kt.lane_of_node(ev)
         parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
@@ -306,12 +308,11 @@ class DetailBuilder:
         driver = kineto_call_rows(kt, ev)  # a trace linked to a driver-call trace: the driver call it made
         rows += driver
         parts.append(_grid(rows))
-        parts += self._gpu_summary(ev, "> goes to the driver call first, then to the GPU events" if
-                                   any(key == "Jump" for key, _ in driver) else
-                                   "> goes to the first GPU event, > again to the next")
-        return parts
+        return [Section(None, parts)] + self._gpu_summary(
+            ev, "> goes to the driver call first, then to the GPU events" if any(key == "Jump" for key, _ in driver)
+            else "> goes to the first GPU event, > again to the next")
 
-    def _gpu_work(self, ev: int, kind: Kind) -> list[RenderableType]:
+    def _gpu_work(self, ev: int, kind: Kind) -> list[Section]:
         src, kt = self.src, self.src.kt
         args = kt.args(ev)
         dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get(schema.DEVICE, kt.pids[ev])  # MTIA: no arg
@@ -368,16 +369,16 @@ class DetailBuilder:
                 rows.append(("ET op", self.et_ref(pos)))
             rows.append(("Jump", _t("< goes to the launching op", "dim")))
         parts.append(_grid(rows))
-        return parts
+        return [Section(None, parts)]
 
-    def _gpu_annotation(self, ev: int) -> list[RenderableType]:
+    def _gpu_annotation(self, ev: int) -> list[Section]:
         kt = self.src.kt
         parts = self._title(kt.name(ev), KIND_STYLES[Kind.GPU_ANNOTATION], kt.category(ev))
         parts.append(_grid([("Duration", _dur(float(kt.dur[ev]))), ("Start", self._start(ev)),
                             ("Device", kt.pids[ev]), ("Stream", kt.tids[ev])] + self._ids(ev)))
-        return parts
+        return [Section(None, parts)]
 
-    def _lane(self, node: int) -> list[RenderableType]:
+    def _lane(self, node: int) -> list[Section]:
         src, kt = self.src, self.src.kt
         lane = kt.lanes[node - kt.n_events]
         busy_mask = src.gpu_work if lane.is_gpu else (kt.kind != int(Kind.INSTANT))
@@ -403,18 +404,18 @@ class DetailBuilder:
             rows.append(("GPU work launched", f"{int(src.gpu_count[node]):,} events, "
                                               f"{format_duration_us(float(src.gpu_time[node]))}"))
         parts.append(_grid(rows))
-        return parts
+        return [Section(None, parts)]
 
-    def _et_root(self) -> list[RenderableType]:
+    def _et_root(self) -> list[Section]:
         s = self.src.link.stats
-        return [KeepText(ET_ROOT_LABEL, style="bold"),
+        return [Section(None, [KeepText(ET_ROOT_LABEL, style="bold"),
                 KeepText("ET threads with ops that have no Kineto event (ET records every thread; "
                      "Kineto only the profiled ones).", style="dim"),
                 _grid([("Link method", s.method), ("ET ops", f"{s.et_ops:,}"), ("Linked", f"{s.linked:,}"),
                        ("Heuristic", f"{s.heuristic:,}"), ("ET-only", f"{s.et_only:,}"),
-                       ("Kineto-only", f"{s.kineto_only:,}")])]
+                       ("Kineto-only", f"{s.kineto_only:,}")])])]
 
-    def _et_node(self, pos: int) -> list[RenderableType]:
+    def _et_node(self, pos: int) -> list[Section]:
         src = self.src
         et = src.et
         node = et.node(pos)
@@ -436,10 +437,10 @@ class DetailBuilder:
             if key in node.attrs:
                 rows.append((key, _t(node.attrs[key])))
         parts.append(_grid(rows))
-        parts += self._et_args(node)
+        out = [Section(None, parts)] + self._et_args(node)
         if k >= 0:
-            parts += self._gpu_summary(k)
-        return parts
+            out += self._gpu_summary(k)
+        return out
 
 
 def _tensor_table(rows: list[tuple[str, ...]]) -> Table:
@@ -474,4 +475,4 @@ def _flatten_args(args: list[Any], prefix: str = "") -> list[tuple[str, Any]]:
             out.append((label, arg))
     return out
 
-__all__ = ["WIDE", "DetailBuilder", "format_bytes"]
+__all__ = ["WIDE", "TraceDetail", "format_bytes"]

@@ -1,4 +1,4 @@
-"""The op tree as the browser shows it: a :class:`~tracetui.ui.tree.virtual_tree.TreeSource` over a
+"""The op tree as the browser shows it: a :class:`~tracetui.ui.tree.virtual_tree.RowSource` over a
 :class:`~tracetui.session.LinkedTrace`.
 
 Node ids seen by the tree:
@@ -18,17 +18,16 @@ This module does not import textual.
 
 from __future__ import annotations
 
-import re
-from typing import Callable
-
 import numpy as np
 from rich.text import Text
 
+from ...analysis.search import compile_query, et_name_matches, kineto_name_matches
 from ...driver.trace import NO_VALUE
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.rollup import subtree_gpu_totals
 from ...session import LinkedTrace
 from ...tree.preorder import tree_preorder
+from ...tree.propagate import ancestors_mask
 from ...driver.facts import driver_of, linked_gpu_events
 from .label_short import shorten_label
 from .timescale import format_duration_us
@@ -63,43 +62,6 @@ ET_ROOT_LABEL = "ET-only ops"
 _GPU_WORK = np.array(sorted(int(k) for k in GPU_WORK_KINDS), dtype=np.uint8)
 
 
-def ancestors_mask(parent: np.ndarray, seeds: np.ndarray) -> np.ndarray:
-    """Bool per node: a proper ancestor of any of ``seeds`` (one numpy step per level)."""
-    out = np.zeros(parent.size, dtype=bool)
-    frontier = parent[np.asarray(seeds, dtype=np.int64)]
-    frontier = np.unique(frontier[frontier >= 0])
-    while frontier.size:
-        frontier = frontier[~out[frontier]]
-        out[frontier] = True
-        frontier = parent[frontier]
-        frontier = np.unique(frontier[frontier >= 0])
-    return out
-
-
-# ------------------------------------------------------------------------- search
-def compile_query(query: str) -> Callable[[str], bool]:
-    """Name predicate for a search query.
-
-    ``/pattern/`` is a regular expression, anything else a substring.  Smart case: the
-    match ignores case unless the query has an upper-case letter.  Raises ``ValueError``
-    with a one-line message for a bad regular expression.
-    """
-    q = query.strip()
-    if not q:
-        raise ValueError("empty search")
-    flags = 0 if any(c.isupper() for c in q) else re.IGNORECASE
-    if len(q) >= 2 and q.startswith("/") and q.endswith("/"):
-        try:
-            rx = re.compile(q[1:-1], flags)
-        except re.error as exc:
-            raise ValueError(f"bad regular expression {q[1:-1]!r}: {exc}") from None
-        return lambda s: rx.search(s) is not None
-    if flags:
-        low = q.lower()
-        return lambda s: low in s.lower()
-    return lambda s: q in s
-
-
 def id_column_width(values: np.ndarray, *, marks: int = 0, minimum: int = 7) -> int:
     """Cells that fit every integer of ``values`` printed in full plus ``marks`` extra
     characters (e.g. the ``~`` of a heuristic link), and at least ``minimum``."""
@@ -117,7 +79,7 @@ def _fmt_count(n: int) -> str:
     return f"{n / 1e6:.0f}M"
 
 
-class TraceTreeSource:
+class TraceRowSource:
     """The op tree of a :class:`LinkedTrace` for :class:`~tracetui.ui.tree.virtual_tree.VirtualTree`.
 
     Columns: wall duration, GPU time of the subtree (summed kernel/memcpy/memset
@@ -216,7 +178,7 @@ class TraceTreeSource:
             return int(self.link.et_to_kineto[pos])
         return -1
 
-    # ------------------------------------------------------------------ TreeSource
+    # ------------------------------------------------------------------ RowSource
     def root_nodes(self) -> np.ndarray:
         out = []
         if self.kt is not None:
@@ -375,7 +337,7 @@ class TraceTreeSource:
             self._filter_root = bool(self._filter_e[self._et_rows].any()) if self._et_rows.size else False
 
     # ------------------------------------------------------------------ search
-    def rank(self, node: int) -> float:
+    def tree_position(self, node: int) -> float:
         """Position of ``node`` in tree (preorder) order over all nodes, shown or not."""
         if self.is_kineto(node):
             return float(self.order.pre[node])
@@ -385,41 +347,33 @@ class TraceTreeSource:
         return base + float(self.et_order.pre[node - self.et_base])
 
     def find(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """(nodes, ranks) of every node whose name matches ``query`` (see
-        :func:`compile_query`), in tree order, including rows inside collapsed subtrees.
-
-        Vectorised: the predicate runs once per distinct name, then ``np.isin`` over the
-        name ids.  Python rows are left out while hidden.
-        """
+        """(nodes, positions) of every node whose name matches ``query`` (the query language
+        and the vectorised match are :mod:`tracetui.analysis.search`'s), in tree order,
+        including rows inside collapsed subtrees.  Python rows are left out while hidden."""
         pred = compile_query(query)
         nodes: list[np.ndarray] = []
-        ranks: list[np.ndarray] = []
+        positions: list[np.ndarray] = []
         kt = self.kt
         if kt is not None:
-            ids = [i for i, nm in enumerate(kt.names) if pred(nm)]
-            ev = np.flatnonzero(np.isin(kt.name_id, np.asarray(ids, dtype=np.int64))) if ids else np.empty(0, np.int64)
-            lanes = np.array([ln.node for ln in kt.lanes if pred(ln.label)], dtype=np.int64)
-            cand = np.concatenate((ev, lanes))
+            cand = kineto_name_matches(kt, pred)
             ok = self.order.pre[cand] >= 0
             if self.hide_python:
                 ok &= ~self.is_python[cand]
             cand = cand[ok]
             nodes.append(cand)
-            ranks.append(self.order.pre[cand].astype(np.float64))
+            positions.append(self.order.pre[cand].astype(np.float64))
         if self.et is not None:
-            et = self.et
-            ids = [i for i, nm in enumerate(et.names) if pred(nm)]
-            pos = np.flatnonzero(np.isin(et.name_ids, np.asarray(ids, dtype=np.int64))) if ids else np.empty(0, np.int64)
+            pos = et_name_matches(self.et, pred)
             pos = pos[self.et_visible[pos]]
             nodes.append(pos + self.et_base)
             base = float(self.order.by_pre.size) if kt is not None else 0.0
-            ranks.append(base + self.et_order.pre[pos].astype(np.float64))
+            positions.append(base + self.et_order.pre[pos].astype(np.float64))
         if not nodes:
             return np.empty(0, np.int64), np.empty(0)
         all_nodes = np.concatenate(nodes)
-        all_ranks = np.concatenate(ranks)
-        o = np.argsort(all_ranks, kind="stable")
-        return all_nodes[o], all_ranks[o]
+        all_positions = np.concatenate(positions)
+        o = np.argsort(all_positions, kind="stable")
+        return all_nodes[o], all_positions[o]
 
     # ------------------------------------------------------------------ GPU links
     def gpu_events(self, node: int) -> np.ndarray:

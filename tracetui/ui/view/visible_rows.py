@@ -1,6 +1,6 @@
 """The row model behind :class:`~tracetui.ui.tree.virtual_tree.VirtualTree`, free of Textual.
 
-A tree is read through :class:`TreeSource` (integer node ids chosen by the source,
+A tree is read through :class:`RowSource` (integer node ids chosen by the source,
 usually indices into the model's arrays).  :class:`VisibleRows` keeps only:
 
 * ``expanded``: the set of expanded node ids;
@@ -40,7 +40,7 @@ NO_DEPTHS = np.empty(0, dtype=np.int32)
 _CONTROL_TO_SPACE = {code: " " for code in [*range(32), 127]}
 
 
-class TreeSource(Protocol):
+class RowSource(Protocol):
     """What VirtualTree needs to know about a tree.  Node ids are non-negative ints."""
 
     def root_nodes(self) -> Sequence[int]:
@@ -134,16 +134,16 @@ def scan_up(depths: np.ndarray, start: int, max_depth: int) -> int:
 
 
 class VisibleRows:
-    """The visible rows of a :class:`TreeSource`, which nodes are expanded, and the cursor row.
+    """The visible rows of a :class:`RowSource`, which nodes are expanded, and the cursor row.
 
     Methods that change rows keep the cursor on its node, or on the row above a removed
     run that held it; they never post messages or scroll (the widget does that).
     ``nodes`` and ``depths`` are replaced, never modified in place, on every change.
     """
 
-    def __init__(self, source: TreeSource | None = None, *, glyphs: Glyphs = UNICODE_GLYPHS) -> None:
+    def __init__(self, source: RowSource | None = None, *, glyphs: Glyphs = UNICODE_GLYPHS) -> None:
         self.glyphs = glyphs
-        self.source: TreeSource | None = None
+        self.source: RowSource | None = None
         self.expanded: set[int] = set()
         self._expanded_sorted: np.ndarray | None = None
         self.nodes = NO_NODES
@@ -165,7 +165,7 @@ class VisibleRows:
         return int(self.nodes[self.cursor])
 
     # ------------------------------------------------------------ whole rebuilds
-    def reset(self, source: TreeSource) -> None:
+    def reset(self, source: RowSource) -> None:
         """Show ``source``: only its roots, nothing expanded, cursor on row 0."""
         self.source = source
         self.expanded.clear()
