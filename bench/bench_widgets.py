@@ -23,8 +23,8 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 
 from tracetui.ui.timeline.timeline_strip import TimelineStrip
-from tracetui.ui.view.track import Track
 from tracetui.ui.tree.virtual_tree import VirtualTree
+from tracetui.ui.view.track import Track
 
 WIDTH, HEIGHT = 200, 50
 

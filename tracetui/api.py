@@ -260,7 +260,8 @@ def kernel_metadata_scrape(identifier: GpuOpIdentifier, gpu_trace: Any) -> Kerne
     cfg = kernel_launch_config(kt, i)
     return KernelMetadata(
         cat=ev.cat, name=ev.name, ts=ev.ts, dur=ev.dur, device=ev.device, stream=ev.stream,
-        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get(schema.GRID)), block=_xyz(a.get(schema.BLOCK)),
+        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get(schema.GRID)),
+        block=_xyz(a.get(schema.BLOCK)),
         registers_per_thread=a.get(schema.REGISTERS_PER_THREAD), shared_memory=a.get(schema.SHARED_MEMORY),
         blocks_per_sm=a.get(schema.BLOCKS_PER_SM), warps_per_sm=a.get(schema.WARPS_PER_SM),
         occupancy=a.get(schema.EST_OCCUPANCY), index=i, theoretical_occupancy=occ.pct,

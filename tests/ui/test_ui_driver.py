@@ -11,16 +11,15 @@ import json
 import numpy as np
 import pytest
 from driver_ui_files import FACTS, ODD_PROBE, write_bpftrace, write_linked
-from test_ui_app import open_app, press, screen_text, search
-from test_ui_crash_paths import toasts
+from pilot import open_app, press, screen_text, search, toasts
 from textual.widgets import Input, Select
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
-from tracetui.ui.view.jumps import NO_GPU_IN_DRIVER_TRACE, NO_OPS_IN_DRIVER_TRACE
-from tracetui.ui.browser.warnings_screen import WarningsScreen
 from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
+from tracetui.ui.browser.warnings_screen import WarningsScreen
 from tracetui.ui.detail.detail_pane import DetailPane
+from tracetui.ui.view.jumps import NO_GPU_IN_DRIVER_TRACE, NO_OPS_IN_DRIVER_TRACE
 
 
 def detail(screen) -> str:
@@ -55,6 +54,7 @@ def bpftrace(tmp_path):
 
 
 # ------------------------------------------------------------------ a driver-call trace alone
+@pytest.mark.slow
 async def test_tree_search_and_the_detail_of_a_call(bpftrace):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -85,6 +85,7 @@ async def test_tree_search_and_the_detail_of_a_call(bpftrace):
         assert "none in the file (no end line)" in d
 
 
+@pytest.mark.slow
 async def test_records_and_ioctls_in_the_detail_pane(bpftrace):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -141,6 +142,7 @@ async def test_a_call_that_returned_an_error_is_shown_in_red(bpftrace):
         assert styles and all(s.color is not None and s.color.name == "red" and s.bold for s in styles)
 
 
+@pytest.mark.slow
 async def test_a_probe_string_with_markup_characters_is_shown_verbatim(bpftrace):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
@@ -149,6 +151,7 @@ async def test_a_probe_string_with_markup_characters_is_shown_verbatim(bpftrace)
         assert ODD_PROBE + "cuGetProcAddress_v2" in flat(detail(screen)).replace(" ", "")  # folded at '/'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 async def test_status_warnings_and_jumps_say_what_a_driver_trace_is(bpftrace, size):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
@@ -179,6 +182,7 @@ async def test_status_warnings_and_jumps_say_what_a_driver_trace_is(bpftrace, si
         assert app.screen is screen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["md", "json"])
 async def test_export_through_the_dialog_writes_the_file(bpftrace, tmp_path, monkeypatch, fmt):
     monkeypatch.chdir(tmp_path)
@@ -221,6 +225,7 @@ async def test_timeline_shows_the_threads_phases_and_bytes_allocated(bpftrace):
 
 
 # ------------------------------------------------------------------ linked to its Kineto trace
+@pytest.mark.slow
 async def test_jumps_across_the_link_runtime_driver_kernel_and_back(tmp_path):
     kineto, drv = write_linked(tmp_path)
     app = TraceApp(use_cache=False, paths=[str(kineto), str(drv)])
@@ -264,6 +269,7 @@ async def test_jumps_across_the_link_runtime_driver_kernel_and_back(tmp_path):
         assert screen.current == op
 
 
+@pytest.mark.slow
 async def test_linked_launch_record_confirms_the_kernel_and_unlinked_calls_say_so(tmp_path):
     kineto, drv = write_linked(tmp_path)
     app = TraceApp(use_cache=False, paths=[str(kineto), str(drv)])

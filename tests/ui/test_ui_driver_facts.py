@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 from driver_ui_files import FACTS, write_bpftrace, write_linked
 
-from tracetui.driver.schema import What
-from tracetui.session import open_traces
 from tracetui.driver.facts import (
     allocation_series,
     call_contents,
@@ -20,6 +18,8 @@ from tracetui.driver.facts import (
     ioctl_short,
     return_words,
 )
+from tracetui.driver.schema import What
+from tracetui.session import open_traces
 from tracetui.ui.view.driver_tracks import PhaseTrack, allocation_tracks, phase_tracks
 from tracetui.ui.view.status_parts import fit_status, trace_parts
 

@@ -9,12 +9,12 @@ import asyncio
 import os
 
 import pytest
+from pilot import open_app, press, screen_text
 from shared_traces import SHARED
-from test_ui_app import open_app, press, screen_text
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.job.job_summary_screen import JobSummaryScreen
 from tracetui.ui.browser.main_screen import MainScreen
+from tracetui.ui.job.job_summary_screen import JobSummaryScreen
 from tracetui.ui.job.rank_picker import RankPicker
 
 JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
@@ -73,6 +73,7 @@ async def test_open_job_switch_rank_and_jump_to_the_same_collective():
         assert "Rank 0" in titles and "Rank 7" not in titles
 
 
+@pytest.mark.slow
 async def test_cross_rank_screen():
     app = TraceApp([], job_inputs=[JOB], workers=1)
     async with app.run_test(size=(160, 50), notifications=True) as pilot:

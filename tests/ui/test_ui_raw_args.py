@@ -5,8 +5,8 @@ or a name with App.copy_to_clipboard (OSC 52)."""
 from __future__ import annotations
 
 import numpy as np
+from pilot import open_app, press, screen_text
 from shared_traces import kineto_path, load_shared_kineto
-from test_ui_app import open_app, press, screen_text
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp

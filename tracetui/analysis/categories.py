@@ -166,7 +166,8 @@ def _parse_rules(data: dict[str, Any], path: str) -> tuple[list[CategoryRule], b
             raise TraceFormatError(path, "a rule must be a table ([[rule]])", position=where)
         extra = sorted(set(raw) - _RULE_KEYS)
         if extra:
-            raise TraceFormatError(path, f"unknown key {extra[0]!r} (expected category, pattern, kinds)", position=where)
+            raise TraceFormatError(path, f"unknown key {extra[0]!r} (expected category, pattern, kinds)",
+                                   position=where)
         for field in ("category", "pattern"):
             if field not in raw:
                 raise TraceFormatError(path, f"missing {field!r}", position=where)

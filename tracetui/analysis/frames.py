@@ -266,7 +266,7 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
                 for f in _GPU_ARG_FIELDS:
                     cols[f][i] = None
     launch_names = names_of(launch)
-    units, blocks = blocks_texts(cols["grid"], cols["block"], list(launch_names))
+    grid_units, blocks = blocks_texts(cols["grid"], cols["block"], list(launch_names))
     df = pd.DataFrame({
         "event": ev,
         "kind": pd.Categorical([_KIND_WORD[int(k)] for k in kinds], categories=["kernel", "memcpy", "memset"]),
@@ -289,7 +289,7 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "top_op_name": names_of(top),
         "grid": cols["grid"],
         "block": cols["block"],
-        "grid_unit": units,
+        "grid_unit": grid_units,
         "blocks": blocks,
         "external_id_is_correlation": external_ids_are_correlations(trace, ev),
         "registers": nums_or_nan(cols["registers"]),

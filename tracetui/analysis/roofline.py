@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from .. import units
 from ..et import ETTensor
 from ..kineto import schema
 from ..kineto.kinds import Kind
@@ -225,7 +226,8 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_ev
     for (name, dims, d, ctype), (count, fl, nb, us, events) in groups.items():
         peaks = device_peaks(trace, d, table) if d >= 0 else None
         r = roofline_point(fl, nb, us, ctype, peaks)
-        peak = f"{r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s" if r.peak_tflops else None
+        peak = (f"{r.compute_type} {r.peak_tflops:g} {units.TFLOPS}, {r.peak_gbps:g} {units.GBPS}"
+                if r.peak_tflops else None)
         rows.append((name, dims, count, us / 1e3, fl / 1e9, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
                      r.bound, r.device, peak, events))
     df = pd.DataFrame(rows, columns=[*ROOFLINE_COLUMNS, "events"])

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .. import units
 from ..driver import DriverTrace
 from ..io import jsonout
 from ..session import LinkedTrace
@@ -77,7 +78,8 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         s = info["driver_link"]
         con.print(Text(f"Driver link ({s['method']}): linked {s['linked']:,} of {s['kineto_calls']:,} Kineto calls "
                        f"({s['confirmed']:,} launches confirmed by grid and block), {s['driver_calls']:,} driver "
-                       f"calls; clock offset {s['offset_us']:+,.1f} µs ± {s['uncertainty_us']:,.1f} µs; heuristic"))
+                       f"calls; clock offset {s['offset_us']:+,.1f} {units.US} ± "
+                       f"{s['uncertainty_us']:,.1f} {units.US}; heuristic"))
     for w in info["warnings"]:
         con.print(Text("warning: " + w, style="yellow"))
     return 0

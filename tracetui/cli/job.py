@@ -16,29 +16,18 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .. import units
 from ..io import jsonout
 from .fit_table import Col, fitted_table
 
 _UNLIMITED = 1_000_000
-_TL = (("total_ms", "total ms"), ("computation_ms", "compute ms"), ("exposed_comm_ms", "exposed comm ms"),
-       ("exposed_memcpy_ms", "exposed memcpy ms"), ("idle_ms", "idle ms"))
+_TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
+                                                                                      f"exposed comm {units.MS}"),
+       ("exposed_memcpy_ms", f"exposed memcpy {units.MS}"), ("idle_ms", f"idle {units.MS}"))
 
 
-def _n(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, int):
-        return f"{v:,}"
-    return f"{float(v):,.{digits}f}"
-
-
-def _bytes(v: Any) -> str:
-    if not v:
-        return ""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if v >= size:
-            return f"{v / size:,.1f} {unit}"
-    return f"{v:,} B"
+_n = units.number
+_bytes = units.bytes_short
 
 
 def rank_rows(summary: dict[str, Any]) -> list[list[Any]]:
@@ -64,9 +53,10 @@ def collective_rows(summary: dict[str, Any]) -> list[list[Any]]:
 
 
 RANK_COLS = [Col("rank"), *(Col(h) for _, h in _TL), Col("collectives"), Col("status", False)]
-COLLECTIVE_COLS = [Col("collective", False), Col("group", False), Col("seq"), Col("ranks"), Col("start skew µs"),
-                   Col("end skew µs"), Col("min µs"), Col("max µs"), Col("last rank"), Col("size"),
-                   Col("algorithm", False), Col("busbw GB/s")]
+COLLECTIVE_COLS = [Col("collective", False), Col("group", False), Col("seq"), Col("ranks"),
+                   Col(f"start skew {units.US}"), Col(f"end skew {units.US}"), Col(f"min {units.US}"),
+                   Col(f"max {units.US}"), Col("last rank"), Col("size"),
+                   Col("algorithm", False), Col(f"busbw {units.GBPS}")]
 
 
 def print_job_summary(summary: dict[str, Any], console: Console | None = None) -> None:
@@ -95,8 +85,8 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
 
     table("GPU time per rank (unions over all streams)", RANK_COLS, rank_rows(summary))
     table("Collectives matched across ranks", COLLECTIVE_COLS, collective_rows(summary))
-    table("Stragglers (latest first)", [Col("rank"), Col("late µs (sum)"), Col("last to arrive"),
-                                        Col("wait caused µs"), Col("collectives")],
+    table("Stragglers (latest first)", [Col("rank"), Col(f"late {units.US} (sum)"), Col("last to arrive"),
+                                        Col(f"wait caused {units.US}"), Col("collectives")],
           [[str(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
             _n(s["collectives"])] for s in summary["stragglers"]])
     for w in summary["warnings"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from .. import units
 from ..kineto.kinds import Kind
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
@@ -23,7 +24,7 @@ def describe_node(kt: KinetoTrace, node: int) -> str:
     if kt.is_lane_node(node):
         return f"[lane] {kt.name(node)}"
     kind = Kind(int(kt.kind[node])).name.lower()
-    bits = [f"[{kind}] {kt.name(node)}", f"dur={kt.dur[node]:.3f}us"]
+    bits = [f"[{kind}] {kt.name(node)}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
     if kt.external_id[node] >= 0:
         bits.append(f"ext={int(kt.external_id[node])}")
     if kt.correlation[node] >= 0:
@@ -58,7 +59,7 @@ def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide
         x, lvl = stack.pop()
         line = indent(lvl) + describe_node(kt, x)
         if gcount[x] and not kt.is_gpu_work(x):
-            line += f" gpu={gtime[x]:.3f}us kernels={int(gcount[x])}"
+            line += f" gpu={gtime[x]:.3f}{units.US_ASCII} kernels={int(gcount[x])}"
         lines.append(line)
         if depth is not None and lvl >= depth:
             continue

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import units
 from ..kineto.kinds import GPU_WORK_KINDS
 from .pairing import Flag
 from .pipeline import PHASE_NAMES
@@ -145,7 +146,7 @@ def linked_gpu_events(kt, node: int, subtree: np.ndarray) -> np.ndarray:
 
 def link_quality(kt) -> str:
     """``heuristic link, clock offset ±0.0 µs`` (the offset's uncertainty)."""
-    return f"heuristic link, clock offset ±{kt.link.uncertainty_us:,.1f} µs"
+    return f"heuristic link, clock offset ±{kt.link.uncertainty_us:,.1f} {units.US}"
 
 
 # ---------------------------------------------------------------------------- words
@@ -244,7 +245,9 @@ class IoctlNumber:
     @property
     def type_text(self) -> str:
         c = chr(self.type)
-        return f"'{c}' (0x{self.type:02x})" if c.isprintable() and c != " " and self.type < 127 else f"0x{self.type:02x}"
+        if c.isprintable() and c != " " and self.type < 127:
+            return f"'{c}' (0x{self.type:02x})"
+        return f"0x{self.type:02x}"
 
     @property
     def nvidia(self) -> str | None:
@@ -253,7 +256,7 @@ class IoctlNumber:
 
     def words(self) -> str:
         """``_IOC(read/write, 'F' (0x46), nr 0x2a, 32 B)``."""
-        return f"_IOC({self.direction}, {self.type_text}, nr 0x{self.nr:02x}, {self.size:,} B)"
+        return f"_IOC({self.direction}, {self.type_text}, nr 0x{self.nr:02x}, {self.size:,} {units.B})"
 
 
 def ioctl_number(cmd: int) -> IoctlNumber | None:

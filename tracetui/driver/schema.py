@@ -24,6 +24,8 @@ from enum import IntEnum
 
 import msgspec
 
+from .. import units
+
 # ---- layouts ------------------------------------------------------------------------------
 BPFTRACE = "bpftrace"
 PRELOAD = "preload"
@@ -34,10 +36,10 @@ LAYOUTS = (BPFTRACE, PRELOAD, BCC, SIDECAR)
 US_PER_TS = {BPFTRACE: 1e3, PRELOAD: 1e6, BCC: 1e6, SIDECAR: 1e3}
 #: what each layout is, for messages
 LAYOUT_TITLES = {
-    BPFTRACE: "bpftrace (ms since the tracer started)",
+    BPFTRACE: f"bpftrace ({units.MS} since the tracer started)",
     PRELOAD: "LD_PRELOAD hook (s, CLOCK_MONOTONIC)",
     BCC: "BCC tracer (s)",
-    SIDECAR: "Kubernetes sidecar (ms, entries only)",
+    SIDECAR: f"Kubernetes sidecar ({units.MS}, entries only)",
 }
 
 # ---- field names ---------------------------------------------------------------------------

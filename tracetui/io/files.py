@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from isal import isal_zlib
 
 from ..errors import TraceFileError, TraceTooLargeError
+from ..units import bytes_rounded
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -94,17 +95,12 @@ def available_memory_bytes() -> int | None:
     return avail
 
 
-def _gib(n: float) -> str:
-    """A byte count for messages: GiB, or MiB below 1 GiB."""
-    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
-
-
 def _check_memory(path: str, expected_bytes: int, avail: int | None) -> None:
     if avail is not None and expected_bytes * MEMORY_FACTOR > avail:
         raise TraceTooLargeError(
             path,
-            f"needs about {_gib(expected_bytes * MEMORY_FACTOR)} of memory to load "
-            f"but only {_gib(avail)} is available",
+            f"needs about {bytes_rounded(expected_bytes * MEMORY_FACTOR)} of memory to load "
+            f"but only {bytes_rounded(avail)} is available",
         )
 
 
@@ -137,9 +133,9 @@ def _inflate_piece(d, piece: memoryview, room: float) -> list[bytes]:
 
 def _too_large(path: str, total: int, pos: int, n: int, avail: int | None) -> TraceTooLargeError:
     return TraceTooLargeError(
-        path, f"decompresses to more than {_gib(total)} (stopped at compressed byte {pos:,} "
-              f"of {n:,}); loading it needs over {_gib(total * MEMORY_FACTOR)} of memory "
-              f"but only {_gib(avail)} is available")
+        path, f"decompresses to more than {bytes_rounded(total)} (stopped at compressed byte {pos:,} "
+              f"of {n:,}); loading it needs over {bytes_rounded(total * MEMORY_FACTOR)} of memory "
+              f"but only {bytes_rounded(avail)} is available")
 
 
 def _gunzip_whole(path: str, raw: bytes, avail: int | None) -> _Gunzipped | None:

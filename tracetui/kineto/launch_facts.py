@@ -114,21 +114,21 @@ def blocks_texts(grid_texts: list[str | None], block_texts: list[str | None],
     ``x,y,z`` texts (:func:`~tracetui.analysis.frames.gpu_events_frame`): the grid itself
     where it counts blocks, ``ceil(grid / block)`` where it counts work-items (None when a
     text is not a list of positive ints); both None for a row without a grid."""
-    units: list[str | None] = []
+    grid_units: list[str | None] = []
     blocks: list[str | None] = []
     for g, b, name in zip(grid_texts, block_texts, launch_names):
         if g is None:
-            units.append(None)
+            grid_units.append(None)
             blocks.append(None)
             continue
         unit = grid_unit(name)
-        units.append(unit)
+        grid_units.append(unit)
         if unit == BLOCKS:
             blocks.append(g)
             continue
         got = blocks_of(_ints(g), _ints(b))
         blocks.append(",".join(map(str, got)) if got is not None else None)
-    return units, blocks
+    return grid_units, blocks
 
 
 def _ints(text: str | None) -> list[int] | None:

@@ -155,7 +155,7 @@ def _align_by_order(et, kt: KinetoTrace, et_ops: np.ndarray, k_ops: np.ndarray, 
         o = np.lexsort((evs, -kt.dur[evs], kt.ts[evs]))
         lane_seqs[ln] = evs[o]
     used_lanes: set[int] = set()
-    for t, nodes in sorted(by_tid.items(), key=lambda kv: -kv[1].size):
+    for _tid, nodes in sorted(by_tid.items(), key=lambda kv: -kv[1].size):
         a = [et.names[i] for i in et.name_ids[nodes].tolist()]
         best = None
         for ln, evs in lane_seqs.items():

@@ -73,7 +73,7 @@ def live_bindings(screen: Screen) -> list[tuple[str, str, str]]:
     grouped: dict[tuple[int, str, str], list[str]] = {}
     owners: dict[tuple[int, str, str], str] = {}
     tips: dict[tuple[int, str, str], str] = {}
-    for key, active in screen.active_bindings.items():
+    for active in screen.active_bindings.values():
         binding = active.binding
         if is_generic(active.node, binding):
             continue
@@ -96,7 +96,7 @@ def widget_bindings(node: DOMNode) -> list[tuple[str, str, str]]:
     bindings (:func:`is_generic`)."""
     app = node.app
     out: dict[tuple[str, str], list[str]] = {}
-    for key, bindings in node._bindings.key_to_bindings.items():
+    for bindings in node._bindings.key_to_bindings.values():
         for binding in bindings:
             if is_generic(node, binding):
                 continue

@@ -17,9 +17,19 @@ from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..detail.detail_pane import DetailPane
+from ..detail.raw_args_screen import RawArgsScreen
+from ..job.job_actions import JobActions
+from ..notify import show_note
+from ..summaries.summaries_screen import open_summaries
+from ..timeline.trace_timeline import TraceTimeline
+from ..tree.trace_tree import TraceTree
+from ..tree.virtual_tree import VirtualTree
+from ..view.driver_notes import back_texts, driver_link_note, hop_texts
 from ..view.jumps import (
     JumpCycle,
     JumpError,
@@ -29,24 +39,14 @@ from ..view.jumps import (
     launching_op,
     match_index,
 )
-from ..notify import show_note
-from ..detail.detail_pane import DetailPane
-from ..view.trace_detail import TraceDetail
-from ...driver.facts import is_standalone
-from ..view.driver_notes import back_texts, driver_link_note, hop_texts
-from ..detail.raw_args_screen import RawArgsScreen
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
-from .status_line import StatusLine
-from ..timeline.trace_timeline import TraceTimeline
+from ..view.trace_detail import TraceDetail
 from ..view.trace_rows import TraceRowSource
-from ..tree.trace_tree import TraceTree
-from ..tree.virtual_tree import VirtualTree
-from .search_bar import SearchBar
-from .warnings_screen import WarningsScreen
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
-from ..job.job_actions import JobActions
-from ..summaries.summaries_screen import open_summaries
+from .search_bar import SearchBar
+from .status_line import StatusLine
+from .warnings_screen import WarningsScreen
 
 
 class MainScreen(JobActions, Screen):
@@ -59,7 +59,8 @@ class MainScreen(JobActions, Screen):
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
     def __init__(self, linked: LinkedTrace, source: TraceRowSource, detail_model: TraceDetail, *,
-                 job_rank: tuple[int, int] | None = None, initial_select: tuple[int, Text | None] | None = None) -> None:
+                 job_rank: tuple[int, int] | None = None, initial_select: tuple[int,
+                                                                                Text | None] | None = None) -> None:
         super().__init__()
         self.job_rank = job_rank
         self.initial_select = initial_select
@@ -413,7 +414,8 @@ class MainScreen(JobActions, Screen):
         self.timeline.fit_all()
 
     def action_summaries(self) -> None:
-        """``s``: the summary tables (:mod:`~tracetui.ui.summaries.summaries_screen`); Enter there selects a row's occurrences."""
+        """``s``: the summary tables (:mod:`~tracetui.ui.summaries.summaries_screen`); Enter there
+        selects a row's occurrences."""
         if self.linked.kineto is None:
             show_note(self, "the summaries need a Kineto trace", severity="warning")
             return

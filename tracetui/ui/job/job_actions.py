@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
+from ... import units
 from ...job.nav import collective_at, member_offsets
 from ..notify import show_note
 from .rank_picker import RankPicker
@@ -26,7 +27,7 @@ def rank_label(rank: int, result: Any, current: int | None) -> Text:
         t.append((result.error if result is not None else "not loaded") or "")
         return t
     tl = result.summary["gpu_timeline"]
-    t.append(f"  GPU span {tl['total_ms']:9.3f} ms  exposed comm {tl['exposed_comm_ms']:8.3f} ms"
+    t.append(f"  GPU span {tl['total_ms']:9.3f} {units.MS}  exposed comm {tl['exposed_comm_ms']:8.3f} {units.MS}"
              f"  collectives {len(result.collectives)}")
     if rank == current:
         t.append("  (shown)", style="dim")
@@ -71,7 +72,7 @@ class JobActions:
         c = job.collectives[i]
         rows = []
         for r, offset, dur in sorted(member_offsets(c), key=lambda x: x[0]):
-            label = Text(f"rank {r:>4}  starts +{offset:10.1f} µs  runs {dur:10.1f} µs")
+            label = Text(f"rank {r:>4}  starts +{offset:10.1f} {units.US}  runs {dur:10.1f} {units.US}")
             if r == c["last_rank"]:
                 label.append("  last to arrive", style="yellow")
             if r == self.app.rank:
@@ -79,7 +80,7 @@ class JobActions:
             rows.append((r, label, r != self.app.rank))
         others = [r for r, _, ok in rows if ok]
         title = (f"{c['name']} #{c['seq'] if c['seq'] is not None else c['index']} on {c['ranks']} ranks: "
-                 f"start skew {c['start_skew_us']:.1f} µs; go to rank")
+                 f"start skew {c['start_skew_us']:.1f} {units.US}; go to rank")
         self.app.push_screen(RankPicker(title, rows, c["last_rank"] if c["last_rank"] in others else
                                         (others[0] if others else None)),
                              lambda r: self._collective_rank_chosen(i, r))
@@ -89,8 +90,8 @@ class JobActions:
             return
         c = self.app.job.collectives[index]
         m = c["members"][rank]
-        note = Text(f"x {c['name']} on rank {rank}: starts +{m['start_us'] - c['start_us']:.1f} µs, "
-                    f"runs {m['dur_us']:.1f} µs", style="bold")
+        note = Text(f"x {c['name']} on rank {rank}: starts +{m['start_us'] - c['start_us']:.1f} {units.US}, "
+                    f"runs {m['dur_us']:.1f} {units.US}", style="bold")
         self.app.show_rank(rank, select=(int(m["kernel"]), note))
 
     def action_job_summary(self) -> None:

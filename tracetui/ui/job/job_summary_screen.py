@@ -17,28 +17,21 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label
 
+from ... import units
 from ...job import job_summary
 from ..shown import only_while_shown
 
-_TL = (("total_ms", "total ms"), ("computation_ms", "compute ms"), ("exposed_comm_ms", "exposed comm ms"),
-       ("exposed_memcpy_ms", "exposed memcpy ms"), ("idle_ms", "idle ms"))
+_TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
+                                                                                      f"exposed comm {units.MS}"),
+       ("exposed_memcpy_ms", f"exposed memcpy {units.MS}"), ("idle_ms", f"idle {units.MS}"))
 
 
 def _n(v: Any, digits: int = 3) -> Text:
-    if v is None:
-        return Text("")
-    if isinstance(v, int):
-        return Text(f"{v:,}", justify="right")
-    return Text(f"{float(v):,.{digits}f}", justify="right")
+    return Text("") if v is None else Text(units.number(v, digits), justify="right")
 
 
 def _size(v: Any) -> Text:
-    if not v:
-        return Text("")
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if v >= size:
-            return Text(f"{v / size:,.1f} {unit}", justify="right")
-    return Text(f"{v:,} B", justify="right")
+    return Text(units.bytes_short(v), justify="right") if v else Text("")
 
 
 class JobSummaryScreen(Screen[tuple[str, int] | None]):
@@ -89,8 +82,9 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
                 status = Text("shown" if r["rank"] == self.current_rank else "ok")
             ranks.add_row(label, *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]), status, key=str(r["rank"]))
         colls = self.query_one("#collectives", DataTable)
-        colls.add_columns("collective", "group", "seq", "ranks", "start skew µs", "end skew µs", "min µs", "max µs",
-                          "last rank", "size", "algorithm", "busbw GB/s")
+        colls.add_columns("collective", "group", "seq", "ranks", f"start skew {units.US}", f"end skew {units.US}",
+                          f"min {units.US}", f"max {units.US}",
+                          "last rank", "size", "algorithm", f"busbw {units.GBPS}")
         for i, c in enumerate(self.doc["collectives"]):
             ident = str(c["seq"]) if c["seq"] is not None else f"#{c['index']}"
             algo = "/".join(x for x in (c["algorithm"], c["protocol"]) if x)
@@ -98,7 +92,7 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
                           _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1),
                           _n(c["last_rank"]), _size(c["bytes"]), Text(algo), _n(c["busbw_gbps"], 2), key=str(i))
         strag = self.query_one("#stragglers", DataTable)
-        strag.add_columns("rank", "late µs (sum)", "last to arrive", "wait caused µs", "collectives")
+        strag.add_columns("rank", f"late {units.US} (sum)", "last to arrive", f"wait caused {units.US}", "collectives")
         for s in self.doc["stragglers"]:
             strag.add_row(_n(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
                           _n(s["collectives"]), key=str(s["rank"]))

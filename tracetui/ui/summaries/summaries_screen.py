@@ -31,6 +31,7 @@ from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
+from ... import units
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
 from ..shown import only_while_shown
@@ -48,12 +49,8 @@ def _cell(v: Any, numeric: bool, column: str, width: int | None = None) -> Text:
         if width is not None and text.cell_len > width:
             text.truncate(width, overflow="ellipsis")
         return text
-    if isinstance(v, (int, np.integer)):
-        text = f"{int(v):,}"
-    else:
-        digits = 1 if column in ("%", "% roof", "% of idle") else 3
-        text = f"{float(v):,.{digits}f}"
-    return Text(text.rjust(width or 0))
+    digits = 1 if column.split()[0] == units.PCT else 3  # percentages: one decimal
+    return Text(units.number(v if isinstance(v, (int, np.integer)) else float(v), digits).rjust(width or 0))
 
 
 def _num_width(t: SummaryTable, c: int) -> int:
@@ -133,7 +130,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
             numeric = t.columns[col][1]
             order.sort(key=lambda i: _sort_key(t.rows[i][col], numeric), reverse=rev)
         widths = self._text_widths(t)
-        for c, (name, num) in enumerate(t.columns):
+        for c, (_name, num) in enumerate(t.columns):
             column = table.columns[ColumnKey(str(c))]  # the header shows the sort: ▼ as sorted, ▲ reversed
             header = self._header(t, c)
             column.content_width = max(column.content_width, header.cell_len, _num_width(t, c) if num else 0)

@@ -29,8 +29,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...analysis.intervals import union_intervals
+from ...units import choose_unit, format_duration_us, format_time_us
+from ..view.timescale import nice_ticks
 from ..view.track import BusyRuns, Track, runs_mask
-from ..view.timescale import choose_unit, format_duration_us, format_time_us, nice_ticks
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 """Busy-fraction glyphs: index ``ceil``-ish of ``fraction * 8``; nonzero busy is at least ``▁``."""

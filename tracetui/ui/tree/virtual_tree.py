@@ -27,6 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..notify import show_note
+from ..view.row_source import RowSource
 from ..view.visible_rows import (
     ASCII_GLYPHS,
     MAX_INDENT_FRACTION,
@@ -34,7 +35,6 @@ from ..view.visible_rows import (
     MIN_TEXT_CELLS,
     UNICODE_GLYPHS,
     RowStyles,
-    RowSource,
     VisibleRows,
 )
 

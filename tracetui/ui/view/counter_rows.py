@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import RenderableType
 
+from ... import units
 from ...kineto.counters import counters_of
 from ...kineto.trace import KinetoTrace
 from .keep_text import KeepText
@@ -48,7 +49,7 @@ def counter_sections(kt: KinetoTrace, ev: int) -> list[Section]:
     lines: list[RenderableType] = []
     for (name, value), text in zip(samples, texts):
         total = totals.get(name, 0.0)
-        share = f"{100.0 * value / total:.1f}% of its total" if total else "its total is 0"
+        share = f"{100.0 * value / total:.1f}{units.PCT} of its total" if total else "its total is 0"
         lines.append(KeepText(name, style="bold", overflow="fold"))
         line = KeepText(f"  {text:>{width}}  ")
         line.append(share, style="dim")

@@ -45,13 +45,13 @@ class CounterTrack(Track):
             return out
         frac = np.abs(self.values[inside]) / top
         lvl = np.where(frac > 0, np.clip(np.rint(frac * 8), 1, 8), 0).astype(np.int8)
-        f, l = first[inside], np.maximum(last[inside], first[inside])
+        f, end = first[inside], np.maximum(last[inside], first[inside])
         # max over each sample's cell span: mark starts, then a running max within spans
         for lv in np.unique(lvl[lvl > 0]).tolist():  # at most 8 passes
             m = lvl == lv
             cover = np.zeros(cells + 1, dtype=np.int32)
             np.add.at(cover, f[m], 1)
-            np.add.at(cover, l[m] + 1, -1)
+            np.add.at(cover, end[m] + 1, -1)
             on = np.cumsum(cover[:-1]) > 0
             out[on] = np.maximum(out[on], lv)
         return out

@@ -17,16 +17,8 @@ import numpy as np
 from rich.console import RenderableType
 from rich.text import Text
 
-from ...driver.pipeline import CallClass, call_class
+from ... import units
 from ...driver import schema as dschema
-from ...driver.pairing import Flag
-from ...driver.schema import BCC, What
-from ...driver.trace import DriverTrace
-from ...kineto import schema
-from ...kineto.kinds import Kind
-from .kernel_rows import xyz
-from .section import Section, cell, duration_text, format_bytes, grid
-from .keep_text import KeepText
 from ...driver.facts import (
     CALL_WHATS,
     DIRECTION_WORDS,
@@ -37,6 +29,7 @@ from ...driver.facts import (
     call_contents,
     driver_of,
     enclosing_call,
+    enclosing_phase,
     flag_words,
     ioctl_number,
     ioctl_short,
@@ -46,11 +39,19 @@ from ...driver.facts import (
     linked_gpu_events,
     linked_kineto,
     owning_call,
-    enclosing_phase,
     return_words,
     what_of,
 )
-from .timescale import format_duration_us
+from ...driver.pairing import Flag
+from ...driver.pipeline import CallClass, call_class
+from ...driver.schema import BCC, What
+from ...driver.trace import DriverTrace
+from ...kineto import schema
+from ...kineto.kinds import Kind
+from ...units import bytes_text, duration_exact, format_duration_us
+from .keep_text import KeepText
+from .kernel_rows import xyz
+from .section import Section, cell, grid
 from .trace_rows import KIND_STYLES
 
 #: Kineto calls of these classes can be linked to a driver call (link/driver_kineto.py)
@@ -206,7 +207,7 @@ class DriverDetail:
         if what == What.ENTRY:
             rows.append(("Duration", cell("none: the sidecar writes entries only", "dim")))
         else:
-            d = KeepText(duration_text(dur))
+            d = KeepText(duration_exact(dur))
             if flag_words(kt, ev) and kt.value(kt.end_line_no, ev) is None:
                 d.append("  (inferred: no end line)", style="yellow")
             rows.append(("Duration", d))
@@ -273,14 +274,14 @@ class DriverDetail:
         elif what in (What.ALLOC, What.KERNEL_MEMORY, What.TRANSFER):
             size = kt.value(kt.size, rec)
             if size is not None:
-                facts.append(format_bytes(size))
+                facts.append(bytes_text(size))
             if what == What.TRANSFER and size is not None and float(kt.dur[rec]) > 0:
                 facts.append(f"in {format_duration_us(float(kt.dur[rec]))}, "
-                             f"{_gbps(size, float(kt.dur[rec])):,.2f} GB/s")
+                             f"{_gbps(size, float(kt.dur[rec])):,.2f} {units.GBPS}")
             if what == What.ALLOC:
                 total = allocation_total(kt, rec)
                 if total is not None:
-                    facts.append(f"total {format_bytes(total[0])}")
+                    facts.append(f"total {bytes_text(total[0])}")
         elif what == What.SYSCALL:
             cmd = kt.value(kt.ioctl_cmd, rec)
             if cmd is not None:
@@ -295,7 +296,7 @@ class DriverDetail:
         facts = [ioctl_short(cmd)] if cmd is not None else []
         facts.append(format_duration_us(float(kt.dur[ev])))
         rows: list[tuple[str, Any]] = self._command_rows(ev, cmd, num)
-        rows += [("Duration", duration_text(float(kt.dur[ev]))), ("Start", self.start(ev)),
+        rows += [("Duration", duration_exact(float(kt.dur[ev]))), ("Start", self.start(ev)),
                  ("Return value", self._return(ev, What.IOCTL)), ("Lines", self._lines(ev))]
         rows += self._flag_rows(ev)
         rows += [("Thread", self._thread(ev)), ("Layout", layout_title(kt, ev))]
@@ -349,11 +350,11 @@ class DriverDetail:
             rows += self._kernel_rows(ev, g, b)
         elif what in (What.ALLOC, What.KERNEL_MEMORY):
             size = kt.value(kt.size, ev)
-            rows.append(("Size", format_bytes(size) if size is not None else cell("not in the file", "dim")))
+            rows.append(("Size", bytes_text(size) if size is not None else cell("not in the file", "dim")))
             if what == What.ALLOC:
                 total = allocation_total(kt, ev)
                 if total is not None:
-                    rows.append(("Running total", f"{format_bytes(total[0])}"
+                    rows.append(("Running total", f"{bytes_text(total[0])}"
                                  + ("" if total[1] else "  (the sum of the sizes so far: the file gives no total)")))
             else:
                 rows.append(("What", "memory the driver allocated in the kernel (not the process's allocation)"))
@@ -373,8 +374,9 @@ class DriverDetail:
         rows += [("Start", self.start(ev)), ("Line", self._lines(ev)), ("Thread", self._thread(ev)),
                  ("Layout", layout_title(kt, ev)), ("Phase", enclosing_phase(kt, ev))]
         call = owning_call(kt, ev)
+        within = units.us_text(dschema.RECORD_SLACK_US, "g")
         rows.append(("Call", self._driver_line(call) if call >= 0 else
-                     cell("none: no call of its thread was open within 100 µs", "dim")))
+                     cell(f"none: no call of its thread was open within {within}", "dim")))
         rows += self._link_rows(ev)
         return self._head(ev, what, self._record_facts(ev)) + [grid(rows)]
 
@@ -384,17 +386,18 @@ class DriverDetail:
         size = kt.value(kt.size, ev)
         dur = float(kt.dur[ev])
         rows: list[tuple[str, Any]] = [
-            ("Direction", f"{direction} ({DIRECTION_WORDS[direction]})" if direction else cell("not in the file", "dim")),
-            ("Bytes", format_bytes(size) if size is not None else cell("not in the file", "dim")),
-            ("Duration", duration_text(dur) if dur > 0 else cell("not in the file (no duration_ms)", "dim"))]
+            ("Direction", f"{direction} ({DIRECTION_WORDS[direction]})" if direction else cell("not in the file",
+                                                                                               "dim")),
+            ("Bytes", bytes_text(size) if size is not None else cell("not in the file", "dim")),
+            ("Duration", duration_exact(dur) if dur > 0 else cell("not in the file (no duration_ms)", "dim"))]
         said = args.get(dschema.BANDWIDTH_GBPS)
         bw = KeepText("")
         if size is not None and dur > 0:
-            bw.append(f"{_gbps(size, dur):,.2f} GB/s (bytes ÷ duration)")
+            bw.append(f"{_gbps(size, dur):,.2f} {units.GBPS} (bytes ÷ duration)")
         if isinstance(said, (int, float)) and not isinstance(said, bool):
             if bw.plain:
                 bw.append("; ")
-            bw.append(f"the file says {said:,.2f} GB/s", style="dim")
+            bw.append(f"the file says {said:,.2f} {units.GBPS}", style="dim")
         rows.append(("Bandwidth", bw if bw.plain else None))
         return rows
 
@@ -431,7 +434,7 @@ class DriverDetail:
         if top.size:
             calls_text.append(": " + ", ".join(f"{kt.names[int(ids[i])]} ×{int(counts[i]):,}" for i in top.tolist()))
         rows: list[tuple[str, Any]] = [
-            ("Duration", duration_text(float(kt.dur[ev]))), ("Start", self.start(ev)), ("Calls", calls_text),
+            ("Duration", duration_exact(float(kt.dur[ev]))), ("Start", self.start(ev)), ("Calls", calls_text),
             ("Rule", PHASE_RULES.get(phase, cell("a phase tracetui does not describe", "dim"))),
             ("", cell("Phases come from what each call of the process does (its name: launch, copy, "
                       "synchronize, allocate, free, set-up, tear-down); each thread's span runs from its "

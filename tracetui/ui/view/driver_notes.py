@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 
-from ...kineto.kinds import Kind
 from ...driver.facts import call_contents, is_driver_event, link_quality, linked_kineto
+from ...kineto.kinds import Kind
 from .trace_rows import KIND_STYLES
 
 _GPU_WORDS = {Kind.KERNEL: "the kernel", Kind.MEMCPY: "the memcpy", Kind.MEMSET: "the memset"}

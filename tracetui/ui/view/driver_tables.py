@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import units
 from ...analysis.driver import driver_summary
 from ...driver import DriverTrace, What
 from ...driver.pipeline import CallClass, call_class
@@ -33,9 +34,7 @@ def _of_class(trace: DriverTrace, events: np.ndarray, classes: set[CallClass]) -
     return events[cls[trace.name_id[events]]]
 
 
-def _n(count: int, what: str) -> str:
-    """``1 call``, ``2,145 calls``."""
-    return f"{count:,} {what}" + ("" if count == 1 else "s")
+_n = units.plural
 
 
 def _ms(us: Any) -> float | None:
@@ -64,17 +63,20 @@ def _answers(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
                f"{it['launches_per_iteration']:,g} (median of {_n(it['count'], 'iteration')}; min {it['min']:,}, "
                f"max {it['max']:,})"), "synchronize calls", syncs)
     s = d["sync"]
-    t.add(("Time in synchronize calls", f"{s['total_us'] / 1e3:,.3f} ms in {_n(s['count'], 'call')}"),
+    t.add(("Time in synchronize calls", f"{s['total_us'] / 1e3:,.3f} {units.MS} in {_n(s['count'], 'call')}"),
           "synchronize calls", syncs)
     idle = d["idle_after_sync"]
-    t.add(("GPU idle after a synchronize", f"{_n(idle['count'], 'gap')}, {idle['total_us'] / 1e3:,.3f} ms, longest "
-           f"{idle['max_us'] / 1e3:,.3f} ms"), "synchronize calls", syncs)
+    t.add(("GPU idle after a synchronize",
+           f"{_n(idle['count'], 'gap')}, {idle['total_us'] / 1e3:,.3f} {units.MS}, longest "
+           f"{idle['max_us'] / 1e3:,.3f} {units.MS}"), "synchronize calls", syncs)
     cvt = d["compute_vs_transfer"]
     ratio = "" if cvt["ratio"] is None else f" (ratio {cvt['ratio']:,.2f})"
-    t.add(("Compute vs transfer", f"{cvt['compute_us'] / 1e3:,.3f} ms vs {cvt['transfer_us'] / 1e3:,.3f} ms{ratio}"),
+    t.add(("Compute vs transfer",
+           f"{cvt['compute_us'] / 1e3:,.3f} {units.MS} vs {cvt['transfer_us'] / 1e3:,.3f} {units.MS}{ratio}"),
           "transfers", _events(trace, What.TRANSFER))
     a = d["allocations"]
-    size = "" if a["bytes"] is None else f", {int(a['bytes']):,} B (peak {int(a['peak_bytes'] or 0):,} B)"
+    size = ("" if a["bytes"] is None else
+            f", {units.bytes_exact(a['bytes'])} (peak {units.bytes_exact(a['peak_bytes'] or 0)})")
     t.add(("Allocations", f"{int(a['count']):,}{size}"), "allocations", _events(trace, What.ALLOC))
     n_ioctl = sum(int(x["count"]) for x in d["ioctls"])
     t.add(("ioctls into the driver", f"{n_ioctl:,} ({_n(len(d['ioctls']), 'command')})"), "ioctls",
@@ -86,8 +88,8 @@ def _answers(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
 
 
 def _calls(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
-    t = SummaryTable("d-calls", "Calls", [("name", False), ("api", False), ("count", True), ("total ms", True),
-                                          ("mean µs", True), ("errors", True)],
+    t = SummaryTable("d-calls", "Calls", [("name", False), ("api", False), ("count", True), (f"total {units.MS}", True),
+                                          (f"mean {units.US}", True), ("errors", True)],
                      note="API calls by name; errors: a non-zero return value")
     events = _events(trace, What.CALL, What.ENTRY)
     by_name = _group_by_name(trace, events)
@@ -98,7 +100,8 @@ def _calls(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
 
 
 def _phases(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
-    t = SummaryTable("d-phases", "Phases", [("phase", False), ("pid", False), ("start ms", True), ("dur ms", True),
+    t = SummaryTable("d-phases", "Phases", [("phase", False), ("pid", False), (f"start {units.MS}", True),
+                                            (f"dur {units.MS}", True),
                                             ("calls", True), ("launches", True), ("syncs", True), ("ioctls", True)],
                      note="pipeline phases by the rules of docs/driver.md; Enter goes to the phase on each thread")
     spans = _group_by_name(trace, _events(trace, What.PHASE))
@@ -110,8 +113,8 @@ def _phases(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
 
 
 def _ioctls(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
-    t = SummaryTable("d-ioctls", "ioctls", [("command", False), ("count", True), ("total µs", True),
-                                            ("mean µs", True), ("errors", True)],
+    t = SummaryTable("d-ioctls", "ioctls", [("command", False), ("count", True), (f"total {units.US}", True),
+                                            (f"mean {units.US}", True), ("errors", True)],
                      note="kernel-space ioctls by command (hex)")
     ev = _events(trace, What.IOCTL)
     cmd = trace.ioctl_cmd[ev - trace.first]
@@ -124,7 +127,7 @@ def _ioctls(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
 
 def _transfers(trace: DriverTrace, d: dict[str, Any]) -> SummaryTable:
     t = SummaryTable("d-transfers", "Transfers", [("direction", False), ("count", True), ("bytes", True),
-                                                  ("total ms", True), ("GB/s", True)],
+                                                  (f"total {units.MS}", True), (units.GBPS, True)],
                      note=f"from {d['transfers_from']}")
     rec = _events(trace, What.TRANSFER)
     code = {name: k for k, name in DIRECTION_CODES.items()}

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...driver.facts import PHASE_PREFIX, allocation_series, driver_of
 from ...kineto.kinds import Kind
 from .counter_track import CounterTrack
-from ...driver.facts import PHASE_PREFIX, allocation_series, driver_of
 from .track import Track
 
 PHASE_MARK = "┃"

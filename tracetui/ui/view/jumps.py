@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...driver.schema import What
-from ...kineto.kinds import Kind
 from ...driver.facts import (
     driver_of,
     is_driver_event,
@@ -32,6 +30,8 @@ from ...driver.facts import (
     owning_call,
     what_of,
 )
+from ...driver.schema import What
+from ...kineto.kinds import Kind
 from .trace_rows import TraceRowSource
 
 NO_GPU_IN_DRIVER_TRACE = ("a driver-call trace has no GPU events: it records the host's calls into libcuda "

@@ -3,9 +3,9 @@
 Rich wraps a :class:`~rich.text.Text` at any space, so ``19,267,584 B`` could end one line
 with the number and start the next with ``B``, and ``ext 420`` could lose its id to the
 next line.  :class:`KeepText` wraps like ``Text`` but treats these spaces as part of the
-word: the space between a number and a unit (``B``, ``KiB`` … ``TiB``, ``ns``, ``µs``,
-``ms``, ``s``, ``%``, ``GB/s``) and the space between an id keyword (``ext``, ``node``,
-``rf_id``, ``tensor``, ``storage``, ``id``) and its number.  Its measured minimum width
+word: the space between a number and a unit (any symbol of :mod:`tracetui.units`: ``B``,
+``kB`` … ``TB``, ``ns``, ``µs``, ``ms``, ``s``, ``%``, ``GB/s`` ...) and the space between an
+id keyword (``ext``, ``node``, ``rf_id``, ``tensor``, ``storage``, ``id``) and its number.  Its measured minimum width
 is the widest such joined token, so a table column holding it is never narrower.
 The characters shown are unchanged (a plain space): only the break points differ.
 """
@@ -22,12 +22,15 @@ from rich.containers import Lines
 from rich.measure import Measurement
 from rich.text import Text
 
+from ... import units
+
 WIDE = 72
 """Pane width (cells) from which argument lists are shown as full tables."""
 
 #: A space that must not break: number + unit, or id keyword + number.
+_UNIT = "|".join(re.escape(symbol) for symbol in sorted(units.SYMBOLS, key=len, reverse=True))
 _JOINED = re.compile(
-    r"(?<=\d) (?=(?:B|KiB|MiB|GiB|TiB|ns|µs|ms|s|min|%|GB/s)(?![\w/]))"
+    rf"(?<=\d) (?=(?:{_UNIT})(?![\w/]))"
     r"|(?<=\bext) (?=\d)|(?<=\bnode) (?=\d)|(?<=\brf_id) (?=\d)|(?<=\btensor) (?=\d)"
     r"|(?<=\bstorage) (?=\d)|(?<=\bid) (?=\d)"
 )

@@ -3,7 +3,7 @@
 * ``grid``: what it counts (blocks, or work-items for ``hipExtModuleLaunchKernel``) and the
   blocks computed from a work-item grid are :mod:`tracetui.kineto.launch_facts`'s; the pane
   says which and shows both.
-* ``blocks per SM`` / ``warps per SM`` share one number format (:func:`format_number`).
+* ``blocks per SM`` / ``warps per SM`` share one number format (:func:`tracetui.units.as_given`).
 * ``est. achieved occupancy %`` is Kineto's estimate (from the launch configuration, not a
   measurement): the value says so (in the value, so the key column stays as narrow as before).
 * ``External id``: in older traces it equals the correlation
@@ -14,18 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import units
 from ...analysis.occupancy import Occupancy
 from ...kineto import schema
 from ...kineto.launch_facts import launch_config
-
-
-def format_number(v: Any) -> str | None:
-    """A count as given, with thousands separators: ``1,106.2125``, ``0.05``, ``4``."""
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return str(v)
-    return format(v, ",")
+from ...units import PCT, as_given
 
 
 def xyz(v: Any) -> str | None:
@@ -64,11 +57,11 @@ def occupancy_rows(args: dict[str, Any], theoretical: Occupancy | None = None) -
     beside it, the theoretical occupancy of the launch configuration with its limiting
     factor (analysis/occupancy.py), or why it cannot be computed."""
     occ = args.get(schema.EST_OCCUPANCY)
-    rows = [("Blocks/SM", format_number(args.get(schema.BLOCKS_PER_SM))),
-            ("Warps/SM", format_number(args.get(schema.WARPS_PER_SM))),
-            ("Occupancy", f"{format_number(occ)} % (Kineto's estimate)" if occ is not None else None)]
+    rows = [("Blocks/SM", as_given(args.get(schema.BLOCKS_PER_SM))),
+            ("Warps/SM", as_given(args.get(schema.WARPS_PER_SM))),
+            ("Occupancy", f"{as_given(occ)} {PCT} (Kineto's estimate)" if occ is not None else None)]
     if theoretical is not None and theoretical.computable:
-        rows.append(("Theoretical occ.", f"{theoretical.pct:.4g} % ({theoretical.active_blocks} "
+        rows.append(("Theoretical occ.", f"{theoretical.pct:.4g} {units.PCT} ({theoretical.active_blocks} "
                                          f"block{'' if theoretical.active_blocks == 1 else 's'}, "
                                          f"{theoretical.active_warps}/{theoretical.max_warps} warps per SM; "
                                          f"limited by {theoretical.limiter})"))

@@ -6,7 +6,7 @@ name, what it is and a key/value grid), each further one a heading over its body
 rows are :class:`~.trace_detail.TraceDetail`'s (Kineto and ET nodes, with
 :class:`~.driver_detail.DriverDetail` for driver-call events); a diff, a critical path or a
 findings list hands the pane sections of its own, built with the blocks here: a key/value
-:func:`grid`, a :func:`cell`, a :func:`heading`, byte counts and durations in human units.
+:func:`grid`, a :func:`cell`, a :func:`heading` (numbers with their units: :mod:`tracetui.units`).
 
 Trace strings always become ``Text`` (as :class:`~.keep_text.KeepText`, which keeps a
 number with its unit when wrapping), never markup.  Durations are microseconds.
@@ -14,7 +14,6 @@ number with its unit when wrapping), never markup.  Durations are microseconds.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,7 +23,6 @@ from rich.table import Table
 from rich.text import Text
 
 from .keep_text import KeepText
-from .timescale import format_duration_us
 
 
 @dataclass
@@ -84,20 +82,3 @@ def grid(rows: Iterable[tuple[str, Any]]) -> Table:
 
 def heading(text: str) -> Text:
     return KeepText(text, style="bold underline")
-
-
-def format_bytes(n: float) -> str:
-    """``33,792 B (33.0 KiB)`` style byte counts."""
-    if not isinstance(n, (int, float)) or not math.isfinite(n):
-        return str(n)
-    if abs(n) < 1024:
-        return f"{int(n):,} B"
-    for unit, scale in (("KiB", 1024.0), ("MiB", 1024.0 ** 2), ("GiB", 1024.0 ** 3), ("TiB", 1024.0 ** 4)):
-        if abs(n) < scale * 1024 or unit == "TiB":
-            return f"{int(n):,} B ({n / scale:.1f} {unit})"
-    return f"{n} B"  # pragma: no cover
-
-
-def duration_text(us: float) -> str:
-    """``5.82µs  (5.824 µs)``: the human unit, then the exact microseconds."""
-    return f"{format_duration_us(us)}  ({us:,.3f} µs)"

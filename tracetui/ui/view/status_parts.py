@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from ...driver.schema import What
+from ... import units
 from ...driver.facts import CALL_WHATS, driver_of
+from ...driver.schema import What
 
 SEPARATOR = " · "
 
@@ -83,7 +84,7 @@ def _driver_link_part(drv) -> Part:
     that can be), and the uncertainty of the clock offset."""
     link = drv.link
     body = f"driver link {link.linked:,}/{link.kineto_calls:,}"
-    spread = f"±{link.uncertainty_us:,.1f} µs" if link.linked else "no offset"
+    spread = f"±{link.uncertainty_us:,.1f} {units.US}" if link.linked else "no offset"
     style = "" if link.linked else "yellow"
     return _part("driver_link", f"{body}, offset {spread} (heuristic)", f"{body}, offset {spread}",
                  f"driver {link.linked:,}/{link.kineto_calls:,}", style=style, late=1)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import units
 from ...analysis.categories import KernelCategorizer
 from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from ...analysis.gaps import idle_gaps, idle_summary
@@ -32,7 +33,8 @@ def _groups(keys: list[Any], events: np.ndarray) -> dict[Any, np.ndarray]:
 
 def _kernels(gpu: Any) -> SummaryTable:
     t = SummaryTable("kernels", "Top kernels", [("name", False), ("category", False), ("count", True),
-                                                ("total ms", True), ("mean µs", True), ("max µs", True),
+                                                (f"total {units.MS}", True), (f"mean {units.US}",
+                                                                              True), (f"max {units.US}", True),
                                                 ("%", True)])
     if gpu.empty:
         return t
@@ -44,8 +46,9 @@ def _kernels(gpu: Any) -> SummaryTable:
 
 
 def _ops(ops: Any) -> SummaryTable:
-    t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), ("host ms", True),
-                                        ("GPU direct ms", True), ("GPU subtree ms", True), ("%", True)],
+    t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), (f"host {units.MS}", True),
+                                        (f"GPU direct {units.MS}", True), (f"GPU subtree {units.MS}", True), ("%",
+                                                                                                              True)],
                      note="GPU direct: its own launches; subtree: everything under it")
     if ops.empty:
         return t
@@ -57,7 +60,7 @@ def _ops(ops: Any) -> SummaryTable:
 
 
 def _categories(gpu: Any) -> SummaryTable:
-    t = SummaryTable("categories", "Categories", [("category", False), ("count", True), ("total ms", True),
+    t = SummaryTable("categories", "Categories", [("category", False), ("count", True), (f"total {units.MS}", True),
                                                   ("%", True)])
     if gpu.empty:
         return t
@@ -69,9 +72,10 @@ def _categories(gpu: Any) -> SummaryTable:
 
 def _roofline(kt: KinetoTrace) -> SummaryTable:
     t = SummaryTable("roofline", "Roofline", [("name", False), ("shapes", False), ("count", True),
-                                              ("GPU ms", True), ("TFLOP/s", True), ("GB/s", True),
-                                              ("FLOP/B", True), ("% roof", True), ("bound", False)],
-                     note="ops with FLOPs from their shapes (docs/roofline.md); % of the roofline at their FLOP/byte")
+                                              (f"GPU {units.MS}", True), (units.TFLOPS, True), (units.GBPS, True),
+                                              (units.FLOP_PER_B, True), ("% roof", True), ("bound", False)],
+                     note=f"ops with FLOPs from their shapes (docs/roofline.md); % of the roofline at their "
+                          f"{units.FLOP_PER_BYTE}")
     for r in roofline_table(kt, with_events=True).head(MAX_ROWS).itertuples(index=False):
         t.add((r.name, r.input_dims, int(r.count), r.gpu_ms, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
                r.bound or ""), f"op {r.name} {r.input_dims}", r.events)
@@ -79,8 +83,9 @@ def _roofline(kt: KinetoTrace) -> SummaryTable:
 
 
 def _gaps(kt: KinetoTrace, gpu: Any) -> SummaryTable:
-    t = SummaryTable("gaps", "Idle gaps", [("class", False), ("gaps", True), ("total ms", True), ("mean µs", True),
-                                           ("max µs", True), ("% of idle", True)],
+    t = SummaryTable("gaps", "Idle gaps", [("class", False), ("gaps", True), (f"total {units.MS}", True),
+                                           (f"mean {units.US}", True),
+                                           (f"max {units.US}", True), ("% of idle", True)],
                      note="gaps on each GPU stream; Enter goes to the GPU events that end them (tree order)")
     gaps = idle_gaps(kt, gpu)
     if gaps.empty:
@@ -96,9 +101,9 @@ def _gaps(kt: KinetoTrace, gpu: Any) -> SummaryTable:
 
 
 def _launches(kt: KinetoTrace, gpu: Any) -> SummaryTable:
-    t = SummaryTable("launches", "Launches", [("class", False), ("calls", True), ("call mean µs", True),
-                                              ("delay median µs", True), ("delay p90 µs", True),
-                                              ("delay max µs", True), ("GPU ms", True)],
+    t = SummaryTable("launches", "Launches", [("class", False), ("calls", True), (f"call mean {units.US}", True),
+                                              (f"delay median {units.US}", True), (f"delay p90 {units.US}", True),
+                                              (f"delay max {units.US}", True), (f"GPU {units.MS}", True)],
                      note="launch calls by class; delay = first GPU start - call start")
     lf = launch_frame(kt, gpu)
     if lf.empty:
@@ -106,8 +111,8 @@ def _launches(kt: KinetoTrace, gpu: Any) -> SummaryTable:
     occ = _groups(list(lf["launch_class"]), lf["launch"].to_numpy())
     for cls, st in launch_class_stats(lf).items():
         delay, call = st["delay"], st["call"]
-        q = (lambda k: delay[k] if delay["count"] else None)
-        t.add((str(cls), call["count"], call["mean_us"], q("median_us"), q("p90_us"), q("max_us"),
+        q = [delay[k] if delay["count"] else None for k in ("median_us", "p90_us", "max_us")]
+        t.add((str(cls), call["count"], call["mean_us"], *q,
                st["gpu_us"] / 1e3), f"launches ({cls})", occ[cls])
     return t
 

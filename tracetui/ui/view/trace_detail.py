@@ -15,23 +15,23 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ... import units
 from ...analysis.node_stats import gpu_work_summary, lane_activity
 from ...analysis.occupancy import kernel_occupancy
 from ...analysis.roofline import op_roofline
+from ...driver.facts import driver_of
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.launch_facts import external_id_is_correlation
+from ...units import bytes_text, format_duration_us, format_time_us
+from ...units import duration_exact as _dur
 from .counter_rows import counter_sections
 from .driver_detail import DriverDetail, kineto_call_rows
-from .kernel_rows import grid_facts, occupancy_rows
-from .section import cell as _t
-from .section import duration_text as _dur
-from .section import format_bytes
-from .section import grid as _grid
-from .section import Section, render_sections
 from .keep_text import WIDE, KeepText
-from ...driver.facts import driver_of
-from .timescale import format_duration_us, format_time_us
+from .kernel_rows import grid_facts, occupancy_rows
+from .section import Section, render_sections
+from .section import cell as _t
+from .section import grid as _grid
 from .trace_rows import ET_ROOT_LABEL, KIND_STYLES, TraceRowSource
 
 TOP_KERNELS = 5
@@ -213,18 +213,20 @@ class TraceDetail:
             return []
         c, r = got
         rows: list[tuple[str, Any]] = [("FLOPs", f"{c.flops:,}  ({c.formula})"),
-                                       ("Bytes moved", format_bytes(c.bytes) + "  (tensors read + written once)")]
+                                       ("Bytes moved", bytes_text(c.bytes) + "  (tensors read + written once)")]
         if r.intensity is not None:
-            rows.append(("Intensity", f"{r.intensity:,.2f} FLOP/byte"))
+            rows.append(("Intensity", f"{r.intensity:,.2f} {units.FLOP_PER_BYTE}"))
         if r.tflops_per_s is None:
             rows.append(("Throughput", _t("no GPU time under this op", "dim")))
             return [Section.of_rows("Cost (from the shapes)", rows)]
-        rows.append(("Throughput", f"{r.tflops_per_s:,.3f} TFLOP/s · {r.gbps:,.1f} GB/s over "
+        rows.append(("Throughput", f"{r.tflops_per_s:,.3f} {units.TFLOPS} · {r.gbps:,.1f} {units.GBPS} over "
                                    f"{format_duration_us(r.gpu_us)} of GPU time"))
         if r.peak_tflops is not None:
-            rows.append(("Peak", f"{r.device}: {r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s"))
+            rows.append(("Peak", f"{r.device}: {r.compute_type} {r.peak_tflops:g} {units.TFLOPS}, "
+                                 f"{r.peak_gbps:g} {units.GBPS}"))
             if r.pct_of_peak is not None:
-                rows.append(("Roofline", f"{r.pct_of_peak:.1f} % of the roof at this intensity · {r.bound} bound"))
+                rows.append(("Roofline",
+                             f"{r.pct_of_peak:.1f} {units.PCT} of the roof at this intensity · {r.bound} bound"))
         else:
             rows.append(("Peak", _t("device not in the peak table (see docs/roofline.md)", "dim")))
         return [Section.of_rows("Cost (from the shapes)", rows)]
@@ -277,12 +279,12 @@ class TraceDetail:
                 scalar = f"{arg.type or '?'} = {v!r}" if v is not None else f"{arg.type or 'None'}"
                 if wide and tensor:
                     rows.append((label, _shape(v.shape), _shape(v.stride), str(v.dtype), str(v.device),
-                                 str(v.tensor_id), str(v.storage_id), f"{v.nbytes:,} B"))
+                                 str(v.tensor_id), str(v.storage_id), f"{v.nbytes:,} {units.B}"))
                 elif tensor:
                     line = KeepText(f"{label:>2} ", style="bold")
-                    line.append(f"{v.dtype} {_shape(v.shape)} {v.device} {v.nbytes:,} B")
-                    line.append(f"\n   strides {_shape(v.stride) or '?'} · tensor {v.tensor_id} · storage {v.storage_id}",
-                                style="dim")
+                    line.append(f"{v.dtype} {_shape(v.shape)} {v.device} {v.nbytes:,} {units.B}")
+                    line.append(f"\n   strides {_shape(v.stride) or '?'} · tensor {v.tensor_id} · "
+                                f"storage {v.storage_id}", style="dim")
                     parts.append(line)
                 else:
                     line = KeepText(f"{label:>2} ", style="bold")
@@ -330,7 +332,7 @@ class TraceDetail:
         if kind == Kind.KERNEL:
             facts += grid_f
         elif isinstance(args.get(schema.BYTES), (int, float)):
-            facts.append(format_bytes(args[schema.BYTES]).split(" (")[0])
+            facts.append(bytes_text(args[schema.BYTES]).split(" (")[0])
         if category:
             facts.append(f"category {category}")
         parts = [KeepText(" · ".join(f for f in facts if f), style="dim"),
@@ -340,15 +342,15 @@ class TraceDetail:
             rows += grid_rows + [
                 ("Threads/block", _prod(args.get(schema.BLOCK))),
                 ("Registers/thread", args.get(schema.REGISTERS_PER_THREAD)),
-                ("Shared memory", format_bytes(args[schema.SHARED_MEMORY]) if schema.SHARED_MEMORY in args else None),
+                ("Shared memory", bytes_text(args[schema.SHARED_MEMORY]) if schema.SHARED_MEMORY in args else None),
             ] + occupancy_rows(args, kernel_occupancy(kt, ev))
         else:
             nbytes = args.get(schema.BYTES)
             bw = args.get(schema.MEMORY_BANDWIDTH)
             if bw is None and isinstance(nbytes, (int, float)) and dur > 0:
                 bw = nbytes / (dur * 1e3)
-            rows += [("Kind", kt.name(ev)), ("Bytes", format_bytes(nbytes) if nbytes is not None else None),
-                     ("Bandwidth", f"{bw:.4g} GB/s" if isinstance(bw, (int, float)) else None)]
+            rows += [("Kind", kt.name(ev)), ("Bytes", bytes_text(nbytes) if nbytes is not None else None),
+                     ("Bandwidth", f"{bw:.4g} {units.GBPS}" if isinstance(bw, (int, float)) else None)]
         dname = kt.device_name(dev) if isinstance(dev, int) else None
         rows.append(("Device", f"{dev}" + (f" · {dname}" if dname else "")))
         rows.append(("Stream", int(kt.stream[ev]) if int(kt.stream[ev]) >= 0 else args.get(schema.STREAM)))
@@ -397,7 +399,8 @@ class TraceDetail:
         if act.span_us is not None and act.busy_us is not None and act.start_us is not None:
             span, busy = act.span_us, act.busy_us
             rows += [("Span", f"{format_duration_us(span)} (from +{format_time_us(act.start_us)})"),
-                     ("Busy", f"{format_duration_us(busy)} ({100 * busy / span:.1f}% of span)" if span > 0 else
+                     ("Busy",
+                      f"{format_duration_us(busy)} ({100 * busy / span:.1f}{units.PCT} of span)" if span > 0 else
                       format_duration_us(busy)),
                      ("Idle", format_duration_us(act.idle_us) if act.idle_us is not None else None)]
         if not lane.is_gpu and int(src.gpu_count[node]):
@@ -475,4 +478,4 @@ def _flatten_args(args: list[Any], prefix: str = "") -> list[tuple[str, Any]]:
             out.append((label, arg))
     return out
 
-__all__ = ["WIDE", "TraceDetail", "format_bytes"]
+__all__ = ["WIDE", "TraceDetail"]

@@ -22,15 +22,15 @@ import numpy as np
 from rich.text import Text
 
 from ...analysis.search import compile_query, et_name_matches, kineto_name_matches
+from ...driver.facts import driver_of, linked_gpu_events
 from ...driver.trace import NO_VALUE
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.rollup import subtree_gpu_totals
 from ...session import LinkedTrace
 from ...tree.preorder import tree_preorder
 from ...tree.propagate import ancestors_mask
-from ...driver.facts import driver_of, linked_gpu_events
+from ...units import compact_count, format_duration_us
 from .label_short import shorten_label
-from .timescale import format_duration_us
 
 #: Rich style of a row label, by event kind (names are never parsed as markup).
 KIND_STYLES: dict[Kind, str] = {
@@ -69,14 +69,6 @@ def id_column_width(values: np.ndarray, *, marks: int = 0, minimum: int = 7) -> 
         return minimum
     lo, hi = int(values.min()), int(values.max())
     return max(minimum, len(str(lo)) + marks, len(str(hi)) + marks)
-
-
-def _fmt_count(n: int) -> str:
-    if n < 100_000:
-        return f"{n:,}" if n < 10_000 else str(n)
-    if n < 10_000_000:
-        return f"{n / 1e3:.0f}k"
-    return f"{n / 1e6:.0f}M"
 
 
 class TraceRowSource:
@@ -284,7 +276,7 @@ class TraceRowSource:
                 count = int(self.gpu_count[k])
                 own = bool(self.gpu_work[k])
                 gpu = format_duration_us(float(self.gpu_time[k])) if count else ""
-                cols += [wall, gpu, _fmt_count(count) if count and not own else ""]
+                cols += [wall, gpu, compact_count(count) if count and not own else ""]
             else:
                 cols += ["", "", ""]
         if self.et is not None:

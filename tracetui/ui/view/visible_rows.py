@@ -1,6 +1,6 @@
 """The row model behind :class:`~tracetui.ui.tree.virtual_tree.VirtualTree`, free of Textual.
 
-A tree is read through :class:`RowSource` (integer node ids chosen by the source,
+A tree is read through :class:`~.row_source.RowSource` (integer node ids chosen by the source,
 usually indices into the model's arrays).  :class:`VisibleRows` keeps only:
 
 * ``expanded``: the set of expanded node ids;
@@ -17,12 +17,14 @@ The widget owns one ``VisibleRows`` and adds keys, scrolling, messages and strip
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
+
+from .row_source import RowSource
 
 MIN_LABEL_CELLS = 24
 """The name column (guides + marker + label) keeps at least this many cells; metric
@@ -38,39 +40,6 @@ NO_DEPTHS = np.empty(0, dtype=np.int32)
 # C0 controls (newline and tab included) and DEL become spaces, one for one, so the
 # label's style spans stay aligned and a label can never break the row.
 _CONTROL_TO_SPACE = {code: " " for code in [*range(32), 127]}
-
-
-class RowSource(Protocol):
-    """What VirtualTree needs to know about a tree.  Node ids are non-negative ints."""
-
-    def root_nodes(self) -> Sequence[int]:
-        """Top-level nodes in display order (a numpy int array is fine)."""
-
-    def child_nodes(self, node: int) -> Sequence[int]:
-        """Children of ``node`` in display order (a numpy int array is fine)."""
-
-    def parent_of(self, node: int) -> int:
-        """Parent of ``node``, or -1 for a root."""
-
-    def row_label(self, node: int) -> Text:
-        """The name column, already styled.  Trace data: never parsed as markup.
-
-        A source may also offer ``short_label(label: Text, cells: int) -> Text``: called
-        with the cleaned label when it is wider than its ``cells``, it returns the text to
-        draw instead (e.g. with long known prefixes abbreviated); it is then cut at the end."""
-
-    def row_columns(self, node: int) -> Sequence[str]:
-        """Right-aligned metric cells, one per entry of ``column_headers()``."""
-
-    def column_headers(self) -> Sequence[str]:
-        """Titles of the metric columns."""
-
-    def column_widths(self) -> Sequence[int]:
-        """Widths in cells of the metric columns."""
-
-    def node_weight(self, node: int) -> float:
-        """Size used by "longest child" (e.g. inclusive duration in µs).  A source may
-        also offer ``child_weights(node) -> np.ndarray`` as a vectorised shortcut."""
 
 
 class RowStyles(NamedTuple):
