@@ -100,13 +100,13 @@ async def test_records_and_ioctls_in_the_detail_pane(bpftrace):
         # an allocation: size and the running total the file gives
         await select_named(pilot, screen, "memory alloc", nth=2)
         d = flat(detail(screen))
-        assert "Size 4,194,304 B (4.0 MiB)" in d and "Running total 5,242,880 B (5.0 MiB)" in d
-        assert "Call cuMemAlloc_v2" in d and "4,194,304 B (4.0 MiB)" in screen_text(app)
+        assert "Size 4,194,304 B (4.2 MB)" in d and "Running total 5,242,880 B (5.2 MB)" in d  # SI
+        assert "Call cuMemAlloc_v2" in d and "4,194,304 B (4.2 MB)" in screen_text(app)
         # a transfer: direction, bytes, duration, bandwidth from bytes/duration and the file's
         await select_named(pilot, screen, "transfer H2D")
         d = flat(detail(screen))
         gbps = FACTS["h2d_bytes"] / (FACTS["h2d_ms"] * 1e-3) / 1e9  # 8.39 GB/s
-        assert "Direction H2D (host to device)" in d and "Bytes 4,194,304 B (4.0 MiB)" in d
+        assert "Direction H2D (host to device)" in d and "Bytes 4,194,304 B (4.2 MB)" in d
         assert "Duration 500µs" in d and f"{gbps:,.2f} GB/s (bytes ÷ duration)" in d
         assert "the file says 8.39 GB/s" in d
         # an ioctl: the command in hex, decoded by the _IOC layout, NVIDIA's escape name
