@@ -47,7 +47,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TRACETUI_SUBPROCESS_MB": ("96", f"Kineto traces whose JSON is estimated at this many {MB} or more are parsed "
                                      "in a child process"),
     "TRACETUI_LOAD_SUBPROCESS": ("", "1 or 0 forces the parse child process on or off"),
-    "TRACETUI_DECODE_WORKERS": ("the available CPUs, at most 8", "processes that decode a big trace (1: serial)"),
+    "TRACETUI_DECODE_WORKERS": ("the available CPUs, at most 4", "processes that decode a big trace (1: serial)"),
     "TRACETUI_CODE_FINGERPRINT": ("a hash of the loader's sources",
                                   "replaces the code fingerprint of cache entries (tests pin it)"),
     "TRACETUI_FUZZ_EXAMPLES": ("the test's own", "examples per hypothesis test (tests, bench/fuzz_long.py)"),
@@ -103,7 +103,7 @@ def user_file(env_name: str, filename: str) -> Path | None:
 
 
 def load_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
-    """The TOML document at ``path``; ``what`` names it in errors (``category rules``).
+    """The TOML document at ``path``; ``what`` names it in errors (``category rules file``).
 
     Raises :class:`~tracetui.errors.TraceFileError` when the file is missing or unreadable and
     :class:`~tracetui.errors.TraceFormatError` when it is not TOML (or not UTF-8): one line
@@ -113,7 +113,7 @@ def load_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
         with open(name, "rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError as exc:
-        raise TraceFileError(name, f"{what} file not found") from exc
+        raise TraceFileError(name, f"{what} not found") from exc
     except OSError as exc:
         raise TraceFileError(name, f"cannot read {what}: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
@@ -145,7 +145,7 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     file = Path(path) if path is not None else user_file("TRACETUI_CONFIG", CONFIG_FILE)
     if file is None:
         return Settings()
-    data = load_toml(file, "settings")
+    data = load_toml(file, "settings file")
     where = os.fspath(file)
     unknown = sorted(set(data) - {"theme", "keymap"})
     if unknown:

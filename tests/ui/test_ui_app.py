@@ -392,7 +392,7 @@ async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ model adapter (no terminal)
 def _source(name: str):
     from tracetui.session import LinkedTrace
-    from tracetui.ui.view.trace_rows import TraceRowSource
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
     return TraceRowSource(LinkedTrace(load_shared_kineto(name)))
 

@@ -299,7 +299,7 @@ async def test_linked_launch_record_confirms_the_kernel_and_unlinked_calls_say_s
 # ------------------------------------------------------------------ the jumps without a terminal
 def _linked_source(tmp_path):
     from tracetui.session import open_traces
-    from tracetui.ui.view.trace_rows import TraceRowSource
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
     kineto, drv = write_linked(tmp_path)
     return TraceRowSource(open_traces([str(drv), str(kineto)]))  # either order
@@ -353,7 +353,7 @@ def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
 def test_a_driver_trace_alone_has_no_gpu_events_and_no_ops(tmp_path):
     from tracetui.session import open_traces
     from tracetui.ui.view.jumps import JumpError, driver_back, driver_hop, gpu_jump
-    from tracetui.ui.view.trace_rows import TraceRowSource
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
     src = TraceRowSource(open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]))
     for node in [*src.kt.driver_events().tolist(), *(ln.node for ln in src.kt.lanes)]:

@@ -14,8 +14,8 @@ from textual.app import App, ComposeResult
 from tracetui.ui.detail.detail_pane import DetailPane
 from tracetui.ui.timeline.timeline_strip import TimelineStrip
 from tracetui.ui.tree.virtual_tree import VirtualTree
+from tracetui.ui.view.detail_section import DetailSection
 from tracetui.ui.view.row_source import RowSource
-from tracetui.ui.view.section import Section
 from tracetui.ui.view.track import Track
 from tracetui.ui.view.visible_rows import UNICODE_GLYPHS, RowStyles, VisibleRows
 
@@ -55,10 +55,10 @@ class Findings:
     # the detail pane's model (DetailModel)
     def sections(self, node, width):
         if node is None:
-            return [Section(None, [Text("Nothing selected.")])]
+            return [DetailSection(None, [Text("Nothing selected.")])]
         name, score, evidence = FINDINGS[node]
-        return [Section(None, [Text(name, style="bold")]),
-                Section.of_rows("Why", [("Score", f"{score:g}"), ("Evidence", f"{len(evidence)} rows")])]
+        return [DetailSection(None, [Text(name, style="bold")]),
+                DetailSection.of_rows("Why", [("Score", f"{score:g}"), ("Evidence", f"{len(evidence)} rows")])]
 
 
 def test_the_findings_model_is_a_row_source_for_the_headless_row_model():

@@ -276,7 +276,7 @@ async def test_thread_selection_highlights_every_gpu_event_of_a_real_trace():
     from shared_traces import load_shared_kineto
 
     from tracetui.session import LinkedTrace
-    from tracetui.ui.view.trace_rows import TraceRowSource
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
     src = TraceRowSource(LinkedTrace(load_shared_kineto("a100_cudagraph_nccl_rank0.json.gz")))
     kt = src.kt

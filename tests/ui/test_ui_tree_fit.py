@@ -18,7 +18,7 @@ from shared_traces import ET_DIR, load_shared_kineto, load_shared_pair
 from tracetui.ui.app import TraceApp
 from tracetui.ui.detail.detail_pane import DetailPane
 from tracetui.ui.view.label_short import SHORT_PREFIXES, shorten_label
-from tracetui.ui.view.trace_rows import id_column_width
+from tracetui.ui.view.trace_row_source import id_column_width
 from tracetui.units import format_duration_us
 
 PAIR = ET_DIR / "torch_cpu_pair"

@@ -43,7 +43,7 @@ from .notify import show_note
 from .textual_guards import install_guards
 from .tree.trace_tree import TraceTree
 from .view.trace_detail import TraceDetail
-from .view.trace_rows import TraceRowSource
+from .view.trace_row_source import TraceRowSource
 
 install_guards()
 

@@ -42,7 +42,7 @@ from ..view.jumps import (
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
-from ..view.trace_rows import TraceRowSource
+from ..view.trace_row_source import TraceRowSource
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
 from .search_bar import SearchBar
 from .status_line import StatusLine

@@ -1,5 +1,5 @@
-"""The detail pane widget: the sections (:class:`~tracetui.ui.view.section.Section`) of the
-selected node, from any :class:`~tracetui.ui.view.section.DetailModel` (a trace's is
+"""The detail pane widget: the sections (:class:`~tracetui.ui.view.detail_section.DetailSection`) of the
+selected node, from any :class:`~tracetui.ui.view.detail_section.DetailModel` (a trace's is
 :class:`~tracetui.ui.view.trace_detail.TraceDetail`).
 
 Cells are terminal columns; the pane renders its content to lines once per selection and
@@ -14,8 +14,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..view.detail_section import DetailModel, render_sections
 from ..view.keep_text import WIDE, KeepText, fit_table
-from ..view.section import DetailModel, render_sections
 
 
 class DetailPane(ScrollView, can_focus=True):

@@ -26,7 +26,7 @@ from textual.message import Message
 from ...kineto.kinds import Kind
 from ..view.counter_track import counter_tracks
 from ..view.driver_tracks import allocation_tracks, phase_tracks
-from ..view.trace_rows import TraceRowSource
+from ..view.trace_row_source import TraceRowSource
 from ..view.track import Track
 from .timeline_strip import TimelineStrip
 

@@ -16,8 +16,8 @@ from rich.console import RenderableType
 from ... import units
 from ...kineto.counters import counters_of
 from ...kineto.trace import KinetoTrace
+from .detail_section import DetailSection
 from .keep_text import KeepText
-from .section import Section
 
 
 def _value(v: Any) -> str:
@@ -31,7 +31,7 @@ def _arg_key(name: str, base: str, is_c: bool) -> str:
     return name[len(base) + 2:] if is_c and name.startswith(base + ": ") else name
 
 
-def counter_sections(kt: KinetoTrace, ev: int) -> list[Section]:
+def counter_sections(kt: KinetoTrace, ev: int) -> list[DetailSection]:
     """The ``Counters`` section of event ``ev``; [] when it carries no counter samples."""
     c = counters_of(kt)
     samples = c.of_event(ev)
@@ -54,4 +54,4 @@ def counter_sections(kt: KinetoTrace, ev: int) -> list[Section]:
         line = KeepText(f"  {text:>{width}}  ")
         line.append(share, style="dim")
         lines.append(line)
-    return [Section(f"Counters ({what})", lines)]
+    return [DetailSection(f"Counters ({what})", lines)]

@@ -49,10 +49,10 @@ from ...driver.trace import DriverTrace
 from ...kineto import schema
 from ...kineto.kinds import Kind
 from ...units import bytes_text, duration_exact, format_duration_us
+from .detail_section import DetailSection, cell, grid
 from .keep_text import KeepText
 from .kernel_rows import xyz
-from .section import Section, cell, grid
-from .trace_rows import KIND_STYLES
+from .trace_row_source import KIND_STYLES
 
 #: Kineto calls of these classes can be linked to a driver call (link/driver_kineto.py)
 _LINKABLE = {CallClass.LAUNCH, CallClass.GRAPH_LAUNCH, CallClass.COPY, CallClass.MEMSET, CallClass.SYNC,
@@ -80,17 +80,17 @@ class DriverDetail:
         self.op_line = op_line
 
     # ------------------------------------------------------------------ entry
-    def sections(self, ev: int) -> list[Section]:
+    def sections(self, ev: int) -> list[DetailSection]:
         """The detail of driver event ``ev``: its head section, and what a call holds."""
         kt = self.kt
         what = what_of(kt, ev)
         if what in CALL_WHATS:
             return self._call(ev, what)
         if what == What.IOCTL:
-            return [Section(None, self._ioctl(ev))]
+            return [DetailSection(None, self._ioctl(ev))]
         if what == What.PHASE:
-            return [Section(None, self._phase(ev))]
-        return [Section(None, self._record(ev, what))]
+            return [DetailSection(None, self._phase(ev))]
+        return [DetailSection(None, self._record(ev, what))]
 
     # ------------------------------------------------------------------ helpers
     def _head(self, ev: int, what: What, facts: list[str] | None = None) -> list[RenderableType]:
@@ -200,7 +200,7 @@ class DriverDetail:
         return rows
 
     # ------------------------------------------------------------------ calls
-    def _call(self, ev: int, what: What) -> list[Section]:
+    def _call(self, ev: int, what: What) -> list[DetailSection]:
         kt = self.kt
         dur = float(kt.dur[ev])
         rows: list[tuple[str, Any]] = []
@@ -220,7 +220,7 @@ class DriverDetail:
         if outer >= 0:
             rows.append(("Inside call", self._driver_line(outer)))
         rows += self._link_rows(ev)
-        return [Section(None, self._head(ev, what) + [grid(rows)])] + self._contents(ev)
+        return [DetailSection(None, self._head(ev, what) + [grid(rows)])] + self._contents(ev)
 
     def _driver_line(self, ev: int) -> Text:
         kt = self.kt
@@ -228,7 +228,7 @@ class DriverDetail:
         text.append(f"  {format_duration_us(float(kt.dur[ev]))}", style="dim")
         return text
 
-    def _contents(self, call: int) -> list[Section]:
+    def _contents(self, call: int) -> list[DetailSection]:
         """The ioctls, nested calls and records the call holds, one line each kind/record."""
         kt = self.kt
         c = call_contents(kt, call)
@@ -254,7 +254,7 @@ class DriverDetail:
                 lines.append(KeepText(f"… and {len(evs) - 4:,} more {name} records", style="dim"))
         if not lines:
             return []
-        return [Section("Inside this call", lines)]
+        return [DetailSection("Inside this call", lines)]
 
     def _record_facts(self, rec: int) -> list[str]:
         """Short facts of a record: grid and block of a launch, bytes of an allocation or

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ...driver.facts import call_contents, is_driver_event, link_quality, linked_kineto
 from ...kineto.kinds import Kind
-from .trace_rows import KIND_STYLES
+from .trace_row_source import KIND_STYLES
 
 _GPU_WORDS = {Kind.KERNEL: "the kernel", Kind.MEMCPY: "the memcpy", Kind.MEMSET: "the memset"}
 

@@ -1,5 +1,5 @@
 """The navigation behind ``>``, ``<`` and search, pure (a
-:class:`~tracetui.ui.view.trace_rows.TraceRowSource` and a node in, a target node out) so it can be
+:class:`~tracetui.ui.view.trace_row_source.TraceRowSource` and a node in, a target node out) so it can be
 tested without a terminal:
 
 * :func:`gpu_jump` (``>``): the selected op's first GPU event, then, from that event, the
@@ -32,7 +32,7 @@ from ...driver.facts import (
 )
 from ...driver.schema import What
 from ...kineto.kinds import Kind
-from .trace_rows import TraceRowSource
+from .trace_row_source import TraceRowSource
 
 NO_GPU_IN_DRIVER_TRACE = ("a driver-call trace has no GPU events: it records the host's calls into libcuda "
                           "(open it with its Kineto trace: tracetui KINETO --driver FILE)")

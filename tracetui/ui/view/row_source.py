@@ -2,7 +2,7 @@
 
 :class:`~tracetui.ui.tree.virtual_tree.VirtualTree` draws whatever implements
 :class:`RowSource`: a trace's host tree today
-(:class:`~tracetui.ui.view.trace_rows.TraceRowSource`), a diff's merged tree, a critical
+(:class:`~tracetui.ui.view.trace_row_source.TraceRowSource`), a diff's merged tree, a critical
 path or a findings list next.  Node ids are non-negative ints chosen by the source (usually
 indices into its numpy arrays); the widget keeps only the ids of the visible rows
 (:class:`~tracetui.ui.view.visible_rows.VisibleRows`), so a source with millions of nodes

@@ -26,13 +26,13 @@ from ...kineto.launch_facts import external_id_is_correlation
 from ...units import bytes_text, format_duration_us, format_time_us
 from ...units import duration_exact as _dur
 from .counter_rows import counter_sections
+from .detail_section import DetailSection, render_sections
+from .detail_section import cell as _t
+from .detail_section import grid as _grid
 from .driver_detail import DriverDetail, kineto_call_rows
 from .keep_text import WIDE, KeepText
 from .kernel_rows import grid_facts, occupancy_rows
-from .section import Section, render_sections
-from .section import cell as _t
-from .section import grid as _grid
-from .trace_rows import ET_ROOT_LABEL, KIND_STYLES, TraceRowSource
+from .trace_row_source import ET_ROOT_LABEL, KIND_STYLES, TraceRowSource
 
 TOP_KERNELS = 5
 
@@ -66,13 +66,13 @@ class TraceDetail:
         self.width = 80  #: cells available; narrower than WIDE gives one line per argument
 
     # ------------------------------------------------------------------ entry
-    def sections(self, node: int | None, width: int | None = None) -> list[Section]:
+    def sections(self, node: int | None, width: int | None = None) -> list[DetailSection]:
         """The detail of ``node`` of the row source (:class:`~.section.DetailModel`)."""
         if width is not None:
             self.width = width
         src = self.src
         if node is None:
-            return [Section(None, [KeepText("Nothing selected.", style="dim")])]
+            return [DetailSection(None, [KeepText("Nothing selected.", style="dim")])]
         if node == src.et_root:
             return self._et_root()
         if not src.is_kineto(node):
@@ -150,7 +150,7 @@ class TraceDetail:
         return rows
 
     def _gpu_summary(self, node: int, jump: str = "> goes to the first GPU event, > again to the next"
-                     ) -> list[Section]:
+                     ) -> list[DetailSection]:
         kt = self.src.kt
         summary = gpu_work_summary(kt, self.src.gpu_events(node), TOP_KERNELS)
         if summary is None:
@@ -165,10 +165,10 @@ class TraceDetail:
                       ("GPU time", _dur(summary.total_us)),
                       ("GPU span", format_duration_us(summary.span_us)),
                       ("Jump", _t(jump, "dim"))])
-        return [Section("GPU work launched", [head, table])]
+        return [DetailSection("GPU work launched", [head, table])]
 
     # ------------------------------------------------------------------ kinds
-    def _host_op(self, ev: int, kind: Kind) -> list[Section]:
+    def _host_op(self, ev: int, kind: Kind) -> list[DetailSection]:
         src, kt = self.src, self.src.kt
         lane = kt.lane_of_node(ev)
         parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
@@ -188,7 +188,7 @@ class TraceDetail:
         if parent_op >= 0 and parent_op != ev:
             rows.append(("Inside op", self._op_line(parent_op)))
         parts.append(_grid(rows))
-        out = [Section(None, parts)]
+        out = [DetailSection(None, parts)]
         args = kt.args(ev)
         used_et = et_node is not None and bool(et_node.inputs or et_node.outputs)
         if used_et:
@@ -204,7 +204,7 @@ class TraceDetail:
         out += self._gpu_summary(ev)
         return out
 
-    def _roofline(self, ev: int, et_node: Any = None) -> list[Section]:
+    def _roofline(self, ev: int, et_node: Any = None) -> list[DetailSection]:
         """FLOPs and bytes from the op's shapes (Kineto's, else its ET node's) and where its GPU
         time puts it on the device's roofline (analysis/roofline.py); nothing when the op's
         FLOPs are not known."""
@@ -218,7 +218,7 @@ class TraceDetail:
             rows.append(("Intensity", f"{r.intensity:,.2f} {units.FLOP_PER_BYTE}"))
         if r.tflops_per_s is None:
             rows.append(("Throughput", _t("no GPU time under this op", "dim")))
-            return [Section.of_rows("Cost (from the shapes)", rows)]
+            return [DetailSection.of_rows("Cost (from the shapes)", rows)]
         rows.append(("Throughput", f"{r.tflops_per_s:,.3f} {units.TFLOPS} · {r.gbps:,.1f} {units.GBPS} over "
                                    f"{format_duration_us(r.gpu_us)} of GPU time"))
         if r.peak_tflops is not None:
@@ -229,9 +229,9 @@ class TraceDetail:
                              f"{r.pct_of_peak:.1f} {units.PCT} of the roof at this intensity · {r.bound} bound"))
         else:
             rows.append(("Peak", _t("device not in the peak table (see docs/roofline.md)", "dim")))
-        return [Section.of_rows("Cost (from the shapes)", rows)]
+        return [DetailSection.of_rows("Cost (from the shapes)", rows)]
 
-    def _kineto_args(self, args: dict[str, Any]) -> list[Section]:
+    def _kineto_args(self, args: dict[str, Any]) -> list[DetailSection]:
         dims, types, strides = args.get(schema.INPUT_DIMS), args.get(schema.INPUT_TYPE), args.get(schema.INPUT_STRIDES)
         concrete = args.get(schema.CONCRETE_INPUTS)
         if not isinstance(dims, list) and not isinstance(types, list):
@@ -251,7 +251,7 @@ class TraceDetail:
             table = _table(["#", "shape", "strides", "dtype"] + (["concrete"] if has_concrete else []), whole=("#",))
             for r in rows:
                 table.add_row(*(_t(x) for x in (r if has_concrete else r[:4])))
-            return [Section(heading, [table])]
+            return [DetailSection(heading, [table])]
         lines: list[RenderableType] = []
         for i, shape, stride, dtype, conc in rows:
             line = KeepText(f"{i:>2} ", style="bold")
@@ -261,16 +261,16 @@ class TraceDetail:
             if conc:
                 line.append(f" = {conc}")
             lines.append(line)
-        return [Section(heading, lines)]
+        return [DetailSection(heading, lines)]
 
-    def _et_args(self, node: Any) -> list[Section]:
-        out: list[Section] = []
+    def _et_args(self, node: Any) -> list[DetailSection]:
+        out: list[DetailSection] = []
         wide = self.width >= WIDE
         for title, args in (("Inputs (ET)", node.inputs), ("Outputs (ET)", node.outputs)):
             if not args:
                 continue
             parts: list[RenderableType] = []
-            out.append(Section(title, parts))
+            out.append(DetailSection(title, parts))
             scalars: list[RenderableType] = []  # wide: listed under the tensor table, not squeezed into it
             rows: list[tuple[str, ...]] = []
             for label, arg in _flatten_args(args):
@@ -295,7 +295,7 @@ class TraceDetail:
             parts += scalars
         return out
 
-    def _runtime(self, ev: int, kind: Kind) -> list[Section]:
+    def _runtime(self, ev: int, kind: Kind) -> list[DetailSection]:
         kt = self.src.kt
         lane = kt.lane_of_node(ev)
         parts = self._title(kt.name(ev), KIND_STYLES.get(kind, ""), f"{kt.category(ev)} · {lane.label if lane else ''}")
@@ -310,11 +310,11 @@ class TraceDetail:
         driver = kineto_call_rows(kt, ev)  # a trace linked to a driver-call trace: the driver call it made
         rows += driver
         parts.append(_grid(rows))
-        return [Section(None, parts)] + self._gpu_summary(
+        return [DetailSection(None, parts)] + self._gpu_summary(
             ev, "> goes to the driver call first, then to the GPU events" if any(key == "Jump" for key, _ in driver)
             else "> goes to the first GPU event, > again to the next")
 
-    def _gpu_work(self, ev: int, kind: Kind) -> list[Section]:
+    def _gpu_work(self, ev: int, kind: Kind) -> list[DetailSection]:
         src, kt = self.src, self.src.kt
         args = kt.args(ev)
         dev = int(kt.device[ev]) if int(kt.device[ev]) >= 0 else args.get(schema.DEVICE, kt.pids[ev])  # MTIA: no arg
@@ -371,16 +371,16 @@ class TraceDetail:
                 rows.append(("ET op", self.et_ref(pos)))
             rows.append(("Jump", _t("< goes to the launching op", "dim")))
         parts.append(_grid(rows))
-        return [Section(None, parts)]
+        return [DetailSection(None, parts)]
 
-    def _gpu_annotation(self, ev: int) -> list[Section]:
+    def _gpu_annotation(self, ev: int) -> list[DetailSection]:
         kt = self.src.kt
         parts = self._title(kt.name(ev), KIND_STYLES[Kind.GPU_ANNOTATION], kt.category(ev))
         parts.append(_grid([("Duration", _dur(float(kt.dur[ev]))), ("Start", self._start(ev)),
                             ("Device", kt.pids[ev]), ("Stream", kt.tids[ev])] + self._ids(ev)))
-        return [Section(None, parts)]
+        return [DetailSection(None, parts)]
 
-    def _lane(self, node: int) -> list[Section]:
+    def _lane(self, node: int) -> list[DetailSection]:
         src, kt = self.src, self.src.kt
         lane = kt.lanes[node - kt.n_events]
         busy_mask = src.gpu_work if lane.is_gpu else (kt.kind != int(Kind.INSTANT))
@@ -407,18 +407,18 @@ class TraceDetail:
             rows.append(("GPU work launched", f"{int(src.gpu_count[node]):,} events, "
                                               f"{format_duration_us(float(src.gpu_time[node]))}"))
         parts.append(_grid(rows))
-        return [Section(None, parts)]
+        return [DetailSection(None, parts)]
 
-    def _et_root(self) -> list[Section]:
+    def _et_root(self) -> list[DetailSection]:
         s = self.src.link.stats
-        return [Section(None, [KeepText(ET_ROOT_LABEL, style="bold"),
+        return [DetailSection(None, [KeepText(ET_ROOT_LABEL, style="bold"),
                 KeepText("ET threads with ops that have no Kineto event (ET records every thread; "
                      "Kineto only the profiled ones).", style="dim"),
                 _grid([("Link method", s.method), ("ET ops", f"{s.et_ops:,}"), ("Linked", f"{s.linked:,}"),
                        ("Heuristic", f"{s.heuristic:,}"), ("ET-only", f"{s.et_only:,}"),
                        ("Kineto-only", f"{s.kineto_only:,}")])])]
 
-    def _et_node(self, pos: int) -> list[Section]:
+    def _et_node(self, pos: int) -> list[DetailSection]:
         src = self.src
         et = src.et
         node = et.node(pos)
@@ -440,7 +440,7 @@ class TraceDetail:
             if key in node.attrs:
                 rows.append((key, _t(node.attrs[key])))
         parts.append(_grid(rows))
-        out = [Section(None, parts)] + self._et_args(node)
+        out = [DetailSection(None, parts)] + self._et_args(node)
         if k >= 0:
             out += self._gpu_summary(k)
         return out

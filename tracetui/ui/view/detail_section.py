@@ -1,4 +1,4 @@
-"""What the detail pane shows: a list of :class:`Section` s, from any model.
+"""What the detail pane shows: a list of :class:`DetailSection` s, from any model.
 
 The pane (:class:`~tracetui.ui.detail.detail_pane.DetailPane`) draws the sections of a
 :class:`DetailModel` for the selected node: the first one usually has no heading (the node's
@@ -26,7 +26,7 @@ from .keep_text import KeepText
 
 
 @dataclass
-class Section:
+class DetailSection:
     """One block of the detail pane: a ``heading`` (None for the head block) over ``body``,
     renderables drawn in order (a grid, a table, lines).  A table marked ``keep_whole`` is
     drawn at least at its minimum width (the pane scrolls sideways instead of cutting it)."""
@@ -35,7 +35,7 @@ class Section:
     body: list[RenderableType] = field(default_factory=list)
 
     @classmethod
-    def of_rows(cls, heading: str | None, rows: Iterable[tuple[str, Any]]) -> Section:
+    def of_rows(cls, heading: str | None, rows: Iterable[tuple[str, Any]]) -> DetailSection:
         """A section whose body is one key/value :func:`grid`."""
         return cls(heading, [grid(rows)])
 
@@ -49,12 +49,12 @@ class Section:
 class DetailModel(Protocol):
     """What the detail pane needs from a model: the sections of one of its nodes."""
 
-    def sections(self, node: int | None, width: int) -> list[Section]:
+    def sections(self, node: int | None, width: int) -> list[DetailSection]:
         """The sections of ``node`` (None: nothing selected) for a pane ``width`` cells wide
         (a model may lay out differently below :data:`~.keep_text.WIDE` cells)."""
 
 
-def render_sections(sections: Iterable[Section], note: Text | None = None) -> Group:
+def render_sections(sections: Iterable[DetailSection], note: Text | None = None) -> Group:
     """The pane's content: an optional one-line ``note`` (how the node was reached), then
     every section's renderables."""
     parts: list[RenderableType] = [note] if note is not None else []
