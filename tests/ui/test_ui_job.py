@@ -73,7 +73,6 @@ async def test_open_job_switch_rank_and_jump_to_the_same_collective():
         assert "Rank 0" in titles and "Rank 7" not in titles
 
 
-@pytest.mark.slow
 async def test_cross_rank_screen():
     app = TraceApp([], job_inputs=[JOB], workers=1)
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
