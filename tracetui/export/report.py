@@ -168,7 +168,7 @@ def et_node_info(linked: LinkedTrace, root: int) -> dict[str, Any] | None:
         return None
     node = et.node(pos)
     return {"id": int(node.id), "name": node.name, "op_schema": node.op_schema,
-            "heuristic": bool(link.heuristic[pos]),
+            "heuristic": bool(link.heuristic[pos]), "found_by": link.found_by_name(pos),
             "inputs": [dict(_et_arg(a), index=i) for i, a in enumerate(node.inputs)],
             "outputs": [dict(_et_arg(a), index=i) for i, a in enumerate(node.outputs)]}
 
@@ -229,8 +229,10 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
             notes.append("this subtree launched no GPU work")
     ops = ops_frame(kt, nodes, root)
     cpu = cpu_ops_frame(kt, ops.loc[ops["kind"] == "cpu_op", "node"].to_numpy())
-    if linked.link is not None and linked.link.stats.method == "order":
-        notes.append("ET links were found by name-and-order alignment (heuristic)")
+    if linked.link is not None and linked.link.stats.method in ("sequence", "order"):
+        s = linked.link.stats
+        notes.append(f"ET links were found without Record function ids (heuristic): {s.by_sequence:,} by sequence "
+                     f"number, {s.by_order:,} by name-and-order alignment")
     unlinked = int((kernels["launch"] < 0).sum()) if not kernels.empty else 0
     if unlinked:
         notes.append(f"{unlinked} GPU events have no launch event in the trace (listed under their stream)")

@@ -133,7 +133,7 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             ("strides", "strides", ftext), ("concrete", "concrete", ftext)], -1))
     if rep.et_node is not None:
         et = rep.et_node
-        note = [f"ET node {et['id']}: {et['name']}" + (" (heuristic link)" if et["heuristic"] else "")]
+        note = [f"ET node {et['id']}: {et['name']}" + (f" (heuristic link, found by {et.get('found_by')})" if et["heuristic"] else "")]
         if et.get("op_schema"):
             note.append(f"schema: {et['op_schema']}")
         for side in ("inputs", "outputs"):
