@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..analysis.tables import NESTED_CALLS_RULE
 from .fit_table import Cell, Col, fitted_table
 
 #: console width for piped output: lines are as long as their content
@@ -137,10 +138,12 @@ def _print_gpu(out: _Out, s: dict[str, Any]) -> None:
 
 def _print_ops(out: _Out, s: dict[str, Any]) -> None:
     out.table("Top ops (GPU direct: its own launches; subtree: everything under it)",
-              [Col("name", False), Col("count"), Col("host ms"), Col("GPU direct ms"), Col("GPU subtree ms"),
-               Col("%")],
-              [[_name(r["name"]), _n(r["count"]), _n(r["host_us"] / 1e3), _n(r["direct_gpu_us"] / 1e3),
-                _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+              [Col("name", False), Col("count"), Col("nested"), Col("host ms"), Col("GPU direct ms"),
+               Col("GPU subtree ms"), Col("%")],
+              [[_name(r["name"]), _n(r["count"]), _n(r.get("nested_calls", 0)), _n(r["host_us"] / 1e3),
+                _n(r["direct_gpu_us"] / 1e3), _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+    if any(r.get("nested_calls") for r in s["ops"]):
+        out.line(NESTED_CALLS_RULE, style="dim")
 
 
 def _print_roofline(out: _Out, rows: list[dict[str, Any]]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.tables import NESTED_CALLS_RULE
 from .report import SubtreeReport
 
 DEFAULT_MAX_ROWS = 200
@@ -152,11 +153,13 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
     out.append(_table("Kernel categories", rep.categories, [
         ("category", "category", ftext), ("count", "count", _int), ("total (ms)", "total_ms", _us),
         ("% of GPU time", "percent", _pct)], -1))
-    op_sum_spec = [("name", "name", ftext), ("count", "count", _int), ("host (µs)", "host_us", _us),
+    op_sum_spec = [("name", "name", ftext), ("count", "count", _int), ("nested", "nested_calls", _int),
+                   ("host (µs)", "host_us", _us),
                    ("GPU direct (µs)", "direct_gpu_us", _us), ("GPU subtree (µs)", "subtree_gpu_us", _us),
                    ("% direct GPU", "percent", _pct)]
     if whole:
-        out.append(_table("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",)))
+        out.append(_table("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",),
+                          lines=[NESTED_CALLS_RULE]))
     else:
         out.append(_table("Ops", rep.ops, [
             ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
