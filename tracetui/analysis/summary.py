@@ -79,6 +79,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "source": linked.title,
         "trace": {
             "events": kt.n_events, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
+            "device_work": kt.device_work_counts(),
             "cpu_ops": int(len(ops)), "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "gpu_lanes": [ln.label for ln in kt.lanes if ln.is_gpu],
         },

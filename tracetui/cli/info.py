@@ -22,6 +22,7 @@ def trace_info(linked: LinkedTrace) -> dict:
             "lanes": [lane.label for lane in kt.lanes],
             "kinds": kt.kind_counts(),
             "categories": kt.category_counts(),
+            "device_work": kt.device_work_counts(),
             "gpu_links": dict(kt.gpu_stats.__dict__, unlinked=kt.gpu_stats.unlinked),
             "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "distributed": kt.distributed_info,
@@ -59,8 +60,11 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         for c, v in sorted(k["categories"].items(), key=lambda kv: -kv[1]):
             t.add_row(Text(str(c)), f"{v:,}")
         con.print(t)
-        g = k["gpu_links"]
-        con.print(Text(f"GPU events {g['gpu_events']:,}: linked to launch {g['linked']:,}, "
+        g, w = k["gpu_links"], k["device_work"]
+        parts = ([f"{w['kernels']:,} kernels"] if w["kernels"] is not None else []) + [
+            f"{w['memcpy']:,} memcpy", f"{w['memset']:,} memset"]
+        con.print(Text(f"{w['called'][:1].upper() + w['called'][1:]} {w['events']:,} ({', '.join(parts)}): linked to launch "
+                       f"{g['linked']:,}, "
                        f"launch not in trace {g['launch_missing']:,}, no correlation {g['no_correlation']:,}, "
                        f"graph launches {g['graph_launches']:,} owning {g['graph_kernels']:,}"))
     if "et_link" in info:

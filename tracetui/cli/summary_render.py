@@ -99,8 +99,11 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         for w in s["warnings"]:
             out.line(f"warning: {w}", "yellow")
         return
-    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} GPU events ({tr['gpu_events_unlinked']:,} without a "
-             f"launch), {tr['cpu_ops']:,} cpu_ops")
+    called = tr.get("device_work", {}).get("called", "GPU events")
+    kernels = tr.get("device_work", {}).get("kernels")
+    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} {called} "
+             + (f"({kernels:,} kernels; " if kernels is not None else "(")
+             + f"{tr['gpu_events_unlinked']:,} without a launch), {tr['cpu_ops']:,} cpu_ops")
     out.line(f"devices: {grouped_devices(tr['devices'])}")
     if not tr["gpu_events"]:
         out.line(f"No GPU work in this trace (no kernel, memcpy or memset): {tr['cpu_ops']:,} CPU ops in "

@@ -52,13 +52,14 @@ def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide
     """The subtree under ``node`` as indented text (iterative, no recursion limit; levels below
     :data:`MAX_INDENT` are tagged ``[d=N]``, N counted from ``node``)."""
     gtime, gcount = gpu_totals or subtree_gpu_totals(kt)
+    word = kt.device_word().lower()  # "gpu" or "device": what the time and count are of
     lines: list[str] = []
     stack: list[tuple[int, int]] = [(node, 0)]
     while stack:
         x, lvl = stack.pop()
         line = indent(lvl) + describe_node(kt, x)
         if gcount[x] and not kt.is_gpu_work(x):
-            line += f" gpu={gtime[x]:.3f}us kernels={int(gcount[x])}"
+            line += f" {word}={gtime[x]:.3f}us {word}_events={int(gcount[x])}"
         lines.append(line)
         if depth is not None and lvl >= depth:
             continue

@@ -41,6 +41,7 @@ from ..analysis.frames import (
 )
 from ..analysis.gaps import idle_gaps, idle_summary
 from ..analysis.gpu_breakdown import gpu_timeline
+from ..analysis.occupancy import occupancy_columns
 from ..analysis.tables import category_table, kernel_table, op_table
 from ..errors import TraceError
 from ..kineto import schema
@@ -235,7 +236,8 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
                      f"number, {s.by_order:,} by name-and-order alignment")
     unlinked = int((kernels["launch"] < 0).sum()) if not kernels.empty else 0
     if unlinked:
-        notes.append(f"{unlinked} GPU events have no launch event in the trace (listed under their stream)")
+        notes.append(f"{unlinked} {kt.device_word()} events have no launch event in the trace (listed under their "
+                     "stream)")
     span = timeline["total"] if timeline["total"] > 0 else None
     return SubtreeReport(
         source=linked.title, trace=kt, root=root, title=title, window=window, parent_chain=chain, inputs=inputs,
@@ -269,3 +271,17 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """DataFrame rows as JSON-ready dicts (NaN -> None, numpy -> Python)."""
     cols = [str(c) for c in df.columns]
     return [{c: plain(v) for c, v in zip(cols, row)} for row in df.itertuples(index=False, name=None)]
+
+
+#: the export column of Kineto's own occupancy estimate (arg "est. achieved occupancy %"),
+#: named so that it is never read as the theoretical occupancy beside it
+KINETO_OCCUPANCY = "kineto_est_occupancy_pct"
+
+
+def with_occupancy(rep: SubtreeReport) -> pd.DataFrame:
+    """The report's GPU events with ``theoretical_occupancy_pct`` and ``occupancy_limiter``
+    (analysis/occupancy.py; null for memcpy/memset and where not computable) and Kineto's
+    estimate renamed :data:`KINETO_OCCUPANCY`; ``kind`` as text."""
+    pct, lim = occupancy_columns(rep.trace, rep.kernels)
+    return rep.kernels.assign(kind=rep.kernels["kind"].astype(str), theoretical_occupancy_pct=pct,
+                              occupancy_limiter=lim).rename(columns={"occupancy": KINETO_OCCUPANCY})

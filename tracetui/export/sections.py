@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.tables import NESTED_CALLS_RULE
-from .report import SubtreeReport
+from .report import KINETO_OCCUPANCY, SubtreeReport, with_occupancy
 
 DEFAULT_MAX_ROWS = 200
 TIMELINE_LABELS = (("total", "total span"), ("computation", "computation"),
@@ -113,8 +113,12 @@ def header_lines(rep: SubtreeReport) -> list[str]:
         what = "GPU window (first to last GPU event)" if len(rep.kernels) else "Window (no GPU work: host span)"
         lines.append(f"{what}: {lo:,.3f} µs to {hi:,.3f} µs ({(hi - lo) / 1000:,.3f} ms)")
     n = len(rep.kernels)
-    lines.append(f"GPU events: {n:,}, summed GPU time {rep.kernels['dur'].sum() / 1000 if n else 0:,.3f} ms; "
-                 f"host events: {len(rep.ops):,}")
+    word = kt.device_word()
+    kinds = rep.kernels["kind"].astype(str).value_counts().to_dict() if n else {}
+    what = (f"{kinds.get('kernel', 0):,} kernels, " if word == "GPU" else "") + \
+        f"{kinds.get('memcpy', 0):,} memcpy, {kinds.get('memset', 0):,} memset"
+    lines.append(f"{word} events: {n:,} ({what}), summed {word} time "
+                 f"{rep.kernels['dur'].sum() / 1000 if n else 0:,.3f} ms; host events: {len(rep.ops):,}")
     lines.extend(rep.notes)
     return lines
 
@@ -164,20 +168,27 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         out.append(_table("Ops", rep.ops, [
             ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
             ("host (µs)", "dur", _us), ("GPU direct (µs)", "gpu_direct_us", _us),
-            ("GPU subtree (µs)", "gpu_subtree_us", _us), ("GPU events", "n_gpu", _int),
+            ("GPU subtree (µs)", "gpu_subtree_us", _us), (f"{rep.trace.device_word()} events", "n_gpu", _int),
             ("input dims", "input_dims", ftext)], max_rows, code=("name",)))
-    out.append(_table("Kernels by name", rep.kernel_summary, [
+    word = rep.trace.device_word()
+    out.append(_table(f"{word} events by name", rep.kernel_summary, [
         ("name", "name", ftext), ("category", "kernel_category", ftext), ("streams", "streams", ftext),
         ("count", "count", _int), ("total (µs)", "total_us", _us), ("mean (µs)", "mean_us", _us),
         ("min (µs)", "min_us", _us), ("max (µs)", "max_us", _us), ("% of GPU time", "percent", _pct)],
         max_rows, code=("name",)))
     if not whole:
-        k = rep.kernels.assign(_ds=_stream(rep.kernels)) if not rep.kernels.empty else rep.kernels.assign(_ds=[])
-        out.append(_table("Kernels", k, [
+        k = with_occupancy(rep)
+        k = k.assign(_ds=_stream(k)) if not k.empty else k.assign(_ds=[])
+        out.append(_table(f"{word} events", k, [
             ("start (µs)", "ts", _us), ("device:stream", "_ds", ftext), ("name", "name", ftext),
             ("category", "kernel_category", ftext), ("dur (µs)", "dur", _us), ("grid", "grid", ftext),
             ("block", "block", ftext), ("registers", "registers", _int), ("shared mem (B)", "shared_mem", _int),
-            ("occupancy (%)", "occupancy", _pct), ("op", "op_name", ftext)], max_rows, code=("name", "op_name")))
+            ("theoretical occupancy (%)", "theoretical_occupancy_pct", _pct), ("limited by", "occupancy_limiter", ftext),
+            ("Kineto est. occupancy (%)", KINETO_OCCUPANCY, _pct), ("op", "op_name", ftext)], max_rows,
+            code=("name", "op_name"),
+            lines=["theoretical occupancy: from the launch configuration and the device (docs/occupancy.md), with the "
+                   "factor limiting it; Kineto est. occupancy: the profiler's own estimate (its "
+                   "'est. achieved occupancy %' arg)."]))
     out.append(_table("Idle time by class", rep.gap_summary, [
         ("class", "idle_class", ftext), ("gaps", "count", _int), ("total (µs)", "total_us", _us),
         ("mean (µs)", "mean_us", _us), ("max (µs)", "max_us", _us), ("% of idle", "percent", _pct)], -1,
