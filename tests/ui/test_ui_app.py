@@ -278,7 +278,7 @@ async def test_python_rows_toggle():
         assert not screen.source.hide_python
         shown = [int(n) for n in tree.visible_nodes if n < kt.n_events]
         assert any(kt.kind_of(n).name == "PYTHON" for n in shown)
-        await pilot.resize_terminal(120, 24)  # the least important status part: shown when there is room
+        await pilot.resize_terminal(150, 24)  # the least important status part: shown when there is room
         await pilot.pause()
         assert "python shown" in screen_text(app)
 
