@@ -135,4 +135,4 @@ def test_an_execution_trace_alone_gets_its_counts(capsys):
     assert cli.main(["summary", "--no-cache", str(path)]) == 0
     out = capsys.readouterr()
     assert out.err == ""
-    assert "14,391 nodes, 14,388 ops on 2 threads" in out.out
+    assert "14,391 nodes, 14,388 ops on 2 threads" in " ".join(out.out.split())  # wraps at 80

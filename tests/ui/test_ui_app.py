@@ -554,6 +554,7 @@ async def test_detail_pane_scrolls_its_rendered_lines():
         assert lines[-1] not in screen_text(app)
         pane.focus()
         await press(pilot, "end")
+        await pilot.wait_for_scheduled_animations()  # `end` scrolls with an animation; on a busy machine it outlasts one pause
         assert pane.scroll_offset.y == pane.max_scroll_y > 0
         assert lines[-1].strip() in screen_text(app)
         screen.op_tree.focus()  # a new selection starts the pane at its top
