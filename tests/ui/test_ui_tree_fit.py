@@ -22,7 +22,7 @@ from tracetui.ui.view.trace_row_source import id_column_width
 from tracetui.units import format_duration_us
 
 PAIR = ET_DIR / "torch_cpu_pair"
-HEADERS = ("Wall", "GPU", "Kern", "ET id", "rf_id")
+HEADERS = ("Wall", "GPU", "#GPU", "ET id", "rf_id")
 EVAL = "autograd::engine::evaluate_function: "
 
 

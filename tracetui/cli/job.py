@@ -85,10 +85,19 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
 
     table("GPU time per rank (unions over all streams)", RANK_COLS, rank_rows(summary))
     table("Collectives matched across ranks", COLLECTIVE_COLS, collective_rows(summary))
-    table("Stragglers (latest first)", [Col("rank"), Col(f"late {units.US} (sum)"), Col("last to arrive"),
-                                        Col(f"wait caused {units.US}"), Col("collectives")],
-          [[str(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
-            _n(s["collectives"])] for s in summary["stragglers"]])
+    table("Stragglers (last to arrive most often first; lateness = start - first rank's start)",
+          [Col("rank"), Col("last to arrive"), Col("collectives"), Col(f"median late {units.US}"),
+           Col(f"late {units.US} (sum)"),
+           Col(f"wait caused {units.US}")],
+          [[str(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+            _n(s["late_us"], 1), _n(s["wait_caused_us"], 1)] for s in summary["stragglers"]])
+    table("Arrivals by collective kind (barriers apart)",
+          [Col("rank"), Col("kind", False), Col("last to arrive"), Col("collectives"), Col(f"median late {units.US}")],
+          [[str(s["rank"]), Text(k), _n(v["times_last"]), _n(v["collectives"]), _n(v["median_late_us"], 1)]
+           for s in summary["stragglers"] for k, v in s.get("by_kind", {}).items()])
+    verdict = summary.get("straggler")
+    console.print(Text("Straggler: " + (verdict["evidence"] if verdict else "none: no rank arrived after another"),
+                       style="bold"))
     for w in summary["warnings"]:
         console.print(Text(f"warning: {w}", style="yellow"))
 
