@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..driver import DriverTrace
+from ..errors import one_line
 from ..io import jsonout
 from ..session import LinkedTrace
 
@@ -50,14 +51,14 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         return 0
     con = Console()
     for f in info["files"]:
-        con.print(Text(f, style="bold"))
+        con.print(Text(one_line(f), style="bold"))
     if "kineto" in info:
         k = info["kineto"]
         t = Table(title="Kineto events by category")
         t.add_column("category")
         t.add_column("events", justify="right")
         for c, v in sorted(k["categories"].items(), key=lambda kv: -kv[1]):
-            t.add_row(Text(str(c)), f"{v:,}")
+            t.add_row(Text(one_line(str(c))), f"{v:,}")
         con.print(t)
         g = k["gpu_links"]
         con.print(Text(f"GPU events {g['gpu_events']:,}: linked to launch {g['linked']:,}, "
@@ -79,5 +80,5 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
                        f"({s['confirmed']:,} launches confirmed by grid and block), {s['driver_calls']:,} driver "
                        f"calls; clock offset {s['offset_us']:+,.1f} µs ± {s['uncertainty_us']:,.1f} µs; heuristic"))
     for w in info["warnings"]:
-        con.print(Text("warning: " + w, style="yellow"))
+        con.print(Text(one_line("warning: " + w), style="yellow"))
     return 0
