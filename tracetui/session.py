@@ -147,12 +147,15 @@ def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[st
 
 
 def open_traces(paths: list[str], progress: Progress | None = None,
-                load_one: Callable[[str, Progress], object] | None = None) -> LinkedTrace:
+                load_one: Callable[[str, Progress], object] | None = None,
+                link_one: Callable[["ETTrace", KinetoTrace], ETLink] | None = None) -> LinkedTrace:
     """Load one trace, or a Kineto trace with its ET and/or its driver-call trace (any
     order, detected by content) into a :class:`LinkedTrace`.
 
-    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`); the
-    cache passes its own to serve Kineto traces from disk.
+    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`);
+    ``link_one(et, kineto)`` links an ET to its Kineto trace (default:
+    :func:`~tracetui.link.link_et_kineto`); the cache passes its own of both, to serve
+    Kineto traces and links from disk.
     """
     if not paths or len(paths) > 3:
         raise TraceFormatError(None, "give one trace file, or a Kineto trace with its Execution Trace and/or its "
@@ -184,7 +187,7 @@ def open_traces(paths: list[str], progress: Progress | None = None,
     link = None
     if kt is not None and et is not None:
         report("linking ET to Kineto", 0.99)
-        link = link_et_kineto(et, kt)
+        link = (link_one or link_et_kineto)(et, kt)
     if drivers:
         if kt is None:
             kt = drivers[0]

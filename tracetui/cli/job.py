@@ -96,10 +96,18 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
 
     table("GPU time per rank (unions over all streams)", RANK_COLS, rank_rows(summary))
     table("Collectives matched across ranks", COLLECTIVE_COLS, collective_rows(summary))
-    table("Stragglers (latest first)", [Col("rank"), Col("late µs (sum)"), Col("last to arrive"),
-                                        Col("wait caused µs"), Col("collectives")],
-          [[str(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
-            _n(s["collectives"])] for s in summary["stragglers"]])
+    table("Stragglers (last to arrive most often first; lateness = start - first rank's start)",
+          [Col("rank"), Col("last to arrive"), Col("collectives"), Col("median late µs"), Col("late µs (sum)"),
+           Col("wait caused µs")],
+          [[str(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+            _n(s["late_us"], 1), _n(s["wait_caused_us"], 1)] for s in summary["stragglers"]])
+    table("Arrivals by collective kind (barriers apart)",
+          [Col("rank"), Col("kind", False), Col("last to arrive"), Col("collectives"), Col("median late µs")],
+          [[str(s["rank"]), Text(k), _n(v["times_last"]), _n(v["collectives"]), _n(v["median_late_us"], 1)]
+           for s in summary["stragglers"] for k, v in s.get("by_kind", {}).items()])
+    verdict = summary.get("straggler")
+    console.print(Text(one_line("Straggler: " + (verdict["evidence"] if verdict else
+                                                  "none: no rank arrived after another")), style="bold"))
     for w in summary["warnings"]:
         console.print(Text(one_line(f"warning: {w}"), style="yellow"))
 

@@ -54,13 +54,14 @@ def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide
     """The subtree under ``node`` as indented text (iterative, no recursion limit; levels below
     :data:`MAX_INDENT` are tagged ``[d=N]``, N counted from ``node``)."""
     gtime, gcount = gpu_totals or subtree_gpu_totals(kt)
+    word = kt.device_word().lower()  # "gpu" or "device": what the time and count are of
     lines: list[str] = []
     stack: list[tuple[int, int]] = [(node, 0)]
     while stack:
         x, lvl = stack.pop()
         line = indent(lvl) + describe_node(kt, x)
         if gcount[x] and not kt.is_gpu_work(x):
-            line += f" gpu={gtime[x]:.3f}us kernels={int(gcount[x])}"
+            line += f" {word}={gtime[x]:.3f}us {word}_events={int(gcount[x])}"
         lines.append(line)
         if depth is not None and lvl >= depth:
             continue
@@ -89,10 +90,9 @@ def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str 
     """``tracetui tree``: print every lane (or one selected subtree) as text."""
     kt = linked.kineto
     if kt is None:
-        from ..errors import WrongTraceKindError
-
-        raise WrongTraceKindError(linked.et.path if linked.et else None,
-                                  "`tree` needs a Kineto trace (this is an Execution Trace only)")
+        if linked.et is None:
+            return 0
+        return _print_et_tree(linked.et, depth=depth, selector=selector)
     totals = subtree_gpu_totals(kt)
     if selector:
         from ..export.selectors import resolve_selector
@@ -103,4 +103,33 @@ def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str 
     out = sys.stdout
     for r in roots:
         out.write(format_subtree(kt, r, depth=depth, hide_python=hide_python, gpu_totals=totals) + "\n")
+    return 0
+
+
+def format_et_subtree(et, pos: int, *, depth: int | None = None) -> str:
+    """An Execution Trace's subtree under position ``pos`` as indented text: per node its name,
+    ``id``, ``rf_id``, ET ``tid`` and ``seq_id`` (when it has one).  An ET has no times."""
+    lines: list[str] = []
+    stack: list[tuple[int, int]] = [(pos, 0)]
+    while stack:
+        x, lvl = stack.pop()
+        line = f"{indent(lvl)}[et] {et.name(x)} id={int(et.ids[x])} rf_id={int(et.rf_id[x])} tid={int(et.tid[x])}"
+        if int(et.seq_id[x]) >= 0:
+            line += f" seq_id={int(et.seq_id[x])}"
+        lines.append(line)
+        if depth is not None and lvl >= depth:
+            continue
+        for c in et.children(x)[::-1].tolist():
+            stack.append((int(c), lvl + 1))
+    return "\n".join(lines)
+
+
+def _print_et_tree(et, *, depth: int | None, selector: str | None) -> int:
+    """``tracetui tree`` of an Execution Trace alone (selectors: ``et:<id>``, ``name:<op>[#n]``)."""
+    from ..export.et_export import resolve_et_selector
+
+    root = resolve_et_selector(et, selector)
+    roots = [root] if root is not None else et.roots().tolist()
+    for r in roots:
+        sys.stdout.write(format_et_subtree(et, int(r), depth=depth) + "\n")
     return 0

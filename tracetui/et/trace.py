@@ -237,6 +237,18 @@ class ETTrace:
             return build_args(obj.get("values"), obj.get("shapes"), obj.get("types"), obj.get("strides"))
         return []
 
+    def input_shapes_types(self, pos: int) -> tuple[Any, Any]:
+        """(shapes, types) of the inputs of the node at ``pos`` as written (lists; None when
+        absent), without decoding the values."""
+        fi = int(self._file_index[pos])
+        types = self._raw_field("input_types", fi)
+        if types is not None:  # flat layout
+            return self._raw_field("input_shapes", fi), types
+        obj = self._raw_field("inputs", fi)
+        if isinstance(obj, dict):
+            return obj.get("shapes"), obj.get("types")
+        return None, None
+
     def node(self, pos: int) -> ETNode:
         """Decode everything recorded for the node at ``pos``."""
         fi = int(self._file_index[pos])

@@ -39,12 +39,19 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
     """The export of the subtree under ``root_node`` (None: whole trace) as bytes (UTF-8 text).
 
     ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows).
+    An Execution Trace alone exports its counts and tree (:mod:`tracetui.export.et_export`;
+    ``root_node`` is then an ET position).
     """
     if fmt not in FORMATS:
         raise TraceError(None, f"unknown export format {fmt!r} (expected {', '.join(FORMATS)})")
     kt = linked.kineto
     if kt is None:
-        raise TraceError(linked.et.path if linked.et else None, "exporting needs a Kineto trace")
+        if linked.et is None:
+            raise TraceError(None, "nothing to export: no trace is loaded")
+        from .et_export import et_export_bytes
+        from .sections import DEFAULT_MAX_ROWS
+
+        return et_export_bytes(linked.et, root_node, fmt, DEFAULT_MAX_ROWS if max_rows is None else max_rows)
     if fmt == "chrome":
         from .chrome import render_chrome
 
@@ -112,7 +119,12 @@ def for_terminal(data: bytes, fmt: str) -> bytes:
 def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None) -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
     categorizer = get_categorizer(rules)
-    root = resolve_selector(linked, selector)
+    if linked.kineto is None and linked.et is not None:
+        from .et_export import resolve_et_selector
+
+        root = resolve_et_selector(linked.et, selector)
+    else:
+        root = resolve_selector(linked, selector)
     if output == "-":
         data = export_bytes(linked, root, fmt, categorizer)
         if sys.stdout.isatty():

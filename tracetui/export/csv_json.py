@@ -20,16 +20,16 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.gpu_breakdown import timeline_ms
-from ..analysis.occupancy import occupancy_columns
 from ..analysis.roofline import ops_cost_columns
 from ..io import jsonout
 from ..kineto.counters import counters_export
-from .report import SubtreeReport, plain, records
+from .report import KINETO_OCCUPANCY, SubtreeReport, plain, records, with_occupancy
 
 CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",
                "gpu_subtree_us", "n_gpu", "device", "stream", "external_id", "correlation", "launch", "op_name",
-               "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes",
-               "input_dims", "input_types")
+               "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm",
+               "theoretical_occupancy_pct", "occupancy_limiter", KINETO_OCCUPANCY, "bytes", "input_dims",
+               "input_types")
 
 
 def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
@@ -37,18 +37,19 @@ def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
     kt = rep.trace
     ops = rep.ops.rename(columns={"ts": "ts_us", "dur": "dur_us"})
     ops = ops.assign(external_id=ops["external_id"].where(ops["external_id"] >= 0))
-    k = rep.kernels
+    k = with_occupancy(rep)
     base = int(kt.depth[rep.root]) if rep.root is not None else 0
     gpu = pd.DataFrame({
         "node": k["event"], "parent": kt.parent[k["event"].to_numpy()].astype(np.int64),
         "level": kt.depth[k["event"].to_numpy()].astype(np.int64) - base,
-        "kind": k["kind"].astype(str), "name": k["name"], "kernel_category": k["kernel_category"],
+        "kind": k["kind"], "name": k["name"], "kernel_category": k["kernel_category"],
         "ts_us": k["ts"], "dur_us": k["dur"], "gpu_subtree_us": k["dur"], "n_gpu": 1,
         "device": k["device"], "stream": k["stream"], "external_id": k["external_id"].where(k["external_id"] >= 0),
         "correlation": k["correlation"].where(k["correlation"] >= 0), "launch": k["launch"].where(k["launch"] >= 0),
         "op_name": k["op_name"], "grid": k["grid"], "block": k["block"], "registers": k["registers"],
         "shared_mem": k["shared_mem"], "blocks_per_sm": k["blocks_per_sm"], "warps_per_sm": k["warps_per_sm"],
-        "occupancy": k["occupancy"], "bytes": k["bytes"],
+        "theoretical_occupancy_pct": k["theoretical_occupancy_pct"], "occupancy_limiter": k["occupancy_limiter"],
+        KINETO_OCCUPANCY: k[KINETO_OCCUPANCY], "bytes": k["bytes"],
     })
     both = pd.concat([ops, gpu], ignore_index=True, sort=False)
     pos = np.full(kt.n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
@@ -85,14 +86,6 @@ def render_csv(rep: SubtreeReport) -> str:
     return buf.getvalue()
 
 
-def _with_occupancy(rep: SubtreeReport) -> pd.DataFrame:
-    """The kernels table plus ``theoretical_occupancy_pct`` and ``occupancy_limiter``
-    (analysis/occupancy.py; null for memcpy/memset and where not computable)."""
-    pct, lim = occupancy_columns(rep.trace, rep.kernels)
-    return rep.kernels.assign(kind=rep.kernels["kind"].astype(str), theoretical_occupancy_pct=pct,
-                              occupancy_limiter=lim)
-
-
 def _with_costs(rep: SubtreeReport) -> pd.DataFrame:
     """The ops table plus ``flops``, ``bytes_moved`` and ``tflops_per_s`` (over the subtree GPU
     time; analysis/roofline.py, null where the op's FLOPs are not known)."""
@@ -121,7 +114,7 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
         "gpu_timeline": timeline_ms(rep.timeline_us),
         "kernel_categories": records(rep.categories),
         "ops": records(_with_costs(rep)),
-        "kernels": records(_with_occupancy(rep)),
+        "kernels": records(with_occupancy(rep)),
         "op_summary": records(rep.op_summary),
         "kernel_summary": records(rep.kernel_summary),
         "idle_summary": records(rep.gap_summary),

@@ -20,7 +20,8 @@ from ..errors import TraceFormatError
 from .discover import expand_inputs
 from .executor import Runner
 from .layout import JobLayout, group_ranks
-from .match import match_collectives, straggler_ranking
+from .match import match_collectives
+from .stragglers import arrivals
 from .worker import identify, summarise_rank
 
 Progress = Callable[[str, float], None]
@@ -51,7 +52,9 @@ class RankResult:
 @dataclass
 class Job:
     """A loaded job: ``layout`` (files per rank), ``results`` (by rank, loaded or failed),
-    ``collectives`` (matched across ranks), ``stragglers``, ``warnings`` (strings)."""
+    ``collectives`` (matched across ranks), ``stragglers`` (per rank, ranked by arrival),
+    ``warnings`` (strings), ``straggler`` (the verdict) and ``arrivals`` (who arrived last at
+    each collective): :func:`tracetui.job.stragglers.arrivals`."""
 
     inputs: list[str]
     layout: JobLayout
@@ -59,6 +62,8 @@ class Job:
     collectives: list[dict[str, Any]]
     stragglers: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    straggler: dict[str, Any] | None = None
+    arrivals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ranks(self) -> list[int]:
@@ -125,7 +130,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     if partial:
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
     report("ready", 1.0)
-    return Job(list(inputs), layout, results, colls, straggler_ranking(colls, sorted(per_rank)), warnings)
+    arr = arrivals(colls, sorted(per_rank))
+    return Job(list(inputs), layout, results, colls, arr["per_rank"], warnings, arr["verdict"], arr["per_collective"])
 
 
 def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
@@ -156,7 +162,10 @@ def job_summary(job: Job) -> dict[str, Any]:
     ``ranks``: [{``rank``, ``kineto``, ``et``, ``error``, ``collectives`` (count), and from
     the rank's own summary ``trace``, ``gpu_timeline``, ``kernel_categories``, ``warnings``}];
     ``collectives``: matched rows (:func:`~tracetui.job.match.match_collectives` without
-    ``members``); ``stragglers``; ``warnings``.
+    ``members``); ``stragglers`` (per rank, ranked by arrival), ``straggler`` (the verdict:
+    ``rank``, ``times_last``, ``collectives``, ``median_late_us``, ``tied_with``,
+    ``evidence``), ``arrivals`` (per collective: ``index`` into ``collectives``,
+    ``last_rank``, ``late_by_us``, ``skew_us``; :mod:`tracetui.job.stragglers`); ``warnings``.
     """
     ranks = []
     for r in job.ranks:
@@ -172,5 +181,7 @@ def job_summary(job: Job) -> dict[str, Any]:
         "ranks": ranks,
         "collectives": [{k: c[k] for k in _COLL_KEYS} for c in job.collectives],
         "stragglers": job.stragglers,
+        "straggler": job.straggler,
+        "arrivals": job.arrivals,
         "warnings": job.warnings,
     }

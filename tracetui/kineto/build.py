@@ -31,6 +31,7 @@ from .kinds import (
     LAUNCH_KINDS,
     Kind,
     LaunchClass,
+    device_word_of,
     launch_class_of_name,
 )
 from .lanes import Lane, lane_labels, lane_sort_key
@@ -362,8 +363,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     depth[gpu_all] = np.where(lo_all >= 0, depth[np.maximum(lo_all, 0)] + 1, 1)
     if stats.unlinked:
         warnings.append(LoadWarning(
-            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} GPU events have no launch event in the "
-            "trace; they are listed under their GPU stream", stats.unlinked))
+            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} {device_word_of(cats)} events have no launch "
+            "event in the trace; they are listed under their stream", stats.unlinked))
     report("tree", 0.9)
 
     # ---- CSR children, innermost cpu_op per node

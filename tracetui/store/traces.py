@@ -25,7 +25,9 @@ never competes with the parse for the GIL.  ``TRACETUI_LOAD_SUBPROCESS=0/1`` for
 off/on.  Without a writable cache folder the child writes a temp file that is unlinked
 once read; if the child cannot run, the trace is loaded in this process.
 
-Only the Kineto half is cached: an Execution Trace is small and re-linking it is fast.
+An Execution Trace is small and not cached itself, but its link to the Kineto trace is
+(``link-<hash>.ttl``, :mod:`tracetui.store.links`, keyed by both files' identities), so a
+cached reopen of a pair does no linking.
 Truncated traces are cached with their warnings.  Old entries are pruned, least recently
 used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
 """
@@ -52,7 +54,10 @@ from ..errors import LoadWarning, TraceError
 from ..io.files import open_regular, sniff_head, trace_path
 from ..kineto import KinetoTrace
 from ..kineto.persist import FORMAT_VERSION, CacheCorruptError, load_trace_file, save_trace
+from ..link import link_et_kineto
 from ..session import LinkedTrace, load_trace, open_traces
+from .links import SUFFIX as LINK_SUFFIX
+from .links import linked_with_cache
 
 log = logging.getLogger(__name__)
 
@@ -230,8 +235,9 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
 
 
 def _is_entry_name(name: str) -> bool:
-    """Trace entries (``*.ttc``), stored summaries (``summary-*.json``) and their temp files."""
-    return name.endswith(".ttc") or (name.endswith(".json") and name.startswith(("summary-", ".tmp-")))
+    """Trace entries (``*.ttc``), links (``*.ttl``), stored summaries (``summary-*.json``)
+    and their temp files."""
+    return name.endswith((".ttc", LINK_SUFFIX)) or (name.endswith(".json") and name.startswith(("summary-", ".tmp-")))
 
 
 def _unlink(p: str) -> bool:
@@ -418,7 +424,19 @@ def load_cached(paths: list[str], *, use_cache: bool = True, progress: Progress 
     """
     damaged: list[LoadWarning] = []
     linked = open_traces(paths, progress,
-                         load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes, damaged))
+                         load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes, damaged),
+                         link_one=_link_cached if use_cache else None)
     # on the linked trace, not the Kineto trace: its (deferred) cache write must not store it
     linked.warnings += damaged
     return linked
+
+
+def _link_cached(et, kt: KinetoTrace):
+    """The ET <-> Kineto link from the cache (:mod:`tracetui.store.links`), else computed
+    and stored; keyed by both files' identities, the version and the code fingerprint."""
+    try:
+        key = {"et": file_identity(et.path), "kineto": file_identity(kt.path), "version": __version__,
+               "code": code_fingerprint()}
+    except (OSError, TraceError):
+        return link_et_kineto(et, kt)
+    return linked_with_cache(et, kt, cache_dir(), key)

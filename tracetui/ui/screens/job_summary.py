@@ -69,7 +69,7 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
             yield DataTable(id="ranks", cursor_type="row", zebra_stripes=True)
             yield Label("Collectives matched across ranks (Enter: select it on the rank shown)", classes="title")
             yield DataTable(id="collectives", cursor_type="row", zebra_stripes=True)
-            yield Label("Stragglers (latest first)", classes="title")
+            yield Label("Stragglers (last to arrive most often first)", classes="title")
             yield DataTable(id="stragglers", cursor_type="row", zebra_stripes=True)
             for w in self.doc["warnings"]:
                 yield Label(Text(one_line(f"warning: {w}"), style="yellow"))
@@ -99,10 +99,10 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
                           _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1),
                           _n(c["last_rank"]), _size(c["bytes"]), Text(one_line(algo)), _n(c["busbw_gbps"], 2), key=str(i))
         strag = self.query_one("#stragglers", DataTable)
-        strag.add_columns("rank", "late µs (sum)", "last to arrive", "wait caused µs", "collectives")
+        strag.add_columns("rank", "last to arrive", "collectives", "median late µs", "late µs (sum)", "wait caused µs")
         for s in self.doc["stragglers"]:
-            strag.add_row(_n(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
-                          _n(s["collectives"]), key=str(s["rank"]))
+            strag.add_row(_n(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+                          _n(s["late_us"], 1), _n(s["wait_caused_us"], 1), key=str(s["rank"]))
         ranks.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

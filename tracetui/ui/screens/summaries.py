@@ -36,7 +36,7 @@ from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categori
 from ...analysis.gaps import idle_gaps, idle_summary
 from ...analysis.launches import launch_class_stats, launch_frame
 from ...analysis.roofline import roofline_table
-from ...analysis.tables import category_table, kernel_table, op_table
+from ...analysis.tables import NESTED_CALLS_RULE, category_table, kernel_table, op_table
 from ...driver import DriverTrace
 from ...errors import one_line
 from ...kineto.trace import KinetoTrace
@@ -67,14 +67,15 @@ def _kernels(gpu: Any) -> SummaryTable:
 
 
 def _ops(ops: Any) -> SummaryTable:
-    t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), ("host ms", True),
+    t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), ("nested", True), ("host ms", True),
                                         ("GPU direct ms", True), ("GPU subtree ms", True), ("%", True)],
-                     note="GPU direct: its own launches; subtree: everything under it")
+                     note=f"GPU direct: its own launches; subtree: everything under it; {NESTED_CALLS_RULE}")
     if ops.empty:
         return t
     occ = _groups(list(ops["name"]), ops["event"].to_numpy())
     for r in op_table(ops).head(MAX_ROWS).itertuples(index=False):
-        t.add((r.name, int(r.count), r.host_us / 1e3, r.direct_gpu_us / 1e3, r.subtree_gpu_us / 1e3, r.percent),
+        t.add((r.name, int(r.count), int(r.nested_calls), r.host_us / 1e3, r.direct_gpu_us / 1e3,
+               r.subtree_gpu_us / 1e3, r.percent),
               f"op {r.name}", occ[r.name])
     return t
 

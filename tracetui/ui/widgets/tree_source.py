@@ -297,7 +297,11 @@ class TraceTreeSource:
         return shorten_label(label, cells)
 
     def column_headers(self) -> list[str]:
-        heads = ["Wall", "GPU", "Kern"] if self.kt is not None else []
+        if self.kt is not None:  # time and count of the device work under a row (GPU or device events)
+            word = "Dev" if self.kt.device_word() == "device" else "GPU"
+            heads = ["Wall", word, f"#{word}"]
+        else:
+            heads = []
         if self.et is not None:
             heads += ["ET id", "rf_id"]
         return heads
