@@ -28,6 +28,7 @@ from hostile import (
     write_hostile_pair,
 )
 from rich.text import Text
+from shared_traces import SHARED
 
 from tracetui.errors import LoadWarning, TraceError, one_line, printable_lines
 from tracetui.io.jsonout import dumps, loads
@@ -100,8 +101,13 @@ def _on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
 def hostile_files(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile")
     et, kineto = write_hostile_pair(d)
+    job = d / "job"
+    job.mkdir()
+    for r in (0, 1):  # two ranks of the shared job, hostile
+        write_hostile_kineto(job, SHARED / "multirank" / "param_dlrm_8ranks" / f"rank{r}_kineto.json.gz",
+                             file_name=f"rank{r}_{EVIL_NAME}.json")
     return {"kineto": write_hostile_kineto(d), "et": et, "pair_kineto": kineto, "driver": write_hostile_driver(d),
-            "dir": d}
+            "dir": d, "job": job}
 
 
 def _env(tmp_path) -> dict[str, str]:
@@ -126,6 +132,10 @@ COMMANDS = {
     "driver info": ["info", "{driver}"],
     "driver tree": ["tree", "{driver}"],
     "driver summary": ["summary", "{driver}"],
+    "et info": ["info", "{et}"],
+    "et tree": ["tree", "{et}"],
+    "et summary": ["summary", "{et}"],
+    "job summary": ["summary", "{job}", "--workers", "1"],
 }
 
 

@@ -77,10 +77,11 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
                                 f"{e['ops_with_seq_id']:,}")))
     if "et_link" in info:
         s = info["et_link"]
-        con.print(Text(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops (by rf_id "
-                       f"{s['by_rf_id']:,}, by sequence number {s['by_sequence']:,}, by order {s['by_order']:,}; "
-                       f"heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, Kineto-only {s['kineto_only']:,}"
-                       + (f"; iteration: {s['window']}" if s.get("window") else "")))
+        con.print(Text(one_line(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops (by rf_id "
+                                f"{s['by_rf_id']:,}, by sequence number {s['by_sequence']:,}, by order "
+                                f"{s['by_order']:,}; heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, "
+                                f"Kineto-only {s['kineto_only']:,}"
+                                + (f"; iteration: {s['window']}" if s.get("window") else ""))))
     if "driver" in info:
         d = info["driver"]
         ln = d["lines"]

@@ -113,7 +113,8 @@ def format_et_subtree(et, pos: int, *, depth: int | None = None) -> str:
     stack: list[tuple[int, int]] = [(pos, 0)]
     while stack:
         x, lvl = stack.pop()
-        line = f"{indent(lvl)}[et] {et.name(x)} id={int(et.ids[x])} rf_id={int(et.rf_id[x])} tid={int(et.tid[x])}"
+        line = (f"{indent(lvl)}[et] {one_line(et.name(x))} id={int(et.ids[x])} rf_id={int(et.rf_id[x])} "
+                f"tid={int(et.tid[x])}")
         if int(et.seq_id[x]) >= 0:
             line += f" seq_id={int(et.seq_id[x])}"
         lines.append(line)

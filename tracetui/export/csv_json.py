@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,14 +74,19 @@ def _cell(v: Any) -> Any:
 
 def render_csv(rep: SubtreeReport) -> str:
     """The CSV text (header row, then one row per node)."""
-    df = csv_frame(rep)
+    return csv_text(CSV_COLUMNS, csv_frame(rep).itertuples(index=False, name=None))
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """Every CSV export's text: ``header``, then ``rows`` with each cell made safe for a
+    spreadsheet (:data:`FORMULA_START`; numpy scalars as Python numbers, NaN empty)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     # the writer quotes a cell holding "\n" but not one holding a lone "\r", which a reader
     # takes for the end of the row: such rows are written with every cell quoted
     quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
-    w.writerow(CSV_COLUMNS)
-    for row in df.itertuples(index=False, name=None):
+    w.writerow(header)
+    for row in rows:
         cells = [_cell(v) for v in row]
         (quoted if any(isinstance(c, str) and "\r" in c for c in cells) else w).writerow(cells)
     return buf.getvalue()
