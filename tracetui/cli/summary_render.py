@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..analysis.tables import NESTED_CALLS_RULE
+from ..errors import one_line
 from .fit_table import Cell, Col, fitted_table
 
 #: console width for piped output: lines are as long as their content
@@ -30,7 +31,8 @@ _TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exp
 
 
 def _name(s: Any) -> Text:
-    return Text("" if s is None else str(s))
+    """A name from the trace: escaped before Rich sees it (Rich would drop BEL and CR)."""
+    return Text("" if s is None else one_line(str(s)))
 
 
 def _n(v: Any, digits: int = 3) -> str:
@@ -83,7 +85,7 @@ class _Out:
         self.con.out("\n".join(ln.rstrip() for ln in cap.get().splitlines()), highlight=False)
 
     def line(self, text: str, style: str = "") -> None:
-        self.con.print(Text(text, style=style))
+        self.con.print(Text(one_line(text), style=style))
 
 
 def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
