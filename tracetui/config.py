@@ -47,6 +47,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TRACETUI_SUBPROCESS_MB": ("96", f"Kineto traces whose JSON is estimated at this many {MB} or more are parsed "
                                      "in a child process"),
     "TRACETUI_LOAD_SUBPROCESS": ("", "1 or 0 forces the parse child process on or off"),
+    "TRACETUI_MEMORY_LIMIT_MB": ("", f"a memory limit in {MB} below what the system allows: a trace that needs more "
+                                     "is refused in one line (tests use it)"),
     "TRACETUI_DECODE_WORKERS": ("the available CPUs, at most 4", "processes that decode a big trace (1: serial)"),
     "TRACETUI_CODE_FINGERPRINT": ("a hash of the loader's sources",
                                   "replaces the code fingerprint of cache entries (tests pin it)"),

@@ -19,7 +19,8 @@ import msgspec
 from .driver import DriverTrace, load_driver
 from .driver.lines import looks_like_driver_lines
 from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from .io.files import FileBytes, read_trace_bytes, sniff_head
+from .io.files import FileBytes, read_trace_bytes, sniff_head, trace_path
+from .io.jsonrecover import content_end, nesting_error, only_padding_after
 from .kineto import KinetoTrace, load_kineto
 from .link import ETLink, link_et_kineto
 
@@ -78,14 +79,16 @@ def _cut_short(data: bytes) -> bool:
         if "truncated" in msg:
             return True
         at = msg.rsplit("(byte ", 1)
-        return len(at) == 2 and at[1].rstrip(")").isdigit() and not data[int(at[1].rstrip(")")) :].strip(
-            b" \t\r\n\x00")
+        return len(at) == 2 and at[1].rstrip(")").isdigit() and only_padding_after(data, int(at[1].rstrip(")")))
     return False
 
 
 def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
     fb = read_trace_bytes(path)
-    kind = detect_kind(fb)
+    try:
+        kind = detect_kind(fb)
+    except RecursionError:  # no decoder reads it: say so in one line (exit 2), not a crash
+        raise nesting_error(path, fb.data) from None
     if kind == "kineto":
         return load_kineto(path, file_bytes=fb, progress=progress, release_bytes=True)
     if kind == "et":
@@ -94,15 +97,16 @@ def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace,
         return load_et(path, file_bytes=fb)
     if kind == "driver" or path.endswith((".jsonl", ".jsonl.gz")):
         return load_driver(path, file_bytes=fb, progress=progress)
-    if not fb.data.strip():
+    if content_end(fb.data) == 0:
         raise TraceFormatError(path, "file is empty")
     raise TraceFormatError(path, "not a PyTorch profiler trace, Execution Trace or driver-call trace "
                                  "(no 'traceEvents', 'nodes' or JSON object line found)")
 
 
-def load_trace(path: str | os.PathLike[str], progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
-    """Load a Kineto trace or an Execution Trace, whichever the file holds."""
-    return _load_any(os.fspath(path), progress)
+def load_trace(path: str | bytes | os.PathLike, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
+    """Load a Kineto trace or an Execution Trace, whichever the file holds (``path``: a
+    ``str``, ``bytes`` or ``os.PathLike``; anything else is a :class:`TraceFileError`)."""
+    return _load_any(trace_path(path), progress)
 
 
 @dataclass
@@ -139,7 +143,7 @@ class LinkedTrace:
 def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[str],
               progress: Progress | None = None) -> LinkedTrace:
     """Load an ET and its Kineto trace (either order: detected by content) and link them."""
-    return open_traces([os.fspath(et_path), os.fspath(kineto_path)], progress)
+    return open_traces([trace_path(et_path), trace_path(kineto_path)], progress)
 
 
 def open_traces(paths: list[str], progress: Progress | None = None,
@@ -161,7 +165,7 @@ def open_traces(paths: list[str], progress: Progress | None = None,
     loaded = []
     scale = 1.0 / len(paths) if paths else 1.0
     for k, p in enumerate(paths):
-        p = os.fspath(p)
+        p = trace_path(p)
 
         def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
             report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)

@@ -11,6 +11,7 @@ from rich.text import Text
 from .. import units
 from ..analysis.et_summary import et_counts
 from ..driver import DriverTrace
+from ..errors import one_line
 from ..io import jsonout
 from ..session import LinkedTrace
 
@@ -52,14 +53,14 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         return 0
     con = Console()
     for f in info["files"]:
-        con.print(Text(f, style="bold"))
+        con.print(Text(one_line(f), style="bold"))
     if "kineto" in info:
         k = info["kineto"]
         t = Table(title="Kineto events by category")
         t.add_column("category")
         t.add_column("events", justify="right")
         for c, v in sorted(k["categories"].items(), key=lambda kv: -kv[1]):
-            t.add_row(Text(str(c)), f"{v:,}")
+            t.add_row(Text(one_line(str(c))), f"{v:,}")
         con.print(t)
         g, w = k["gpu_links"], k["device_work"]
         parts = ([f"{w['kernels']:,} kernels"] if w["kernels"] is not None else []) + [
@@ -72,15 +73,18 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
     if "et" in info:
         e = info["et"]
         threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
-        con.print(Text(f"Execution Trace (schema {e['schema']}, {e['layout']} layout, pid {e['pid']}, {e['time']}): "
-                       f"{e['nodes']:,} nodes, {e['ops']:,} ops on {len(e['threads']):,} threads ({threads}); "
-                       f"ops with rf_id {e['ops_with_rf_id']:,}, with seq_id {e['ops_with_seq_id']:,}"))
+        con.print(Text(one_line(f"Execution Trace (schema {e['schema']}, {e['layout']} layout, pid {e['pid']}, "
+                                f"{e['time']}): {e['nodes']:,} nodes, {e['ops']:,} ops on "
+                                f"{len(e['threads']):,} threads "
+                                f"({threads}); ops with rf_id {e['ops_with_rf_id']:,}, with seq_id "
+                                f"{e['ops_with_seq_id']:,}")))
     if "et_link" in info:
         s = info["et_link"]
-        con.print(Text(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops (by rf_id "
-                       f"{s['by_rf_id']:,}, by sequence number {s['by_sequence']:,}, by order {s['by_order']:,}; "
-                       f"heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, Kineto-only {s['kineto_only']:,}"
-                       + (f"; iteration: {s['window']}" if s.get("window") else "")))
+        con.print(Text(one_line(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops (by rf_id "
+                                f"{s['by_rf_id']:,}, by sequence number {s['by_sequence']:,}, by order "
+                                f"{s['by_order']:,}; heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, "
+                                f"Kineto-only {s['kineto_only']:,}"
+                                + (f"; iteration: {s['window']}" if s.get("window") else ""))))
     if "driver" in info:
         d = info["driver"]
         ln = d["lines"]
@@ -94,5 +98,5 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
                        f"calls; clock offset {s['offset_us']:+,.1f} {units.US} ± "
                        f"{s['uncertainty_us']:,.1f} {units.US}; heuristic"))
     for w in info["warnings"]:
-        con.print(Text("warning: " + w, style="yellow"))
+        con.print(Text(one_line("warning: " + w), style="yellow"))
     return 0

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .. import units
 from ..analysis.tables import NESTED_CALLS_RULE
+from ..errors import one_line
 from .fit_table import Cell, Col, fitted_table
 
 #: console width for piped output: lines are as long as their content
@@ -31,7 +32,8 @@ _TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exp
 
 
 def _name(s: Any) -> Text:
-    return Text("" if s is None else str(s))
+    """A name from the trace: escaped before Rich sees it (Rich would drop BEL and CR)."""
+    return Text("" if s is None else one_line(str(s)))
 
 
 _n = units.number
@@ -80,7 +82,7 @@ class _Out:
         self.con.out("\n".join(ln.rstrip() for ln in cap.get().splitlines()), highlight=False)
 
     def line(self, text: str, style: str = "") -> None:
-        self.con.print(Text(text, style=style))
+        self.con.print(Text(one_line(text), style=style))
 
 
 def print_summary(s: dict[str, Any], console: Console | None = None) -> None:

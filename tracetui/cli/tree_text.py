@@ -7,6 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from .. import units
+from ..errors import one_line
 from ..kineto.kinds import Kind
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
@@ -20,11 +21,12 @@ def find_node(kt: KinetoTrace, external_id: int, pid: Any = None, tid: Any = Non
 
 
 def describe_node(kt: KinetoTrace, node: int) -> str:
-    """One line: category, name, duration (µs) and ids."""
+    """One line: category, name, duration (µs) and ids; text from the file (names, pids and
+    tids written as strings) with control characters escaped (:func:`~tracetui.errors.one_line`)."""
     if kt.is_lane_node(node):
-        return f"[lane] {kt.name(node)}"
+        return f"[lane] {one_line(kt.name(node))}"
     kind = Kind(int(kt.kind[node])).name.lower()
-    bits = [f"[{kind}] {kt.name(node)}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
+    bits = [f"[{kind}] {one_line(kt.name(node))}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
     if kt.external_id[node] >= 0:
         bits.append(f"ext={int(kt.external_id[node])}")
     if kt.correlation[node] >= 0:
@@ -32,7 +34,7 @@ def describe_node(kt: KinetoTrace, node: int) -> str:
     if kt.rf_id[node] > 0:
         bits.append(f"rf_id={int(kt.rf_id[node])}")
     if kt.is_gpu_event(node):
-        bits.append(f"dev={kt.pids[node]} stream={kt.tids[node]}")
+        bits.append(one_line(f"dev={kt.pids[node]} stream={kt.tids[node]}"))
     return " ".join(bits)
 
 
@@ -112,7 +114,8 @@ def format_et_subtree(et, pos: int, *, depth: int | None = None) -> str:
     stack: list[tuple[int, int]] = [(pos, 0)]
     while stack:
         x, lvl = stack.pop()
-        line = f"{indent(lvl)}[et] {et.name(x)} id={int(et.ids[x])} rf_id={int(et.rf_id[x])} tid={int(et.tid[x])}"
+        line = (f"{indent(lvl)}[et] {one_line(et.name(x))} id={int(et.ids[x])} rf_id={int(et.rf_id[x])} "
+                f"tid={int(et.tid[x])}")
         if int(et.seq_id[x]) >= 0:
             line += f" seq_id={int(et.seq_id[x])}"
         lines.append(line)

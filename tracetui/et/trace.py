@@ -105,6 +105,17 @@ class ETTrace:
         self.child_index: np.ndarray = tree.child_index
         self.depth: np.ndarray = tree.depth
         self._note_problems(decoded, tree.orphans, tree.cycles_broken)
+        self._note_self_parents(tree.self_parents)
+
+    def _note_self_parents(self, positions: np.ndarray) -> None:
+        """Only the process root may name itself as its parent: other such nodes (a damaged
+        file) are read as top-level nodes, and counted."""
+        odd = [int(p) for p in positions.tolist() if not is_structural_name(self.names[int(self.name_ids[p])])]
+        if odd:
+            self.warnings.append(LoadWarning(
+                "self_parent", f"{self.path}: {len(odd):,} nodes name themselves as their parent (only the process "
+                               f"root may); read as top-level nodes (first: node id {int(self.ids[odd[0]])})",
+                len(odd)))
 
     def _note_problems(self, decoded: DecodedNodes, orphans: int, cycles: int) -> None:
         dups = int(np.count_nonzero(self.ids[1:] == self.ids[:-1])) if self.ids.size else 0

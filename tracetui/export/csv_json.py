@@ -2,7 +2,10 @@
 
 CSV: one row per node of the subtree in tree (preorder) order, host events and GPU events
 together, so a spreadsheet can filter and sum it; columns :data:`CSV_COLUMNS` (times in µs
-relative to the trace start; empty cells where a column does not apply).
+relative to the trace start; empty cells where a column does not apply).  A text cell that a
+spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return: an op named ``=HYPERLINK(...)``) is written with a ``'`` before it, as
+OWASP advises against CSV injection; numbers are written as numbers.
 
 JSON: the whole report as one object (every row of every table; see :func:`report_json`).
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,19 +61,36 @@ def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
     return both.reindex(columns=list(CSV_COLUMNS)).reset_index(drop=True)
 
 
+#: first characters that make a spreadsheet evaluate a cell
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(v: Any) -> Any:
     v = plain(v)
-    return "" if v is None else v
+    if v is None:
+        return ""
+    if isinstance(v, str) and v.startswith(FORMULA_START):
+        return "'" + v
+    return v
 
 
 def render_csv(rep: SubtreeReport) -> str:
     """The CSV text (header row, then one row per node)."""
-    df = csv_frame(rep)
+    return csv_text(CSV_COLUMNS, csv_frame(rep).itertuples(index=False, name=None))
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """Every CSV export's text: ``header``, then ``rows`` with each cell made safe for a
+    spreadsheet (:data:`FORMULA_START`; numpy scalars as Python numbers, NaN empty)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for row in df.itertuples(index=False, name=None):
-        w.writerow([_cell(v) for v in row])
+    # the writer quotes a cell holding "\n" but not one holding a lone "\r", which a reader
+    # takes for the end of the row: such rows are written with every cell quoted
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    w.writerow(header)
+    for row in rows:
+        cells = [_cell(v) for v in row]
+        (quoted if any(isinstance(c, str) and "\r" in c for c in cells) else w).writerow(cells)
     return buf.getvalue()
 
 

@@ -12,8 +12,6 @@ n-th node with that name in id order, counting from 1).
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from typing import Any
 
@@ -142,12 +140,9 @@ def et_export_bytes(et: ETTrace, root: int | None, fmt: str, max_rows: int) -> b
     if root is not None and not 0 <= root < len(et):
         raise TraceError(et.path, f"ET position {root} does not exist")
     if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(CSV_COLUMNS)
-        for row in nodes_frame(et, root).itertuples(index=False, name=None):
-            w.writerow([int(v) if isinstance(v, np.integer) else v for v in row])
-        return buf.getvalue().encode("utf-8")
+        from .csv_json import csv_text
+
+        return csv_text(CSV_COLUMNS, nodes_frame(et, root).itertuples(index=False, name=None)).encode("utf-8")
     if fmt == "json":
         pos, _ = subtree_positions(et, root)
         doc = {"source": et.path, "root": int(et.ids[root]) if root is not None else None, **et_counts(et),

@@ -102,7 +102,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    files = expand_inputs(list(inputs))
+    skipped: list[str] = []
+    files = expand_inputs(list(inputs), skipped)
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     report(f"identifying {len(files)} files", 0.0)
@@ -120,7 +121,7 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
                        progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
     results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
                                      o.get("start_us")) for o in outs}
-    warnings = list(layout.warnings)
+    warnings = skipped + list(layout.warnings)
     warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
     warnings += _flag_foreign(results)
     report("matching collectives across ranks", 0.97)

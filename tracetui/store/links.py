@@ -3,12 +3,14 @@
 One file per pair, ``link-<hash of both files' identities>.ttl`` in the cache folder: an
 ``.npz`` archive (no pickles) of the link's three arrays (``et_to_kineto``,
 ``kineto_to_et``, ``found_by``) and its statistics and warnings as JSON.  It is used only
-when its key still matches exactly: both files' identities (path, size, mtime, edge
-hash), the tracetui version, the link format and the code fingerprint -- the caller
+when its key still matches exactly: both files' identities (path, size, mtime, CRC-32 of
+every byte), the tracetui version, the link format and the code fingerprint -- the caller
 (:mod:`tracetui.store.traces`) builds it -- and when the arrays fit the two traces
-(lengths, value ranges).  Anything else -- stale, corrupt, unreadable -- means the link is
-computed again and the file rewritten atomically (temp file + rename); a folder that
-cannot be written only means no cache (logged at debug level).
+(lengths, value ranges).  Anything else -- stale, unreadable -- means the link is computed
+again and the file rewritten atomically (:func:`~tracetui.io.files.write_atomically`); a
+damaged file (the zip members' CRC-32 differ, it is cut short) is removed and the link
+carries a warning saying so.  A folder that cannot be written only means no cache (logged
+at debug level).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import io
 import json
 import logging
 import os
-import tempfile
+import zipfile
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import LoadWarning
+from ..io.files import write_atomically
 from ..link import ETLink, LinkStats, link_et_kineto
 from ..link.et_evidence import FOUND_BY_NAMES
 
@@ -47,16 +50,19 @@ def linked_with_cache(et, kt, folder: Path, key: dict[str, object]) -> ETLink:
     computed by :func:`~tracetui.link.link_et_kineto` and stored."""
     key = dict(key, link_format=LINK_FORMAT)
     path = link_entry_path(folder, key)
-    got = read_link(path, key, et, kt)
+    damaged: list[LoadWarning] = []
+    got = read_link(path, key, et, kt, damaged)
     if got is not None:
         return got
     link = link_et_kineto(et, kt)
     write_link(path, key, link)
+    link.warnings += damaged  # after the write: the new entry must not keep saying it
     return link
 
 
-def read_link(path: Path, key: dict[str, object], et, kt) -> ETLink | None:
-    """The stored link if ``path`` holds one for ``key`` that fits the traces, else None."""
+def read_link(path: Path, key: dict[str, object], et, kt, damaged: list[LoadWarning] | None = None) -> ETLink | None:
+    """The stored link if ``path`` holds one for ``key`` that fits the traces, else None; a
+    damaged file is removed and a warning appended to ``damaged``."""
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode("utf-8"))
@@ -75,7 +81,17 @@ def read_link(path: Path, key: dict[str, object], et, kt) -> ETLink | None:
         link = ETLink(e2k.astype(np.int32), k2e.astype(np.int32), found.astype(np.uint8), stats, warnings)
     except FileNotFoundError:
         return None
-    except Exception as exc:  # stale, corrupt, unreadable: link again
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:  # a checksum differs, cut short: damaged
+        log.debug("tracetui cache: the link entry %s is damaged: %s", path, exc)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        if damaged is not None:
+            damaged.append(LoadWarning("cache", f"the cached ET <-> Kineto link was damaged ({exc}): it was removed "
+                                                "and the traces linked again"))
+        return None
+    except Exception as exc:  # stale, unreadable: link again
         log.debug("tracetui cache: not using the link entry %s: %s", path, exc)
         return None
     try:
@@ -92,19 +108,10 @@ def write_link(path: Path, key: dict[str, object], link: ETLink) -> bool:
     buf = io.BytesIO()
     np.savez(buf, et_to_kineto=link.et_to_kineto, kineto_to_et=link.kineto_to_et, found_by=link.found_by,
              meta=np.frombuffer(json.dumps(meta, default=str).encode("utf-8"), dtype=np.uint8))
-    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=SUFFIX)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, path)
+        write_atomically(path, [buf.getbuffer()], private=True)
         return True
     except OSError as exc:
         log.debug("tracetui cache: cannot write the link entry %s: %s", path, exc)
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
         return False

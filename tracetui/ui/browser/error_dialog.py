@@ -11,6 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from ...errors import one_line, printable_lines
+
 
 class ErrorDialog(ModalScreen[tuple[str, str]]):
     """A file could not be opened: its one-line message; quit, or open another path.
@@ -40,8 +42,8 @@ class ErrorDialog(ModalScreen[tuple[str, str]]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(self.title_text), id="error-title")
-            yield Static(Text(self.message), id="error-message")
+            yield Label(Text(one_line(self.title_text)), id="error-title")
+            yield Static(Text(printable_lines(self.message)), id="error-message")
             yield Label("Open another file (Enter), or quit (Esc):")
             yield Input(placeholder="path to a Kineto trace or Execution Trace", id="error-path")
             with Horizontal():

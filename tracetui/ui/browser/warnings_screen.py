@@ -11,6 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...errors import one_line
+
 
 class WarningsScreen(ModalScreen[None]):
     """The load and link warnings, one per line."""
@@ -24,7 +26,7 @@ class WarningsScreen(ModalScreen[None]):
 
     def __init__(self, warnings: Iterable[object]) -> None:
         super().__init__()
-        self.warnings = [str(w) for w in warnings]
+        self.warnings = [one_line(str(w)) for w in warnings]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():

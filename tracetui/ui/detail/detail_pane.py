@@ -14,6 +14,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...io.terminal import safe_renderable
 from ..view.detail_section import DetailModel, render_sections
 from ..view.keep_text import WIDE, KeepText, fit_table
 
@@ -80,7 +81,8 @@ class DetailPane(ScrollView, can_focus=True):
             # the first pass builds for the (possibly new) node; the second only when the
             # argument layout (table or lines, WIDE) differs at the other width
             if self.model is not None and (first or (self._built_width >= WIDE) != (usable >= WIDE)):
-                self._renderable = render_sections(self.model.sections(self.node, usable), self._note)
+                # trace text is data: nothing a terminal acts on reaches the screen
+                self._renderable = safe_renderable(render_sections(self.model.sections(self.node, usable), self._note))
                 self._built_width = usable
             lines, rendered = self._render_at(usable)
             return lines, rendered, len(lines) <= height - (hbar if rendered > usable else 0)

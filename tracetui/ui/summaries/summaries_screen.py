@@ -32,6 +32,7 @@ from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from ... import units
+from ...errors import one_line
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
 from ..shown import only_while_shown
@@ -45,7 +46,7 @@ def _cell(v: Any, numeric: bool, column: str, width: int | None = None) -> Text:
     if v is None or (isinstance(v, float) and v != v):
         return Text("")
     if not numeric:
-        text = Text(str(v), no_wrap=True, overflow="ellipsis")
+        text = Text(one_line(str(v)), no_wrap=True, overflow="ellipsis")
         if width is not None and text.cell_len > width:
             text.truncate(width, overflow="ellipsis")
         return text
@@ -89,7 +90,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         self.sort_state: dict[str, tuple[int, bool]] = {}  # table key -> (column, reversed)
 
     def compose(self) -> ComposeResult:
-        yield Label(Text.assemble((self.kt.name_of_file, "bold"),
+        yield Label(Text.assemble((one_line(self.kt.name_of_file), "bold"),
                                   " · Enter: its occurrences in the tree, n/N cycle them"), id="summaries-title")
         # No ``initial=``: Textual's tabs validate it on mount and raise when the screen was
         # closed meanwhile (s then Esc at once on a busy machine); on_mount picks the tab.
@@ -97,7 +98,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
             for t in self.tables:
                 with TabPane(f"{t.title} ({len(t.rows):,})", id=f"p-{t.key}"):
                     if t.note:
-                        yield Label(Text(t.note), classes="note")
+                        yield Label(Text(one_line(t.note)), classes="note")
                     yield DataTable(id=f"t-{t.key}", cursor_type="row", zebra_stripes=True)
         yield Footer()
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...driver.facts import PHASE_PREFIX, allocation_series, driver_of
+from ...errors import one_line
 from ...kineto.kinds import Kind
 from .counter_track import CounterTrack
 from .track import Track
@@ -65,7 +66,9 @@ def phase_tracks(kt) -> list[PhaseTrack]:
     out = []
     for chunk in np.split(ph, np.flatnonzero(np.diff(drv.lane_of[ph])) + 1):
         lane = drv.lanes[int(drv.lane_of[chunk[0]])]
-        names = tuple(n[len(PHASE_PREFIX):] if n.startswith(PHASE_PREFIX) else n for n in map(drv.name, chunk.tolist()))
+        # one character per cell: control characters escaped first (trace data)
+        names = tuple(one_line(n[len(PHASE_PREFIX):] if n.startswith(PHASE_PREFIX) else n)
+                      for n in map(drv.name, chunk.tolist()))
         label = f"phases {lane.tid}" if len(f"phases {lane.tid}") < LABEL_CELLS else f"ph {lane.tid}"
         out.append(PhaseTrack(label, drv.ts[chunk], drv.ts[chunk] + drv.dur[chunk], names=names))
     return out

@@ -21,6 +21,7 @@ from rich.text import Text
 from ... import units
 from ...driver.facts import CALL_WHATS, driver_of
 from ...driver.schema import What
+from ...errors import one_line
 
 SEPARATOR = " · "
 
@@ -46,7 +47,7 @@ class Part:
 
 
 def _part(key: str, *forms: str, style: str = "", late: int = 0) -> Part:
-    return Part(key, tuple(Text(f, style=style) for f in forms), late)
+    return Part(key, tuple(Text(one_line(f), style=style) for f in forms), late)
 
 
 def _devices(kt) -> tuple[str, ...]:
