@@ -57,6 +57,7 @@ def test_content_bounds_equal_strip_on_any_mix_of_padding():
     assert content_end(big) == 3 and content_start(b" " * (5 << 20) + b"[") == 5 << 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pad", [b" ", b"\x00"])
 def test_a_cut_trace_behind_256_mib_of_padding_is_recovered(pad, tmp_path):
     """A 256 KiB gzip file: the trace cut inside an event, then 256 MiB of spaces or NULs

@@ -71,6 +71,7 @@ async def walk(app, pilot, label: str) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["kineto", "pair", "driver"])
 async def test_every_screen_of_a_hostile_trace_writes_no_control_character(which, tmp_path):
     if which == "kineto":
