@@ -123,7 +123,8 @@ def one_start(trace: Path, cache_dir: str, code: Path) -> dict[str, float]:
 
 def import_profile(checkout: Path, top: int = 12) -> list[tuple[str, float, float]]:
     """(module, self ms, cumulative ms) of the heaviest first-screen imports (``-X importtime``)."""
-    code = "import sys; sys.path.insert(0, %r); " % str(checkout) + "; ".join(f"import {m}" for m in FIRST_SCREEN_IMPORTS)
+    code = f"import sys; sys.path.insert(0, {str(checkout)!r}); " + "; ".join(
+        f"import {m}" for m in FIRST_SCREEN_IMPORTS)
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                           timeout=300, check=True)
     rows = []
@@ -178,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             med = {k: statistics.median(r[k] for r in runs) for k in ("python", "imports", "first_paint", "tree",
                                                                         "cpu")}
             heavy = [k.split(":", 1)[1] for k in runs[0] if k.startswith("heavy:") and any(r[k] for r in runs)]
-            print(f"| {trace.name[:36]:<36} | {label:<8} | {state:<5} | {med['python']:>6.0f} | {med['imports']:>7.0f} | "
-                  f"{med['first_paint']:>11.0f} | {med['tree']:>10.0f} | {med['cpu']:>7.0f} | "
+            print(f"| {trace.name[:36]:<36} | {label:<8} | {state:<5} | {med['python']:>6.0f} | "
+                  f"{med['imports']:>7.0f} | {med['first_paint']:>11.0f} | {med['tree']:>10.0f} | {med['cpu']:>7.0f} | "
                   f"{', '.join(heavy) or 'none':<32} |")
     return 0
 

@@ -13,12 +13,12 @@ from collections import Counter
 
 import orjson
 from driver_files import bpftrace_file
+from shared_traces import SAMPLES
 
 from tracetui.cli import main
 from tracetui.driver.trace import EventCounts, event_counts
 from tracetui.session import open_traces
 from tracetui.store.traces import load_cached
-from shared_traces import SAMPLES
 
 KINETO = SAMPLES / "h100_bert_inference.json.gz"
 DRIVER = SAMPLES / "h100_bert_inference_bpftrace.jsonl.gz"

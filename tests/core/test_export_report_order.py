@@ -25,7 +25,7 @@ from tracetui.store.traces import load_cached
 
 SAMPLE = SAMPLES / "h100_bert_inference.json.gz"
 ROOT = "name:nn.Module: BertLMHeadModel_0"
-SUBTREE_ORDER = ["Ops by GPU time", "Kernels by name", "Kernels", "Kernel categories", "GPU time breakdown",
+SUBTREE_ORDER = ["Ops by GPU time", "GPU events by name", "GPU events", "Kernel categories", "GPU time breakdown",
                  "Idle time by class", "Idle gaps in the GPU window", "Parent chain", "Op tree"]
 
 
@@ -73,7 +73,7 @@ def test_report_leads_with_ops_ranked_by_gpu_time(lt):
 
 def test_whole_trace_report_order(lt):
     md = export_bytes(lt, None, "md").decode()
-    assert _headings(md) == ["Ops by GPU time", "Ops by name", "Kernels by name", "Kernel categories",
+    assert _headings(md) == ["Ops by GPU time", "Ops by name", "GPU events by name", "Kernel categories",
                              "GPU time breakdown", "Idle time by class", "Largest idle gaps"]
 
 

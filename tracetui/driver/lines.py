@@ -16,7 +16,7 @@ import gc
 import logging
 import os
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import msgspec
 import numpy as np
@@ -24,7 +24,7 @@ import numpy as np
 from ..kineto.parallel import decode_workers
 from .fields import FieldColumns, merge_fields
 from .schema import Line
-from .sniff import BAD_JSON, NOT_OBJECT, as_object
+from .sniff import BAD_JSON, TOO_DEEP, as_object
 from .trace import LineStats
 
 log = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ def _decode_runs(data: bytes, idx: np.ndarray, start: np.ndarray, end: np.ndarra
     body = b",".join(data[int(start[a]):int(end[b - 1])].replace(b"\n", b",") for a, b in zip(lo.tolist(), hi.tolist()))
     try:
         rows = _DECODER.decode(b"[" + body + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
     if len(rows) != idx.size:  # a line held two objects, or none: go line by line
         return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
@@ -251,7 +251,7 @@ def _decode_chunk(raw: list[bytes]) -> tuple[list[Line | str], bool]:
         return [], True
     try:
         return _DECODER.decode(b"[" + b",".join(raw) + b"]"), True
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         if len(raw) > _SMALL:
             out: list[Line | str] = []
             for s in range(0, len(raw), _SMALL):
@@ -269,6 +269,8 @@ def _decode_one(line: bytes) -> Line | str:
         pass
     except (msgspec.DecodeError, UnicodeDecodeError):
         return BAD_JSON
+    except RecursionError:
+        return TOO_DEEP
     obj = as_object(line)
     if isinstance(obj, str):
         return obj

@@ -10,6 +10,7 @@ import msgspec
 #: reasons a line that starts like an object is not an event (the reader counts them)
 BAD_JSON = "lines that start like a JSON object but are not valid JSON"
 NOT_OBJECT = "JSON values that are not objects"
+TOO_DEEP = "lines nested too deeply to read (JSON deeper than the decoder's recursion limit)"
 
 
 def looks_like_driver_lines(head: bytes) -> bool:
@@ -42,4 +43,6 @@ def as_object(line: bytes, sniffing: bool = False) -> dict | str:
             obj = msgspec.json.decode(line.decode("utf-8", "replace").encode())
     except msgspec.DecodeError:
         return BAD_JSON
+    except RecursionError:
+        return TOO_DEEP
     return obj if isinstance(obj, dict) else NOT_OBJECT

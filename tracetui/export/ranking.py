@@ -11,7 +11,7 @@ Columns (:data:`RANKING_COLUMNS`): ``rank`` (1 = most GPU time), ``node``, ``nam
 ``input_dims``/``input_types`` (the op's ``Input Dims``/``Input type`` text, "" without shapes),
 ``gpu_us`` (summed durations of its GPU events, µs), ``percent`` (of the subtree's summed GPU
 time), ``n_gpu`` (its GPU events), ``gpu_names`` (one dict per distinct GPU event name:
-``name``, ``count``, ``us``; most time first), ``host_us`` (the op's own host duration) and
+``name``, ``count``, ``total_us``; most time first), ``host_us`` (the op's own host duration) and
 ``caller`` (the nearest cpu_op above it, "" when none).
 """
 
@@ -51,7 +51,7 @@ def ops_by_gpu_time(trace: KinetoTrace, kernels: pd.DataFrame) -> pd.DataFrame:
                 .sort_values(["owner", "sum", "name"], ascending=[True, False, True], kind="stable"))
     names: dict[int, list[dict[str, Any]]] = {}
     for o, nm, n, us in per_name.itertuples(index=False, name=None):
-        names.setdefault(int(o), []).append({"name": nm, "count": int(n), "us": float(us)})
+        names.setdefault(int(o), []).append({"name": nm, "count": int(n), "total_us": float(us)})
     per_owner = frame.groupby("owner", sort=False)["dur"].agg(["size", "sum"])
     owners = per_owner.index.to_numpy(dtype=np.int64)
     ok = owners >= 0
