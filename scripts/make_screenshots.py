@@ -6,7 +6,7 @@ GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kinet
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
-of the BERT run (``tests/core/driver_from_kineto.py``).
+of the BERT run (``tracetui/driver/synthetic.py``).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
 ``App.save_screenshot``.  The output is deterministic (no clocks on screen).
 """

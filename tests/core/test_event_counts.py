@@ -12,16 +12,26 @@ import json
 from collections import Counter
 
 import orjson
+import pytest
 from driver_files import bpftrace_file
 from shared_traces import SAMPLES
 
 from tracetui.cli import main
+from tracetui.driver.synthetic import main as synthetic_main
 from tracetui.driver.trace import EventCounts, event_counts
 from tracetui.session import open_traces
 from tracetui.store.traces import load_cached
 
 KINETO = SAMPLES / "h100_bert_inference.json.gz"
-DRIVER = SAMPLES / "h100_bert_inference_bpftrace.jsonl.gz"
+
+
+@pytest.fixture(scope="module")
+def DRIVER(tmp_path_factory):  # noqa: N802 -- a file path, as KINETO
+    """The README's synthetic driver-call file of the bundled sample (``python -m
+    tracetui.driver.synthetic``), written as the README does it."""
+    out = tmp_path_factory.mktemp("drv") / "bert_driver.jsonl"
+    assert synthetic_main([str(KINETO), str(out)]) == 0
+    return out
 
 
 def _raw_driver_lines(path) -> Counter:
@@ -59,7 +69,7 @@ def _json(capsys, *args) -> dict:
     return orjson.loads(capsys.readouterr().out)
 
 
-def test_bundled_driver_sample_counts_match_its_file(capsys):
+def test_synthetic_driver_sample_counts_match_its_file(capsys, DRIVER):  # noqa: N803
     raw = _raw_driver_lines(DRIVER)
     assert raw[("call", "B")] == raw[("call", "E")] == 120 and raw["record"] == 65 and raw["text"] == 3
     assert not raw[("ioctl", "B")]
@@ -85,7 +95,7 @@ def test_driver_fixture_with_ioctls(tmp_path, capsys):
     assert counts.phases > 0  # derived spans: in the tree, not in the count
 
 
-def test_merged_trace_keeps_the_kineto_count(capsys):
+def test_merged_trace_keeps_the_kineto_count(capsys, DRIVER):  # noqa: N803
     n_kineto = _raw_kineto_events(KINETO)
     assert n_kineto == 2298
     merged = load_cached([str(KINETO), str(DRIVER)], use_cache=False).kineto

@@ -14,6 +14,9 @@ import sys
 
 from shared_traces import REPO, SAMPLES
 
+from tracetui.driver.synthetic import write_driver_trace
+from tracetui.kineto import load_kineto
+
 #: what ``tracetui TRACE`` and the first screen import from the core
 FIRST_SCREEN_CORE = (
     "tracetui", "tracetui.cli.entry", "tracetui.crash", "tracetui.errors", "tracetui.session",
@@ -98,7 +101,8 @@ def test_the_command_line_start_imports_no_numpy(tmp_path):
     error boundary, the whole-job test on the files) stays free of numpy too, so a loading
     screen can paint before the loader's imports."""
     sample = SAMPLES / "h100_bert_inference.json.gz"
-    driver = SAMPLES / "h100_bert_inference_bpftrace.jsonl.gz"
+    driver = tmp_path / "bert_driver.jsonl"
+    write_driver_trace(load_kineto(sample), driver)
     _run(f"""
 import tracetui.cli.entry, tracetui.crash
 from tracetui.cli.entry import build_parser
