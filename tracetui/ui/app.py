@@ -1,6 +1,12 @@
 """The terminal trace browser: ``run_app(paths)`` loads a trace in a worker behind a
 progress screen, then shows the op tree, the detail pane and the stream timeline.
 
+The first frame comes first: this module imports only what the loading screen needs
+(Textual's app, a label and a progress bar; no numpy, no pandas, no trace model).  The
+browser's screens, the loader and the trace model are imported by the load worker once the
+loading screen is painted (``tests/core/test_startup_imports.py`` and
+``tests/ui/test_ui_startup.py`` hold it; ``bench/bench_ui.py`` times it).
+
 Two-way jumps: ``>`` on an op (or runtime call) goes to its first GPU event and, pressed
 again, cycles through that op's GPU events in start order; ``<`` on a kernel, memcpy or
 memset goes back to the innermost cpu_op that launched it (with an ET loaded, the linked
@@ -13,7 +19,7 @@ import os
 import sys
 import threading
 from functools import partial
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -25,10 +31,7 @@ from ..config import Settings, load_settings
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
 from ..errors import LoadCancelled, TraceError, one_line
-from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
-from .browser.error_dialog import ErrorDialog
-from .browser.help_screen import HelpScreen, live_bindings, widget_bindings
 from .browser.loading_screen import (
     EXIT_LOAD_CANCELLED,
     LoadDone,
@@ -37,13 +40,15 @@ from .browser.loading_screen import (
     LoadProgress,
     ProgressRelay,
 )
-from .browser.main_screen import MainScreen
 from .key_order import KeyRouter
 from .notify import show_note
 from .textual_guards import install_guards
-from .tree.trace_tree import TraceTree
-from .view.trace_detail import TraceDetail
-from .view.trace_row_source import TraceRowSource
+
+if TYPE_CHECKING:
+    from ..session import LinkedTrace
+    from .browser.main_screen import MainScreen
+    from .tree.trace_tree import TraceTree
+    from .view.trace_row_source import TraceRowSource
 
 install_guards()
 
@@ -51,6 +56,24 @@ install_guards()
 EXIT_LOAD_FAILED = 2
 
 __all__ = ["EXIT_LOAD_FAILED", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_job_app"]
+
+#: names this module offers but imports only when asked for (the first frame does not need them)
+_LAZY = {"MainScreen": ".browser.main_screen", "TraceTree": ".tree.trace_tree"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home, __package__), name)
+
+
+def _main_screen_class() -> type:
+    from .browser.main_screen import MainScreen
+
+    return MainScreen
 
 
 class TraceApp(App[int]):
@@ -177,13 +200,16 @@ class TraceApp(App[int]):
         """Load, link and index the traces (worker thread); posts :class:`LoadProgress`
         while it runs, then :class:`LoadDone` or :class:`LoadFailed`; stops quietly when
         cancelled (:meth:`action_cancel_load`)."""
-        from ..store.traces import load_cached
-
         relay = ProgressRelay(self, get_current_worker())
         pending: list = []  # the cache write, run once the browser has what it shows
         try:
+            from ..store.traces import load_cached  # the loader and the model: imported here, after the first frame
+
             linked = load_cached(paths, use_cache=self.use_cache, progress=relay, deferred_writes=pending)
             relay("indexing the op tree", 0.995)
+            from .browser import main_screen  # noqa: F401 -- the browser's screen, ready when the load is done
+            from .view.trace_row_source import TraceRowSource
+
             source = TraceRowSource(linked)
             categorizer = self.categorizer
             if categorizer is None:
@@ -263,6 +289,9 @@ class TraceApp(App[int]):
         await super().on_event(event)
 
     def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
+        from .browser.main_screen import MainScreen
+        from .view.trace_detail import TraceDetail
+
         self.linked = linked
         self.load_failed = False
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
@@ -278,6 +307,8 @@ class TraceApp(App[int]):
         self.call_after_refresh(self._show_config_notes)
 
     def _load_failed(self, message: str) -> None:
+        from .browser.error_dialog import ErrorDialog
+
         self.load_failed = True
         self.push_screen(ErrorDialog(message), self._error_choice)
 
@@ -305,9 +336,11 @@ class TraceApp(App[int]):
     def help_sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
         """Help content from the live bindings of the focused widget chain, the screen and
         the app; then the keys of the panes that are not focused."""
+        from .browser.help_screen import live_bindings, widget_bindings
+
         screen = self.screen
         sections = [("Active now (focused pane, browser, application)", live_bindings(screen))]
-        if isinstance(screen, MainScreen):
+        if isinstance(screen, _main_screen_class()):
             focused = self.focused
             for widget, title in ((screen.op_tree, "Op tree (focus: t / tab)"),
                                   (screen.timeline, "Timeline (focus: t)")):
@@ -316,6 +349,8 @@ class TraceApp(App[int]):
         return sections
 
     def action_help(self) -> None:
+        from .browser.help_screen import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.help_sections()))
@@ -323,19 +358,20 @@ class TraceApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: keys", "Show every key binding", self.action_help)
-        if self.job is not None and isinstance(screen, MainScreen):
+        if not isinstance(screen, _main_screen_class()):  # the loading screen, a dialog: no browser keys
+            return
+        if self.job is not None:
             for r in self.job.ranks:
                 if self.job.results[r].ok and r != self.rank:
                     yield SystemCommand(f"Rank {r}", f"show rank {r} of the job", partial(self.show_rank, r))
-        if isinstance(screen, MainScreen):
-            seen = set()
-            for binding in screen._bindings.key_to_bindings.values():
-                for b in binding:
-                    if b.action in seen:
-                        continue
-                    seen.add(b.action)
-                    yield SystemCommand(b.description, f"key {self.get_key_display(b)}",
-                                        partial(self._run_browser_action, screen, b.action))
+        seen = set()
+        for binding in screen._bindings.key_to_bindings.values():
+            for b in binding:
+                if b.action in seen:
+                    continue
+                seen.add(b.action)
+                yield SystemCommand(b.description, f"key {self.get_key_display(b)}",
+                                    partial(self._run_browser_action, screen, b.action))
 
     async def _run_browser_action(self, screen: Screen, action: str) -> None:
         """A palette command runs after the palette closes: by then the browser screen may be

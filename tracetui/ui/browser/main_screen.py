@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ...driver.facts import is_standalone
 from ...errors import TraceError
@@ -24,6 +24,7 @@ from ..bindings import MAIN_BINDINGS
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
@@ -86,7 +87,7 @@ class MainScreen(JobActions, Screen):
             yield DetailPane(self.detail_model, id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield TraceTimeline(self.source, id="timeline")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def op_tree(self) -> TraceTree:
@@ -114,6 +115,19 @@ class MainScreen(JobActions, Screen):
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
+
+    def key_applies(self, action: str) -> bool:
+        """Does the key of ``action`` do something on the trace shown?  The key bar leaves out
+        those that do not (``>``/``<`` without GPU events or a driver link, ``.`` without
+        python rows, ``t`` without a timeline); pressed anyway, they say why."""
+        src = self.source
+        if action in ("jump_gpu", "jump_op"):
+            return src.has_jumps
+        if action == "toggle_python":
+            return src.has_python
+        if action == "focus_timeline":
+            return bool(self.timeline.display)
+        return True
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:
@@ -399,6 +413,7 @@ class MainScreen(JobActions, Screen):
         timeline = self.timeline
         timeline.set_show_cpu(not timeline.show_cpu)
         timeline.display = bool(timeline.lane_ids)
+        self.refresh_bindings()  # t applies only while the timeline shows
 
     def action_zoom(self, factor: float) -> None:
         self.timeline.zoom_keep_selection(float(factor))

@@ -15,11 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label
+from textual.widgets import DataTable, Label
 
 from ... import units
 from ...errors import one_line
 from ...job import job_summary
+from ..key_bar import KeyBar
 from ..shown import only_while_shown
 
 _TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
@@ -67,7 +68,7 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
             yield DataTable(id="stragglers", cursor_type="row", zebra_stripes=True)
             for w in self.doc["warnings"]:
                 yield Label(Text(one_line(f"warning: {w}"), style="yellow"))
-        yield Footer()
+        yield KeyBar()
 
     @only_while_shown  # keys typed ahead may have closed it already
     def on_mount(self) -> None:

@@ -27,13 +27,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
+from textual.widgets import DataTable, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from ... import units
 from ...errors import one_line
 from ...kineto.trace import KinetoTrace
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..view.summary_table import SummaryTable
@@ -100,7 +101,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
                     if t.note:
                         yield Label(Text(one_line(t.note)), classes="note")
                     yield DataTable(id=f"t-{t.key}", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyBar()
 
     @only_while_shown  # closed before it was mounted: its widgets are going away
     def on_mount(self) -> None:

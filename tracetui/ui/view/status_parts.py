@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ... import units
-from ...driver.facts import CALL_WHATS, driver_of
-from ...driver.schema import What
+from ...driver.facts import driver_of
+from ...driver.trace import event_counts
 from ...errors import one_line
 
 SEPARATOR = " · "
@@ -64,11 +64,8 @@ def _driver_parts(drv) -> list[Part]:
     """A driver-call trace alone: its layout, its events by what they are, and the lines of
     the file that are not events (banners, heartbeats, bad lines: ``w`` says which)."""
     layouts = " + ".join(drv.layouts) or "driver"
-    what = drv.what
-    calls = int(sum((what == w).sum() for w in CALL_WHATS))
-    ioctls = int((what == What.IOCTL).sum())
-    in_file = drv.n_driver - int((what == What.PHASE).sum())  # phases are derived, not in the file
-    records = in_file - calls - ioctls
+    counts = event_counts(drv)  # the events of the file (phases are derived): as summary and info say
+    calls, ioctls, records, in_file = counts.calls, counts.ioctls, counts.records, counts.driver
     kinds = ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in ((calls, "call"), (ioctls, "ioctl"),
                                                                             (records, "record")))
     parts = [_part("driver", f"{layouts} driver-call trace", layouts, late=1),
@@ -112,7 +109,7 @@ def trace_parts(linked) -> list[Part]:
         devices = _devices(kt)
         if devices:
             parts.append(_part("devices", *devices))
-        n_kineto = drv.first if drv is not None else kt.n_events  # linked: the Kineto trace's own events
+        n_kineto = event_counts(kt).kineto  # linked to a driver-call trace: the Kineto trace's own events
         parts.append(_part("counts", f"{n_kineto:,} events, {device_work_text(kt)}", f"{n_kineto:,} events"))
         g = kt.gpu_stats
         if g.gpu_events:

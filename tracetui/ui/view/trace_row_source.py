@@ -117,6 +117,10 @@ class TraceRowSource:
         self.driver_errors = self._driver_errors()
         self._gpu_cache: dict[int, np.ndarray] = {}
         self._et_widths: list[int] | None = None
+        #: the trace has python_function rows (``.`` hides/shows them)
+        self.has_python = bool(kt is not None and self.is_python.any())
+        #: ``>``/``<`` have somewhere to go: GPU events, or driver calls linked to runtime calls
+        self.has_jumps = bool(kt is not None and (kt.gpu_stats.gpu_events or self.driver_nodes is not None))
 
     def _driver_nodes(self) -> np.ndarray | None:
         drv = driver_of(self.kt)
