@@ -63,8 +63,8 @@ SCREENS = [("s summaries", "s", "SummariesScreen", "escape"),
            ("w warnings", "w", "WarningsScreen", "escape"),
            ("ctrl+p palette", "ctrl+p", "CommandPalette", "escape"),
            ("t timeline", "t", None, "t")]
-#: a lane needs this many children for the ``*`` row (the 216k trace's largest has ~20k)
-BIG_LANE = 10_000
+#: the 10x tiling of the 216k trace (bench/scale_trace.py): its busiest thread has ~20k children, for ``*``
+TILED = Path("/tmp/tracetui_bench/v100x2_nccl_216k_x10.json.gz")
 
 
 # ---------------------------------------------------------------- the child (one start)
@@ -111,13 +111,17 @@ async def _settle(app, pilot) -> float:
     return (time.process_time() - t) * 1e3
 
 
-async def _run_trace(trace: str, code: str, screens: bool, job: bool) -> dict[str, list[float]]:
+async def _run_trace(trace: str, code: str, screens: bool, job: bool, only_expand: bool) -> dict[str, list[float]]:
     sys.path.insert(0, code)
     import importlib
 
     importlib.import_module("tracetui.cli.entry")
     app_mod = importlib.import_module("tracetui.ui.app")
     out: dict[str, list[float]] = {}
+    if job:  # as run_job_app does: the pool's helpers start before Textual takes over stderr
+        from tracetui.job.executor import start_pool_helpers
+
+        start_pool_helpers()
     app = app_mod.TraceApp([], job_inputs=[trace]) if job else app_mod.TraceApp([trace])
     marks: dict[str, float] = {}
 
@@ -158,7 +162,7 @@ async def _run_trace(trace: str, code: str, screens: bool, job: bool) -> dict[st
         if gpu.size:
             main.select(int(gpu[0]))
             await pilot.pause()
-        for label, key, cls, close in SCREENS:
+        for label, key, cls, close in [] if only_expand else SCREENS:
             await _time_screen(app, pilot, out, label, key, cls, close)
         await _time_expand(app, pilot, out)
     return out
@@ -183,21 +187,21 @@ async def _time_screen(app, pilot, out, label, key, cls, close) -> None:
 def _ready(screen) -> bool:
     """A screen filled in: the summaries' tables have their rows."""
     if type(screen).__name__ == "SummariesScreen":
-        from textual.widgets import DataTable
+        from tracetui.ui.row_table import RowTable
 
-        tables = list(screen.query(DataTable))
-        return bool(tables) and any(t.row_count for t in tables)
+        return any(t.row_count for t in screen.query(RowTable))
     return True
 
 
 async def _time_expand(app, pilot, out) -> None:
-    """``*`` on the root with the most children (a lane), when it has at least BIG_LANE."""
+    """``*`` on the root with the most children (a lane): every row below it expanded, breadth
+    first, up to the tree's limit (100,000 rows)."""
     main = app.screen
     src = main.source
     roots = [int(r) for r in src.root_nodes()]
     sizes = [(len(src.child_nodes(r)), r) for r in roots]
     n, lane = max(sizes) if sizes else (0, -1)
-    if n < BIG_LANE:
+    if n < 2:
         return
     tree = main.op_tree
     tree.select_node(lane)
@@ -205,26 +209,28 @@ async def _time_expand(app, pilot, out) -> None:
     before = tree.row_count
     clock = Clock()
     press = asyncio.create_task(pilot.press("asterisk"))
-    await _until(app, lambda: tree.row_count > before + n // 2)
+    await _until(app, lambda: tree.row_count > before + n)
     out[f"* lane of {n:,} children"] = list(clock.since())
     await press
     await pilot.press("minus")
     await pilot.pause()
 
 
-def child(trace: str, code: str, screens: bool, job: bool) -> int:
-    out = asyncio.run(_run_trace(trace, code, screens, job))
+def child(trace: str, code: str, screens: bool, job: bool, only_expand: bool) -> int:
+    out = asyncio.run(_run_trace(trace, code, screens, job, only_expand))
     sys.stdout.write(json.dumps(out) + "\n")
     return 0
 
 
 # ---------------------------------------------------------------- the parent
-def one_run(trace: Path, cache_dir: str, code: Path, screens: bool, job: bool) -> dict[str, list[float]]:
+def one_run(trace: Path, cache_dir: str, code: Path, screens: bool, job: bool,
+            only_expand: bool = False) -> dict[str, list[float]]:
     env = dict(os.environ, TRACETUI_CACHE_DIR=cache_dir)
     t0 = time.time()
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(trace), "--code", str(code)]
     cmd += ["--screens"] if screens else []
     cmd += ["--as-job"] if job else []
+    cmd += ["--only-expand"] if only_expand else []
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     if proc.returncode:
         raise SystemExit(f"child failed on {trace}:\n{proc.stderr[-3000:]}")
@@ -234,34 +240,52 @@ def one_run(trace: Path, cache_dir: str, code: Path, screens: bool, job: bool) -
     return out
 
 
+def tiled_trace(copies: int) -> Path:
+    """The ``copies``-times tiling of the 216k trace (made once, ~15 s per 10 copies)."""
+    out = TILED.with_name(f"v100x2_nccl_216k_x{copies}.json.gz")
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(REPO / "bench" / "scale_trace.py"), str(DEFAULT_TRACES[2]), "-n",
+                        str(copies), "-o", str(out)], check=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trace", action="append", default=None, help="a trace to open (repeatable)")
     ap.add_argument("--job", default=str(DEFAULT_JOB), help="a job folder for X ('' : none)")
+    ap.add_argument("--tiled", type=int, default=10,
+                    help="also time the N-times tiling of the 216k trace (its busiest thread: ~2,000 x N children; "
+                         "made once by bench/scale_trace.py under /tmp/tracetui_bench; 0: skip)")
     ap.add_argument("--repeats", type=int, default=3, help="timed children per trace (median)")
     ap.add_argument("--baseline", default=None, metavar="DIR", help="another checkout, timed interleaved")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--code", default=str(REPO), help=argparse.SUPPRESS)
     ap.add_argument("--screens", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--as-job", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--only-expand", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        return child(args.child, args.code, args.screens, args.as_job)
-    traces = [(Path(t), False) for t in args.trace] if args.trace else [(t, False) for t in DEFAULT_TRACES]
+        return child(args.child, args.code, args.screens, args.as_job, args.only_expand)
+    # (trace, a job, only the * row)
+    traces = [(Path(t), False, False) for t in args.trace] if args.trace else [(t, False, False)
+                                                                                for t in DEFAULT_TRACES]
+    if args.tiled and not args.trace:
+        traces.append((tiled_trace(args.tiled), False, True))
     if args.job:
-        traces.append((Path(args.job), True))
+        traces.append((Path(args.job), True, False))
     checkouts = [("this", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; terminal {SIZE[0]}x{SIZE[1]}; medians of "
           f"{args.repeats} fresh processes, warm cache; first paint and tree ready from the process start")
-    for trace, job in traces:
+    for trace, job, only_expand in traces:
         results: dict[str, dict[str, list[list[float]]]] = {label: {} for label, _ in checkouts}
         with tempfile.TemporaryDirectory(prefix="tracetui_ui_") as cache:
             for _label, checkout in checkouts:
-                one_run(trace, cache, checkout, False, job)  # fills the cache
+                one_run(trace, cache, checkout, False, job, only_expand)  # fills the cache
             for _ in range(args.repeats):
                 for label, checkout in checkouts:  # interleaved: load changes hit both alike
-                    for k, v in one_run(trace, cache, checkout, True, job).items():
+                    for k, v in one_run(trace, cache, checkout, True, job, only_expand).items():
                         results[label].setdefault(k, []).append(v)
         print(f"\n{trace.name}{' (job)' if job else ''}:\n")
         head = "| what | " + " | ".join(f"{lb} wall ms | {lb} cpu ms" for lb, _ in checkouts)

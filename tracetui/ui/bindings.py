@@ -17,6 +17,9 @@ MAIN_BINDINGS: list[BindingType] = [
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
     Binding("n", "next_match", "Next match", id="main.next_match"),
     Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
+    Binding("o", "match_order", "Longest / time order", id="main.match_order",
+            tooltip="n/N step through the matches longest first, or in time order (a summaries row's occurrences "
+                    "start longest first)"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
     Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
             tooltip="hide/show python_function rows"),

@@ -16,30 +16,27 @@ from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Input
+from textual.worker import get_current_worker
 
+from ... import units
+from ...config import background_work
 from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
-from ..job.job_actions import JobActions
+from ..job.job_actions import JobActions, precompute_job_summary
 from ..key_bar import KeyBar
 from ..notify import show_note
-from ..summaries.summaries_screen import open_summaries
+from ..summaries.summaries_screen import open_summaries, precompute_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
 from ..tree.virtual_tree import VirtualTree
 from ..view.driver_notes import back_texts, driver_link_note, hop_texts
-from ..view.jumps import (
-    JumpCycle,
-    JumpError,
-    driver_back,
-    driver_hop,
-    gpu_jump,
-    launching_op,
-    match_index,
-)
+from ..view.jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op
+from ..view.match_list import ORDER_WORDS, MatchList
+from ..view.once import Once
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
@@ -70,14 +67,41 @@ class MainScreen(JobActions, Screen):
         self.detail_model = detail_model
         self.current: int | None = None
         self.cycle: JumpCycle | None = None
-        self.query_text: str | None = None
-        self.matches = np.empty(0, dtype=np.int64)
-        self.match_positions = np.empty(0)
-        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
+        #: what n/N step through: a search's matches or a summaries row's occurrences (view/match_list.py)
+        self.match_list: MatchList | None = None
         self._notes: dict[int, Text] = {}
+        self._spans: dict[int, tuple[float, float]] = {}  # node -> span the timeline shows once it is selected
+        #: what the screens need, computed once per trace (view/once.py); filled in the background
+        self.once = Once()
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
         self._sync_pending = False
+
+    # ------------------------------------------------------------------ matches
+    @property
+    def query_text(self) -> str | None:
+        """The search text (or the summaries row) whose matches n/N step through; None: none."""
+        return self.match_list.label if self.match_list is not None else None
+
+    @property
+    def matches(self) -> np.ndarray:
+        """The matches in tree order (empty: none)."""
+        return self.match_list.nodes if self.match_list is not None else np.empty(0, dtype=np.int64)
+
+    @property
+    def matches_fixed(self) -> bool:
+        """Set by the summaries screen (its row's occurrences), not a query to run again."""
+        return self.match_list is not None and self.match_list.fixed
+
+    def set_matches(self, nodes: np.ndarray, positions: np.ndarray, label: str, *, order: str = "tree",
+                    fixed: bool = False, span: tuple[float, float] | None = None) -> None:
+        """Make ``nodes`` (tree order, with their tree ``positions``) what n/N step through;
+        ``span`` (µs): what the timeline shows with each of them (an idle gap)."""
+        self.match_list = MatchList(self.source, nodes, positions, label, order=order, fixed=fixed, span=span)
+        if self.source.filtered:
+            self._set_filter(True)
+        self.update_status()
+        self.refresh_bindings()  # o (the order) applies while there are matches
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -115,6 +139,24 @@ class MainScreen(JobActions, Screen):
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
+        self.refresh_bindings()  # the key bar: the keys that apply to this trace (key_applies)
+        self.call_after_refresh(self._start_background)
+
+    def _start_background(self) -> None:
+        """Once the tree is painted: compute what the screens show (the summaries' tables; in a
+        job, the cross-rank tables) in a worker thread, once per trace, so that ``s`` and ``X``
+        open at once (off with ``TRACETUI_BACKGROUND=0``: each is then computed when first
+        opened).  Cancelled with the screen (a rank switch) or the app."""
+        if background_work() and self.is_attached:
+            self.run_worker(partial(self._background, self.app), thread=True, group="background",
+                            name="background")
+
+    def _background(self, app) -> None:
+        worker = get_current_worker()
+        for step in (precompute_summaries, precompute_job_summary):
+            if worker.is_cancelled:
+                return
+            step(self, app)
 
     def key_applies(self, action: str) -> bool:
         """Does the key of ``action`` do something on the trace shown?  The key bar leaves out
@@ -127,6 +169,8 @@ class MainScreen(JobActions, Screen):
             return src.has_python
         if action == "focus_timeline":
             return bool(self.timeline.display)
+        if action == "match_order":
+            return self.match_list is not None and self.match_list.size > 0
         return True
 
     # ------------------------------------------------------------------ status
@@ -140,6 +184,8 @@ class MainScreen(JobActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
+            order=ORDER_WORDS[self.match_list.order] if self.match_list is not None and self.match_list.order != "tree"
+            else None,
             exported=self.last_export)
 
     def status_text(self) -> Text:
@@ -169,27 +215,37 @@ class MainScreen(JobActions, Screen):
         self._sync_pending = False
         node = self.current
         note = self._notes.pop(node, None) if node is not None else None
+        span = self._spans.pop(node, None) if node is not None else None
         self._notes.clear()
+        self._spans.clear()
         self.detail.show(node, note)
         self.timeline.show_selection(node)
+        if span is not None:
+            self.timeline.show_span(*span)
 
     @on(TraceTimeline.EventSelected)
     def _on_timeline_pick(self, event: TraceTimeline.EventSelected) -> None:
         event.stop()
         self.select(event.node)
 
-    def select(self, node: int, note: Text | None = None) -> bool:
+    def select(self, node: int, note: Text | None = None, span: tuple[float, float] | None = None) -> bool:
         """Move the tree cursor to ``node`` (expanding its ancestors; clearing the filter if
-        it hides the node).  False when the node cannot be shown."""
+        it hides the node); ``span`` (µs): a time span the timeline then shows (an idle gap).
+        False when the node cannot be shown."""
         tree = self.op_tree
         target = self.source.visible_ancestor(node)
         if note is not None:
             self._notes[target] = note
+        if span is not None:
+            self._spans[target] = span
         if tree.cursor_node == target:
             self._notes.pop(target, None)
+            self._spans.pop(target, None)
             self.current = target
             self.detail.show(target, note)
             self.timeline.show_selection(target)
+            if span is not None:
+                self.timeline.show_span(*span)
             return True
         ok = tree.select_node(target)
         if not ok and self.source.filtered:
@@ -197,6 +253,7 @@ class MainScreen(JobActions, Screen):
             ok = tree.select_node(target)
         if not ok:
             self._notes.pop(target, None)
+            self._spans.pop(target, None)
             show_note(self, f"cannot show node {node} in the tree", severity="warning")
         return ok
 
@@ -312,33 +369,51 @@ class MainScreen(JobActions, Screen):
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
-        self.query_text = query
-        self.matches, self.match_positions = nodes, positions
-        self.matches_fixed = False
-        if self.source.filtered:
-            self._set_filter(True)
-        self.update_status()
+        self.set_matches(nodes, positions, query)
         if not nodes.size:
             show_note(self, f"no match for {query!r}", severity="warning")
             return
         if select:
             self._goto_match(0, inclusive=True)
 
-    def _cursor_position(self) -> float:
-        node = self.current
-        return self.source.tree_position(node) if node is not None else -1.0
-
     def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
-        if self.query_text is None:
+        ml = self.match_list
+        if ml is None:
             show_note(self, "no search yet: press / to search", severity="warning")
             return
-        n = self.matches.size
+        n = ml.size
         if not n:
-            show_note(self, f"no match for {self.query_text!r}", severity="warning")
+            show_note(self, f"no match for {ml.label!r}", severity="warning")
             return
-        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
-        note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
-        self.select(int(self.matches[i]), note)
+        i = ml.step(self.current, direction, inclusive=inclusive)
+        nodes, _ = ml.sequence()
+        if ml.fixed and ml.span is not None:  # an idle gap: the event before it is selected
+            note = Text(f"{ml.label}: after this GPU event (tinted in the timeline)", style="bold")
+        elif ml.fixed:
+            what = f"{ml.label}: occurrence {i + 1} of {n:,}"
+            if ml.order == "longest":
+                what += f" ({units.duration_short_us(ml.duration_of(i))}), longest first"
+            other = "time order" if ml.order == "longest" else "longest first"
+            note = Text(f"{what}   (n next, N previous, o {other})", style="bold")
+        else:
+            note = Text(f"/ match {i + 1} of {n:,} for {ml.label!r} ({ORDER_WORDS[ml.order]})   (n next, N previous)",
+                        style="bold")
+        self.select(int(nodes[i]), note, ml.span if ml.fixed else None)
+
+    def action_match_order(self) -> None:
+        """``o``: n/N step through the matches longest first, or in time order."""
+        ml = self.match_list
+        if ml is None or not ml.size:
+            show_note(self, "no matches to order: search (/) or Enter on a summaries row (s)", severity="warning")
+            return
+        order = ml.toggle_order()
+        self.update_status()
+        show_note(self, f"n/N: {ORDER_WORDS[order]}")
+
+    def goto_first_match(self) -> None:
+        """Select the first match in the list's order (a summaries row: the longest occurrence)."""
+        if self.is_attached:
+            self._goto_match(1, inclusive=True)
 
     def action_next_match(self) -> None:
         self._goto_match(1)
@@ -347,7 +422,7 @@ class MainScreen(JobActions, Screen):
         self._goto_match(-1)
 
     def action_filter(self) -> None:
-        if not self.source.filtered and (self.query_text is None or not self.matches.size):
+        if not self.source.filtered and not self.matches.size:
             show_note(self, "filter shows the subtrees holding search matches: search first (/)", severity="warning")
             return
         self._set_filter(not self.source.filtered)
@@ -365,11 +440,10 @@ class MainScreen(JobActions, Screen):
     def action_clear(self) -> None:
         if self.source.filtered:
             self._set_filter(False)
-        elif self.query_text is not None:
-            self.query_text = None
-            self.matches = np.empty(0, dtype=np.int64)
-            self.match_positions = np.empty(0)
+        if self.match_list is not None:
+            self.match_list = None
             self.update_status()
+            self.refresh_bindings()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles
@@ -382,8 +456,10 @@ class MainScreen(JobActions, Screen):
             return
         current = self.current
         src.set_hide_python(not src.hide_python)
-        if self.query_text is not None and not self.matches_fixed:
-            self.matches, self.match_positions = src.find(self.query_text)
+        ml = self.match_list
+        if ml is not None and not ml.fixed:
+            nodes, positions = src.find(ml.label)
+            self.match_list = MatchList(src, nodes, positions, ml.label, order=ml.order)
             if src.filtered:
                 src.set_filter(self.matches)
         self.op_tree.refresh_rows()

@@ -58,6 +58,11 @@ class DetailPane(ScrollView, can_focus=True):
         self._fit()
         self.scroll_home(animate=False)
 
+    @property
+    def note(self) -> Text | None:
+        """The note shown above the node (how it was reached), if any."""
+        return self._note
+
     def clear_note(self) -> None:
         """Show the current node again without its note (``esc``: a search note is stale)."""
         if self._note is not None:

@@ -48,11 +48,12 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
     JobSummaryScreen .title { text-style: bold; }
     """
 
-    def __init__(self, job: Any, current_rank: int | None) -> None:
+    def __init__(self, job: Any, current_rank: int | None, doc: dict | None = None) -> None:
         super().__init__()
         self.job = job
         self.current_rank = current_rank
-        self.doc = job_summary(job)
+        #: :func:`tracetui.job.job_summary` of the job (computed once per job by the caller)
+        self.doc = doc if doc is not None else job_summary(job)
 
     def compose(self) -> ComposeResult:
         j = self.doc["job"]

@@ -241,10 +241,22 @@ class VirtualTree(ScrollView, can_focus=True):
         rows = self._rows
         if rows.source is None:
             return 0
+        row = rows.find_row(node)
+        fast = getattr(rows.source, "subtree_rows", None)
+        got = fast(node, max_nodes) if fast is not None and row >= 0 else None
+        if got is not None:  # the whole subtree at once (one slice of the source's preorder)
+            before = len(rows.expanded)
+            previous = self.cursor_node
+            if rows.expand_all_at(row, *got):
+                self._rows_changed()
+            if previous is not None and rows.cursor_node != previous:  # the cursor stays on its node
+                rows.cursor = max(row, rows.find_row(previous, row, rows.subtree_end(row)))
+            self._notify_if_moved(previous)
+            self._scroll_to_row(rows.cursor)
+            return len(rows.expanded) - before
         new = [n for n in rows.subtree_plan(node, max_nodes) if n not in rows.expanded]
         if not new:
             return 0
-        row = rows.find_row(node)
         previous = self.cursor_node
         if row >= 0 and node in rows.expanded:
             self._collapse_at(row, scroll=False)

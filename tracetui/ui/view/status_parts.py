@@ -142,15 +142,17 @@ def _clip(s: str, n: int) -> str:
 
 
 def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
-                filtered: bool = False, exported: str | None = None) -> list[Part]:
+                filtered: bool = False, exported: str | None = None, order: str | None = None) -> list[Part]:
     """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
-    and its match count, the filter flag, and the last export's absolute path."""
+    (or summaries row) and its match count, with the order n/N follow when it is not tree
+    order, the filter flag, and the last export's absolute path."""
     parts = []
     if python_hidden is not None:
         parts.append(_part("python", "python hidden" if python_hidden else "python shown",
                            "py hidden" if python_hidden else "py shown", style="dim"))
     if query is not None:
-        parts.append(_part("search", f"search {query!r}: {n_matches:,} matches",
+        how = f", {order}" if order else ""
+        parts.append(_part("search", f"search {query!r}: {n_matches:,} matches{how}",
                            f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
     if filtered:
         parts.append(_part("filter", "FILTERED", style="bold"))

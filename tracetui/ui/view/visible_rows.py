@@ -282,6 +282,17 @@ class VisibleRows:
         nodes, depths = self.build_block(self.children(node), int(self.depths[row]) + 1)
         return self.splice(row + 1, row + 1, nodes, depths)
 
+    def expand_all_at(self, row: int, nodes: np.ndarray, below: np.ndarray) -> bool:
+        """Show every row under ``row`` at once: ``nodes`` in display order with their depths
+        ``below`` the row's node (1: its children), as the source's ``subtree_rows`` gives
+        them; each node followed by a deeper row is marked expanded.  True if rows changed."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        below = np.asarray(below, dtype=np.int32)
+        opened = np.zeros(nodes.size, dtype=bool)
+        opened[:-1] = below[1:] > below[:-1]
+        self.mark_expanded(int(self.nodes[row]), *nodes[opened].tolist())
+        return self.splice(row + 1, self.subtree_end(row), nodes, below + self.depths[row])
+
     def collapse_at(self, row: int) -> bool:
         """Collapse the node on ``row``, removing its subtree rows.  True if rows changed."""
         self.unmark_expanded(int(self.nodes[row]))
