@@ -101,6 +101,9 @@ class TraceApp(App[int]):
         #: the job's cross-rank tables, computed once (ui/view/once.py); set when the job opens
         self.job_once = None
         self.rank: int | None = None
+        #: the export dialog offers the folder and the python-frames choice of the last export
+        self.export_folder: str | None = None
+        self.export_python_frames = False
         self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer

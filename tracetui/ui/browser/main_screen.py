@@ -540,20 +540,24 @@ class MainScreen(JobActions, Screen):
         else:  # named as the tree shows it: op (or lane) name and the op's External id
             what = f"the subtree of {self._label_of(root)}"
             stem = op_file_stem(kt.name(root), int(kt.external_id[root]) if root < kt.n_events else None)
-        self.app.push_screen(ExportDialog(what, stem), partial(self._export_chosen, root))
+        app = self.app  # the folder and the python-frames choice of the last export (any trace, any rank)
+        app.push_screen(ExportDialog(what, stem, app.export_folder, app.export_python_frames),
+                        partial(self._export_chosen, root))
 
-    def _export_chosen(self, root: int | None, choice: tuple[str, str] | None) -> None:
+    def _export_chosen(self, root: int | None, choice: tuple[str, str, bool] | None) -> None:
         if choice is None:
             return
-        fmt, path = choice
-        self._run_export(root, fmt, path)
+        fmt, path, python_frames = choice
+        self.app.export_folder = os.path.dirname(path)
+        self.app.export_python_frames = python_frames
+        self._run_export(root, fmt, path, python_frames)
 
     @work(thread=True, group="export")
-    def _run_export(self, root: int | None, fmt: str, path: str) -> None:
+    def _run_export(self, root: int | None, fmt: str, path: str, python_frames: bool = False) -> None:
         from ...export import write_export
 
         try:
-            write_export(self.linked, root, fmt, path, self.detail_model.categorizer)
+            write_export(self.linked, root, fmt, path, self.detail_model.categorizer, python_frames=python_frames)
         except (TraceError, OSError, ValueError) as exc:
             self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return
