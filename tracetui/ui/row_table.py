@@ -107,7 +107,7 @@ class RowTable(ScrollView, can_focus=True):
         self.cursor = max(0, min(cursor, len(order) - 1))
         self.virtual_size = Size(0, len(order) + 1)
         self.scroll_to(y=0, animate=False, force=True)
-        self.refresh()
+        self.refresh(layout=True)  # a table of auto height grows with its rows
         self.call_after_refresh(self._keep_cursor_visible)
 
     @property
