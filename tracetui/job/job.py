@@ -96,18 +96,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    files = expand_inputs(list(inputs))
-    if not files:
-        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
-    report(f"identifying {len(files)} files", 0.0)
     with Runner(workers, scheduler) as run:
-        infos = run.map(identify, files, on_error=_unidentified,
-                        progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
-        layout = group_ranks(infos)
-        if not layout.ranks:
-            raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
-                                   "no Kineto trace with a rank among the files of this job"
-                                   + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+        layout = find_layout(inputs, run, report)
         tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top,
                   "rules": rules} for r in layout.ranks]
         outs = run.map(summarise_rank, tasks, on_error=_failed,
@@ -125,6 +115,24 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
     report("ready", 1.0)
     return Job(list(inputs), layout, results, colls, straggler_ranking(colls, sorted(per_rank)), warnings)
+
+
+def find_layout(inputs: list[str], run: Runner, progress: Progress | None = None) -> JobLayout:
+    """The files of each rank of the job named by ``inputs`` (identified on ``run``'s workers).
+    Raises TraceFormatError when the inputs hold no Kineto trace with a rank."""
+    report = progress or (lambda msg, frac: None)
+    files = expand_inputs(list(inputs))
+    if not files:
+        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
+    report(f"identifying {len(files)} files", 0.0)
+    infos = run.map(identify, files, on_error=_unidentified,
+                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+    layout = group_ranks(infos)
+    if not layout.ranks:
+        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                               "no Kineto trace with a rank among the files of this job"
+                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    return layout
 
 
 def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
