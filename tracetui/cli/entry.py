@@ -5,6 +5,7 @@
     tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs (docs/diff.md)
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "record")
+SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "diff", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -86,12 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    from .diff import add_parser as add_diff_parser
+
+    add_diff_parser(sub)
+
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
     return parser
 
 
 def _paths(args: argparse.Namespace) -> list[str]:
+    if args.command == "diff":
+        return [p for p in (args.a, args.b, args.et_a, args.et_b) if p]
     paths = [args.trace]
     if args.second:
         paths.append(args.second)
@@ -131,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command == "diff":
+            from .diff import diff_command
+
+            return diff_command(args)
         from ..job import looks_like_job
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,

@@ -1,0 +1,377 @@
+"""Align the op trees of two steps: which op of A is which op of B, as one merged forest.
+
+One step pair gives one merged forest, in preorder: the **step** row (the two steps), its
+children the ops of the thread that holds the step annotation (the children of
+``ProfilerStep#N`` on both sides), then one **thread** row per pair of other threads with
+ops that start in the step, holding those ops.  Threads pair by thread name where the
+trace names them, else by the order of their first op in the step.  When a side has no
+step annotation (the whole trace is its step), every thread is a thread row.
+
+Two lists of sibling ops are aligned in order, so an op inserted in B shows as one added
+subtree, not as a shift of every op after it:
+
+1. the common prefix and suffix of ops with equal tree hashes (same names, shapes and
+   structure below; :mod:`tracetui.diff.forest`) pair as whole subtrees;
+2. in what remains, **anchors**: ops of the same name whose ET node ids (linked by
+   ``rf_id``) are at the same offset from their step's first one, and backward ops whose
+   forward ops (``Sequence number``) are already paired (the main thread is aligned before
+   the autograd thread); kept in order by a longest increasing subsequence;
+3. between anchors, a longest-matching-blocks alignment (``difflib``, no junk heuristic)
+   of the keys (name and input shapes); inside the blocks that differ, ops of the same name
+   pair in order (the k-th of a name with the k-th), still in order;
+4. the rest are removed (A only) or added (B only) subtrees.
+
+Lists too long for step 3 (more than :data:`DIFFLIB_LIMIT` pairs to compare) pair the k-th
+op of a key with the k-th, then the k-th of a name, kept in order.  Paired ops whose tree
+hashes differ are aligned again one level down.  How each pair was made is decided after
+the alignment, from the evidence (:func:`tracetui.diff.model.match_methods`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from ..analysis.steps import Step
+from .forest import OpForest
+
+#: above this product of the two lengths a list pair is aligned by order of keys, not difflib
+DIFFLIB_LIMIT = 250_000
+
+
+class RowKind(IntEnum):
+    """What a merged row is (a uint8 column)."""
+
+    STEP = 0
+    THREAD = 1
+    OP = 2
+
+
+@dataclass
+class Merged:
+    """A merged forest in preorder: per row its ``kind``, ``a``/``b`` (op indices of each
+    side's :class:`OpForest` for op rows, lane indices for thread rows, step indices for step
+    rows; -1 where the side has none) and ``parent`` (row index, -1 for the step row)."""
+
+    kind: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    parent: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.kind.size)
+
+
+class _Writer:
+    """Rows appended in preorder: single rows, or whole subtrees as array blocks."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.small: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
+        self.n = 0
+
+    def row(self, kind: RowKind, a: int, b: int, parent: int) -> int:
+        for col, v in zip(self.small, (int(kind), a, b, parent)):
+            col.append(v)
+        self.n += 1
+        return self.n - 1
+
+    def _flush(self) -> None:
+        if self.small[0]:
+            self.blocks.append(tuple(np.asarray(c, dtype=np.int64) for c in self.small))  # type: ignore[arg-type]
+            self.small = ([], [], [], [])
+
+    def block(self, a: np.ndarray, b: np.ndarray, parent: np.ndarray) -> None:
+        self._flush()
+        self.blocks.append((np.full(a.size, int(RowKind.OP), dtype=np.int64), a, b, parent))
+        self.n += int(a.size)
+
+    def finish(self) -> Merged:
+        self._flush()
+        if not self.blocks:
+            z = np.zeros(0, dtype=np.int64)
+            return Merged(z.astype(np.uint8), z, z, z)
+        cols = [np.concatenate([blk[i] for blk in self.blocks]) for i in range(4)]
+        return Merged(cols[0].astype(np.uint8), cols[1], cols[2], cols[3])
+
+
+def _lis(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest subsequence of ``pairs`` (sorted by first item) increasing in both items."""
+    pairs = sorted(pairs)
+    tails: list[int] = []
+    tail_at: list[int] = []
+    prev = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        pos = bisect.bisect_left(tails, j)
+        if pos == len(tails):
+            tails.append(j)
+            tail_at.append(k)
+        else:
+            tails[pos] = j
+            tail_at[pos] = k
+        prev[k] = tail_at[pos - 1] if pos else -1
+    out = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        out.append(pairs[k])
+        k = prev[k]
+    return out[::-1]
+
+
+def _ordinal_pairs(ka: list[int], kb: list[int]) -> list[tuple[int, int]]:
+    """The k-th occurrence of each key in ``ka`` with the k-th in ``kb``, kept in order."""
+    where: dict[int, list[int]] = {}
+    for j, k in enumerate(kb):
+        where.setdefault(k, []).append(j)
+    seen: dict[int, int] = {}
+    pairs = []
+    for i, k in enumerate(ka):
+        js = where.get(k)
+        if js is None:
+            continue
+        c = seen.get(k, 0)
+        if c < len(js):
+            pairs.append((i, js[c]))
+            seen[k] = c + 1
+    return _lis(pairs)
+
+
+def _fill(pairs: list[tuple[int, int]], na: int, nb: int, match) -> list[tuple[int, int]]:
+    """``pairs`` plus ``match(i0, i1, j0, j1)``'s pairs in each gap between them (all sorted)."""
+    out: list[tuple[int, int]] = []
+    i0 = j0 = 0
+    for i, j in pairs + [(na, nb)]:
+        if i > i0 and j > j0:
+            out += [(i0 + x, j0 + y) for x, y in match(i0, i, j0, j)]
+        if i < na:
+            out.append((i, j))
+        i0, j0 = i + 1, j + 1
+    return out
+
+
+class StepAligner:
+    """Aligns one step of ``fa`` with one step of ``fb`` (see the module docstring)."""
+
+    def __init__(self, fa: OpForest, fb: OpForest) -> None:
+        self.fa, self.fb = fa, fb
+        self.w = _Writer()
+        #: first ET node id among each side's ops in the step (None: no rf_id-linked ET)
+        self.et_refs: tuple[int | None, int | None] = (None, None)
+        #: op of B paired with each op of A so far (-1: none yet)
+        self.pair_b = np.full(fa.n, -1, dtype=np.int64)
+
+    # ------------------------------------------------------------------ lists
+    def _anchor_pairs(self, A: np.ndarray, B: np.ndarray) -> list[tuple[int, int]]:
+        """Pairs sure before any name is compared: same name and ET node ids at the same
+        offset from the step's first; backward ops whose forward ops are already paired."""
+        fa, fb = self.fa, self.fb
+        pairs: list[tuple[int, int]] = []
+        used_a: set[int] = set()
+        used_b: set[int] = set()
+
+        def take(keys_a: list, keys_b: list) -> None:
+            index: dict = {}
+            for j, k in enumerate(keys_b):
+                if k is not None:
+                    index[k] = -1 if k in index else j
+            for i, k in enumerate(keys_a):
+                j = index.get(k, -1) if k is not None else -1
+                if j >= 0 and i not in used_a and j not in used_b:
+                    pairs.append((i, j))
+                    used_a.add(i)
+                    used_b.add(j)
+
+        ref_a, ref_b = self.et_refs
+        if ref_a is not None and ref_b is not None:
+            xa, xb = fa.et_id[A], fb.et_id[B]
+            take([(h, x - ref_a) if x >= 0 else None for h, x in zip(fa.name_hash[A].tolist(), xa.tolist())],
+                 [(h, x - ref_b) if x >= 0 else None for h, x in zip(fb.name_hash[B].tolist(), xb.tolist())])
+        fwd_a, fwd_b = fa.fwd[A], fb.fwd[B]
+        if (fwd_a >= 0).any() and (fwd_b >= 0).any():
+            partner = np.where(fwd_a >= 0, self.pair_b[np.maximum(fwd_a, 0)], -1)
+            take([int(x) if x >= 0 else None for x in partner.tolist()],
+                 [int(x) if x >= 0 else None for x in fwd_b.tolist()])
+        return _lis(pairs)
+
+    def _segment(self, A: np.ndarray, B: np.ndarray):
+        """The matcher of the gaps between anchors: ``match(i0, i1, j0, j1)`` -> local pairs."""
+        ka = self.fa.key[A].tolist()
+        kb = self.fb.key[B].tolist()
+        na_ = self.fa.name_hash[A].tolist()
+        nb_ = self.fb.name_hash[B].tolist()
+
+        def by_name(i0: int, i1: int, j0: int, j1: int) -> list[tuple[int, int]]:
+            return _ordinal_pairs(na_[i0:i1], nb_[j0:j1])
+
+        def match(i0: int, i1: int, j0: int, j1: int) -> list[tuple[int, int]]:
+            sa, sb = ka[i0:i1], kb[j0:j1]
+            if len(sa) * len(sb) > DIFFLIB_LIMIT:
+                first = _ordinal_pairs(sa, sb)
+                return _fill(first, len(sa), len(sb), lambda a0, a1, b0, b1: by_name(i0 + a0, i0 + a1, j0 + b0,
+                                                                                        j0 + b1))
+            out: list[tuple[int, int]] = []
+            sm = difflib.SequenceMatcher(None, sa, sb, autojunk=False)
+            for tag, a0, a1, b0, b1 in sm.get_opcodes():
+                if tag == "equal":
+                    out += [(a0 + x, b0 + x) for x in range(a1 - a0)]
+                elif tag == "replace":
+                    out += [(a0 + x, b0 + y) for x, y in by_name(i0 + a0, i0 + a1, j0 + b0, j0 + b1)]
+            return out
+
+        return match
+
+    def _match(self, A: np.ndarray, B: np.ndarray) -> list[tuple[int, int]]:
+        """Sorted (i, j) pairs of the two lists, in order on both sides."""
+        ha, hb = self.fa.tree_hash[A], self.fb.tree_hash[B]
+        n = min(A.size, B.size)
+        diff = np.flatnonzero(ha[:n] != hb[:n])
+        p = int(diff[0]) if diff.size else n
+        m = n - p
+        diff = np.flatnonzero(ha[A.size - m:][::-1] != hb[B.size - m:][::-1]) if m else diff[:0]
+        q = int(diff[0]) if diff.size else m
+        pairs = [(i, i) for i in range(p)]
+        ma, mb = A[p:A.size - q], B[p:B.size - q]
+        if ma.size and mb.size:
+            anchors = self._anchor_pairs(ma, mb)
+            mid = _fill(anchors, ma.size, mb.size, self._segment(ma, mb))
+            pairs += [(p + i, p + j) for i, j in mid]
+        pairs += [(A.size - q + x, B.size - q + x) for x in range(q)]
+        return pairs
+
+    # ------------------------------------------------------------------ emit
+    def _subtree_block(self, a: int, b: int, parent_row: int) -> None:
+        f = self.fa if a >= 0 else self.fb
+        root = a if a >= 0 else b
+        sub = f.subtree(root)
+        r0 = self.w.n
+        par = r0 + f.order.pre[f.parent[sub]] - f.order.pre[root]
+        par[0] = parent_row
+        if a >= 0 and b >= 0:
+            other = self.fb.subtree(b)
+            self.pair_b[sub] = other
+            self.w.block(sub, other, par)
+        elif a >= 0:
+            self.w.block(sub, np.full(sub.size, -1, dtype=np.int64), par)
+        else:
+            self.w.block(np.full(sub.size, -1, dtype=np.int64), sub, par)
+
+    def _run(self, stack: list[tuple]) -> None:
+        fa, fb, w = self.fa, self.fb, self.w
+        while stack:
+            task = stack.pop()
+            op = task[0]
+            if op == "lists":
+                _, A, B, parent_row = task
+                items: list[tuple] = []
+                i0 = j0 = 0
+                for i, j in self._match(A, B) + [(A.size, B.size)]:
+                    items += [("sub", int(x), -1, parent_row) for x in A[i0:i]]
+                    items += [("sub", -1, int(y), parent_row) for y in B[j0:j]]
+                    if i < A.size:
+                        a, b = int(A[i]), int(B[j])
+                        same = fa.tree_hash[a] == fb.tree_hash[b] and fa.order.size[a] == fb.order.size[b]
+                        items.append(("sub" if same else "pair", a, b, parent_row))
+                    i0, j0 = i + 1, j + 1
+                stack.extend(reversed(items))
+            elif op == "sub":
+                self._subtree_block(task[1], task[2], task[3])
+            elif op == "pair":
+                _, a, b, parent_row = task
+                row = w.row(RowKind.OP, a, b, parent_row)
+                self.pair_b[a] = b
+                stack.append(("lists", fa.children(a), fb.children(b), row))
+            else:  # "thread"
+                _, la, lb, A, B, parent_row = task
+                row = w.row(RowKind.THREAD, la, lb, parent_row)
+                stack.append(("lists", A, B, row))
+
+    def align(self, sa: Step, ia: int, sb: Step, ib: int) -> Merged:
+        """The merged forest of step ``sa`` (index ``ia``) of A and ``sb`` (``ib``) of B."""
+        fa, fb = self.fa, self.fb
+        main_a = fa.children(int(fa.compact[sa.event])) if sa.event >= 0 and fa.compact[sa.event] >= 0 else None
+        main_b = fb.children(int(fb.compact[sb.event])) if sb.event >= 0 and fb.compact[sb.event] >= 0 else None
+        both_main = main_a is not None and main_b is not None
+        lanes_a = _lane_lists(fa, sa, main_a, keep_main=not both_main)
+        lanes_b = _lane_lists(fb, sb, main_b, keep_main=not both_main)
+        self.et_refs = (_first_et(fa, lanes_a, main_a), _first_et(fb, lanes_b, main_b))
+        root = self.w.row(RowKind.STEP, ia, ib, -1)
+        empty = np.zeros(0, dtype=np.int64)
+        tasks: list[tuple] = []
+        if both_main:
+            tasks.append(("lists", main_a, main_b, root))
+        for la, lb in pair_lanes(fa, lanes_a, fb, lanes_b):
+            tasks.append(("thread", la, lb, lanes_a.get(la, empty), lanes_b.get(lb, empty), root))
+        self._run(list(reversed(tasks)))
+        return self.w.finish()
+
+
+def _lane_lists(f: OpForest, step: Step, main: np.ndarray | None, keep_main: bool) -> dict[int, np.ndarray]:
+    """Lane index -> the top-level ops of that thread in the step (the step annotation's
+    children for its own lane, only when ``keep_main``)."""
+    out: dict[int, np.ndarray] = {}
+    lanes = np.unique(f.root_lane).tolist()
+    for lane in lanes:
+        if lane == step.lane and main is not None:
+            if keep_main and main.size:
+                out[lane] = main
+            continue
+        r = f.roots_in(lane, step.ts, step.end) if step.event >= 0 else f.roots[f.root_lane == lane]
+        if r.size:
+            out[lane] = r
+    return out
+
+
+def _first_et(f: OpForest, lanes: dict[int, np.ndarray], main: np.ndarray | None) -> int | None:
+    """The smallest ET node id among the step's ops; None when none is linked by rf_id."""
+    roots = list(lanes.values()) + ([main] if main is not None else [])
+    tops = np.concatenate(roots) if roots else np.zeros(0, dtype=np.int64)
+    if not tops.size or not (f.et_id >= 0).any():
+        return None
+    pre, size = f.order.pre[tops], f.order.size[tops]
+    idx = np.repeat(pre - np.cumsum(np.concatenate(([0], size[:-1]))), size) + np.arange(int(size.sum()))
+    v = f.et_id[f.order.by_pre[idx]]
+    v = v[v >= 0]
+    return int(v.min()) if v.size else None
+
+
+def _thread_name(f: OpForest, lane: int) -> str | None:
+    ln = f.trace.lanes[lane]
+    return None if ln.short == f"T {ln.tid}" else ln.short
+
+
+def pair_lanes(fa: OpForest, lanes_a: dict[int, np.ndarray], fb: OpForest, lanes_b: dict[int, np.ndarray]
+               ) -> list[tuple[int, int]]:
+    """Pairs of lanes (-1: none on that side): by thread name, then by the order of their
+    first op; in the order of A's first ops, then B's threads that A lacks."""
+    def first(f: OpForest, lanes: dict[int, np.ndarray]) -> list[tuple[float, int]]:
+        return sorted((float(f.trace.ts[f.ops[v[0]]]), lane) for lane, v in lanes.items())
+
+    fa_l, fb_l = first(fa, lanes_a), first(fb, lanes_b)
+    pairs: list[tuple[int, int]] = []
+    by_name: dict[str, list[int]] = {}
+    for _, lane in fb_l:
+        nm = _thread_name(fb, lane)
+        if nm is not None:
+            by_name.setdefault(nm, []).append(lane)
+    used_b: set[int] = set()
+    rest_a = []
+    for _, lane in fa_l:
+        nm = _thread_name(fa, lane)
+        cands = [x for x in by_name.get(nm, []) if x not in used_b] if nm is not None else []
+        if cands:
+            pairs.append((lane, cands[0]))
+            used_b.add(cands[0])
+        else:
+            rest_a.append(lane)
+    rest_b = [lane for _, lane in fb_l if lane not in used_b]
+    for k in range(max(len(rest_a), len(rest_b))):
+        pairs.append((rest_a[k] if k < len(rest_a) else -1, rest_b[k] if k < len(rest_b) else -1))
+    ts_a, ts_b = dict((lane, t) for t, lane in fa_l), dict((lane, t) for t, lane in fb_l)
+    # the two traces have their own clocks: A's order, then B's threads that A lacks in B's order
+    return (sorted((p for p in pairs if p[0] >= 0), key=lambda p: ts_a[p[0]])
+            + sorted((p for p in pairs if p[0] < 0), key=lambda p: ts_b[p[1]]))

@@ -1,0 +1,118 @@
+"""Diff documents of files, of two ranks of a job, and of two whole jobs rank by rank.
+
+:func:`diff_files` loads both sides through the trace cache and answers an unchanged pair
+from its stored document (:func:`tracetui.store.summaries.diff_key`), so a re-diff costs
+a file check.  :func:`diff_jobs` compares rank ``r`` of job A with rank ``r`` of job B for
+every rank both have, each pair in a worker process (or on a Dask cluster), as ``tracetui
+summary JOB`` does: only paths go out and a compact per-rank result comes back
+(:data:`RANK_KEYS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import TraceError, TraceFormatError
+from ..io import jsonout
+from ..job import find_layout
+from ..job.executor import Runner
+from ..job.layout import JobLayout
+
+Progress = Callable[[str, float], None]
+
+#: keys of a full document kept for each rank of a job diff
+RANK_KEYS = ("step_time", "gpu_time_per_step", "gpu_events_per_step", "gpu_timeline", "alignment")
+#: merged-tree rows kept for each rank of a job diff
+RANK_TREE_ROWS = 5
+
+
+def diff_files(paths_a: list[str], paths_b: list[str], *, use_cache: bool = True, step_a: int | None = None,
+               step_b: int | None = None, rules: str | None = None, top: int = 15,
+               labels: tuple[str, str] = ("A", "B")) -> dict[str, Any]:
+    """The :func:`~tracetui.diff.report.diff_document` of two runs' files (each a Kineto or
+    driver-call trace, with its ET), as JSON types; stored and reused when ``use_cache``."""
+    from ..store.summaries import diff_key, read_summary, write_summary
+
+    options = {"step_a": step_a, "step_b": step_b, "top": top, "labels": list(labels)}
+    key = diff_key(paths_a, paths_b, rules, options) if use_cache else None
+    doc = read_summary(key) if key is not None else None
+    if doc is not None:
+        return doc
+    from ..analysis.categories import get_categorizer
+    from ..store.traces import load_cached
+    from .compare import diff_traces
+    from .report import diff_document
+
+    a = load_cached(list(paths_a), use_cache=use_cache)
+    b = load_cached(list(paths_b), use_cache=use_cache)
+    d = diff_traces(a, b, step_a=step_a, step_b=step_b, categorizer=get_categorizer(rules), labels=labels)
+    doc = jsonout.loads(jsonout.dumps(diff_document(d, top)))
+    if key is not None:
+        write_summary(key, doc)
+    return doc
+
+
+def rank_files(layout: JobLayout, rank: int, where: str) -> list[str]:
+    """The Kineto trace (and ET) of ``rank``; TraceFormatError when the job has no such rank."""
+    for r in layout.ranks:
+        if r.rank == rank:
+            return [r.kineto] + ([r.et] if r.et else [])
+    have = ", ".join(str(r.rank) for r in layout.ranks)
+    raise TraceFormatError(where, f"has no rank {rank} (ranks found: {have})")
+
+
+def diff_rank(task: dict[str, Any]) -> dict[str, Any]:
+    """One rank pair of a job diff (runs in a worker): the compact result, or ``error`` set."""
+    out: dict[str, Any] = {"rank": task["rank"], "a": task["a"], "b": task["b"], "error": None}
+    try:
+        doc = diff_files(task["a"], task["b"], use_cache=task["use_cache"], step_a=task["step_a"],
+                         step_b=task["step_b"], rules=task["rules"], top=task["top"],
+                         labels=(f"A rank {task['rank']}", f"B rank {task['rank']}"))
+        out.update({k: doc[k] for k in RANK_KEYS})
+        out["tree"] = doc["tree"][:RANK_TREE_ROWS]
+    except TraceError as exc:
+        out["error"] = str(exc)
+    except MemoryError:
+        out["error"] = f"{task['a'][0]}: not enough memory to compare this rank"
+    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
+        out["error"] = f"failed: {type(exc).__name__}: {exc}"
+    return out
+
+
+def _failed(task: dict[str, Any], message: str) -> dict[str, Any]:
+    return {"rank": task["rank"], "a": task["a"], "b": task["b"], "error": message}
+
+
+def diff_jobs(job_a: str, job_b: str, *, use_cache: bool = True, step_a: int | None = None,
+              step_b: int | None = None, rules: str | None = None, top: int = 15, workers: int | None = None,
+              scheduler: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """Rank ``r`` of ``job_a`` against rank ``r`` of ``job_b``, for every rank both have.
+
+    Returns ``{"kind": "jobs", "a", "b" (inputs and ranks found), "ranks": [per rank:
+    "rank", "a", "b" (files), "error", and the document's ``RANK_KEYS`` and its first
+    ``tree`` rows], "only_a", "only_b" (ranks one job lacks), "warnings"}``."""
+    report = progress or (lambda msg, frac: None)
+    with Runner(workers, scheduler) as run:
+        la = find_layout([job_a], run)
+        lb = find_layout([job_b], run)
+        ra, rb = {r.rank for r in la.ranks}, {r.rank for r in lb.ranks}
+        both = sorted(ra & rb)
+        if not both:
+            raise TraceFormatError(job_b, f"has no rank in common with {job_a}")
+        tasks = [{"rank": r, "a": rank_files(la, r, job_a), "b": rank_files(lb, r, job_b), "use_cache": use_cache,
+                  "step_a": step_a, "step_b": step_b, "rules": rules, "top": top} for r in both]
+        outs = run.map(diff_rank, tasks, on_error=_failed,
+                       progress=lambda d, n: report(f"compared {d}/{n} ranks", d / n))
+    warnings = [f"A: {w}" for w in la.warnings] + [f"B: {w}" for w in lb.warnings]
+    warnings += [f"rank {o['rank']}: {o['error']}" for o in outs if o["error"]]
+    return {"kind": "jobs", "a": {"inputs": job_a, "ranks": sorted(ra)}, "b": {"inputs": job_b, "ranks": sorted(rb)},
+            "ranks": outs, "only_a": sorted(ra - rb), "only_b": sorted(rb - ra), "warnings": warnings}
+
+
+def job_rank_files(job: str, ranks: list[int], workers: int | None = None, scheduler: str | None = None
+                   ) -> list[list[str]]:
+    """The files of each of ``ranks`` in the job ``job``."""
+    with Runner(workers, scheduler) as run:
+        layout = find_layout([job], run)
+    return [rank_files(layout, r, job) for r in ranks]
