@@ -5,6 +5,9 @@ Headless (no Textual): the command line, the Python API and the browser use the 
 
 from .align import RowKind
 from .compare import TraceDiff, diff_traces
+from .kernels import KernelChange, kernel_changes
 from .model import DiffSide, DiffTree, Match
+from .views import by_abs_gpu_delta, regression_mask, sorted_preorder, with_ancestors
 
-__all__ = ["DiffSide", "DiffTree", "Match", "RowKind", "TraceDiff", "diff_traces"]
+__all__ = ["DiffSide", "DiffTree", "KernelChange", "Match", "RowKind", "TraceDiff", "by_abs_gpu_delta", "diff_traces",
+           "kernel_changes", "regression_mask", "sorted_preorder", "with_ancestors"]
