@@ -242,16 +242,19 @@ def _print_tree(out: TableOut, doc: dict[str, Any]) -> None:
         more = ch[f"{key}_subtrees"] - len(rows)
         out.table(title + (f"; {more:,} more" if more > 0 else ""), [Col("op (path)", False), Col("ops"),
                                                                     Col("GPU time")], rows)
-    rows = []
     for r in doc["kernel_changes"]:
-        for k in r["kernels"]:
-            rows.append([_path(r["path"], 2), Text(k["status"]), Text(str(k["name_a"] or "")),
-                         Text(_launch(k, "a")), Text(str(k["name_b"] or "")), Text(_launch(k, "b")),
-                         fmt.us(k["dur_us_a"]), fmt.us(k["dur_us_b"])])
-    out.table("Kernels that changed under an aligned op", [Col("op", False), Col("change", False), Col("A", False),
-                                                          Col("A grid / block / regs", False), Col("B", False),
-                                                          Col("B grid / block / regs", False), Col("A time"),
-                                                          Col("B time")], rows)
+        rows = [[Text(k["status"]), Text(_kernel_names(k)), Text(_launch(k, "a")), Text(_launch(k, "b")),
+                 fmt.us(k["dur_us_a"]), fmt.us(k["dur_us_b"])] for k in r["kernels"]]
+        out.table(f"Kernels that changed under {_path(r['path'], 1).plain}",
+                  [Col("change", False), Col("kernel (A → B)", False), Col("A grid / block / regs", False),
+                   Col("B grid / block / regs", False), Col("A time"), Col("B time")], rows)
+
+
+def _kernel_names(k: dict[str, Any]) -> str:
+    a, b = k["name_a"], k["name_b"]
+    if a is not None and b is not None and a != b:
+        return f"{a} → {b}"
+    return str(a if a is not None else f"→ {b}")
 
 
 def _launch(k: dict[str, Any], side: str) -> str:

@@ -225,8 +225,8 @@ class StepAligner:
 
         return match
 
-    def _match(self, A: np.ndarray, B: np.ndarray) -> list[tuple[int, int]]:
-        """Sorted (i, j) pairs of the two lists, in order on both sides."""
+    def _match(self, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The paired positions (i, j) of the two lists, in order on both sides."""
         ha, hb = self.fa.tree_hash[A], self.fb.tree_hash[B]
         n = min(A.size, B.size)
         diff = np.flatnonzero(ha[:n] != hb[:n])
@@ -234,31 +234,67 @@ class StepAligner:
         m = n - p
         diff = np.flatnonzero(ha[A.size - m:][::-1] != hb[B.size - m:][::-1]) if m else diff[:0]
         q = int(diff[0]) if diff.size else m
-        pairs = [(i, i) for i in range(p)]
         ma, mb = A[p:A.size - q], B[p:B.size - q]
+        mid: list[tuple[int, int]] = []
         if ma.size and mb.size:
-            anchors = self._anchor_pairs(ma, mb)
-            mid = _fill(anchors, ma.size, mb.size, self._segment(ma, mb))
-            pairs += [(p + i, p + j) for i, j in mid]
-        pairs += [(A.size - q + x, B.size - q + x) for x in range(q)]
-        return pairs
+            mid = _fill(self._anchor_pairs(ma, mb), ma.size, mb.size, self._segment(ma, mb))
+        mi = np.array([i for i, _ in mid], dtype=np.int64)
+        mj = np.array([j for _, j in mid], dtype=np.int64)
+        return (np.concatenate((np.arange(p), p + mi, np.arange(A.size - q, A.size))),
+                np.concatenate((np.arange(p), p + mj, np.arange(B.size - q, B.size))))
 
     # ------------------------------------------------------------------ emit
-    def _subtree_block(self, a: int, b: int, parent_row: int) -> None:
-        f = self.fa if a >= 0 else self.fb
-        root = a if a >= 0 else b
-        sub = f.subtree(root)
-        r0 = self.w.n
-        par = r0 + f.order.pre[f.parent[sub]] - f.order.pre[root]
-        par[0] = parent_row
-        if a >= 0 and b >= 0:
-            other = self.fb.subtree(b)
-            self.pair_b[sub] = other
-            self.w.block(sub, other, par)
-        elif a >= 0:
-            self.w.block(sub, np.full(sub.size, -1, dtype=np.int64), par)
+    @staticmethod
+    def _preorder_of(f: OpForest, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ops, block offset of each op's parent, is a root) of the subtrees of ``roots``, concatenated."""
+        pre, size = f.order.pre[roots], f.order.size[roots]
+        offs = np.concatenate(([0], np.cumsum(size)[:-1]))
+        which = np.repeat(np.arange(roots.size), size)
+        idx = np.repeat(pre - offs, size) + np.arange(int(size.sum()))
+        ops = f.order.by_pre[idx]
+        local = f.order.pre[np.maximum(f.parent[ops], 0)] - pre[which] + offs[which]
+        return ops, local, idx == pre[which]
+
+    def _subtree_blocks(self, roots_a: np.ndarray, roots_b: np.ndarray, parent_row: int) -> None:
+        """Whole subtrees as rows: pairs of identical subtrees, or subtrees of one side only."""
+        one_side = roots_a[0] < 0 or roots_b[0] < 0
+        f, roots = (self.fa, roots_a) if roots_a[0] >= 0 else (self.fb, roots_b)
+        ops, local, is_root = self._preorder_of(f, roots)
+        par = self.w.n + local
+        par[is_root] = parent_row
+        none = np.full(ops.size, -1, dtype=np.int64)
+        if not one_side:
+            other = self._preorder_of(self.fb, roots_b)[0]
+            self.pair_b[ops] = other
+            self.w.block(ops, other, par)
+        elif roots_a[0] >= 0:
+            self.w.block(ops, none, par)
         else:
-            self.w.block(np.full(sub.size, -1, dtype=np.int64), sub, par)
+            self.w.block(none, ops, par)
+
+    def _items(self, A: np.ndarray, B: np.ndarray, parent_row: int) -> list[tuple]:
+        """The tasks of two aligned sibling lists, in merged order: runs of whole subtrees
+        (identical pairs, A only, B only) and the pairs to align one level down."""
+        pi, pj = self._match(A, B)
+        only_a = np.setdiff1d(np.arange(A.size), pi)
+        only_b = np.setdiff1d(np.arange(B.size), pj)
+        a, b = A[pi], B[pj]
+        same = (self.fa.tree_hash[a] == self.fb.tree_hash[b]) & (self.fa.order.size[a] == self.fb.order.size[b])
+        # kind: 0 A only, 1 B only, 2 identical pair, 3 pair to align; each goes before pair k
+        kind = np.concatenate((np.zeros(only_a.size), np.ones(only_b.size), np.where(same, 2, 3))).astype(np.int64)
+        slot = np.concatenate((np.searchsorted(pi, only_a), np.searchsorted(pj, only_b), np.arange(pi.size)))
+        ra = np.concatenate((A[only_a], np.full(only_b.size, -1), a))
+        rb = np.concatenate((np.full(only_a.size, -1), B[only_b], b))
+        order = np.lexsort((np.minimum(kind, 2), slot))
+        kind, ra, rb = kind[order], ra[order], rb[order]
+        items: list[tuple] = []
+        cuts = np.flatnonzero((kind[1:] != kind[:-1]) | (kind[1:] == 3)) + 1
+        for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [kind.size])).tolist()):
+            if kind[lo] == 3:
+                items.append(("pair", int(ra[lo]), int(rb[lo]), parent_row))
+            else:
+                items.append(("subs", ra[lo:hi], rb[lo:hi], parent_row))
+        return items
 
     def _run(self, stack: list[tuple]) -> None:
         fa, fb, w = self.fa, self.fb, self.w
@@ -267,19 +303,10 @@ class StepAligner:
             op = task[0]
             if op == "lists":
                 _, A, B, parent_row = task
-                items: list[tuple] = []
-                i0 = j0 = 0
-                for i, j in self._match(A, B) + [(A.size, B.size)]:
-                    items += [("sub", int(x), -1, parent_row) for x in A[i0:i]]
-                    items += [("sub", -1, int(y), parent_row) for y in B[j0:j]]
-                    if i < A.size:
-                        a, b = int(A[i]), int(B[j])
-                        same = fa.tree_hash[a] == fb.tree_hash[b] and fa.order.size[a] == fb.order.size[b]
-                        items.append(("sub" if same else "pair", a, b, parent_row))
-                    i0, j0 = i + 1, j + 1
-                stack.extend(reversed(items))
-            elif op == "sub":
-                self._subtree_block(task[1], task[2], task[3])
+                if A.size or B.size:
+                    stack.extend(reversed(self._items(A, B, parent_row)))
+            elif op == "subs":
+                self._subtree_blocks(task[1], task[2], task[3])
             elif op == "pair":
                 _, a, b, parent_row = task
                 row = w.row(RowKind.OP, a, b, parent_row)

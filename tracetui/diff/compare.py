@@ -26,7 +26,7 @@ from .model import DiffSide, DiffTree, build_tree, template_of
 @dataclass
 class SideData:
     """What the summary deltas of one side are computed from: its :class:`DiffSide`, its GPU
-    event frame (every GPU event of the trace), and the events of its compared steps with
+    event frame (every GPU event of the trace; without the columns read from the args), and the events of its compared steps with
     the position (in ``side.used``) of the step each is in."""
 
     side: DiffSide
@@ -82,7 +82,7 @@ def make_side(label: str, linked: LinkedTrace, step: int | None, categorizer: Ke
                                   "`diff` needs a Kineto or driver-call trace (this is an Execution Trace only)")
     steps = find_steps(kt)
     used = select_steps(steps, step, kt.path)
-    gpu = gpu_events_frame(kt, categorizer)
+    gpu = gpu_events_frame(kt, categorizer, with_args=False)  # no table of the diff reads the args
     g_ev, g_step = _events_in(*gpu_events_by_step(kt, steps), used)
     h_ev, h_step = _events_in(*host_events_by_step(kt, steps), used)
     if steps.whole_trace:

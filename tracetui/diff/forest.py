@@ -31,6 +31,7 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.frames import cpu_ops_frame, per_trace
 from ..kineto.kinds import Kind
@@ -147,10 +148,13 @@ def _shape_keys(trace: KinetoTrace, ops: np.ndarray, name_hash: np.ndarray) -> t
     if not is_cpu.any():
         return key, has
     frame = per_trace(trace, "cpu_ops_frame", cpu_ops_frame)
-    texts = (frame["input_dims"] + "\x1f" + frame["input_types"]).to_numpy(dtype=object)
-    present = texts != "\x1f"
-    uniq, inv = np.unique(texts, return_inverse=True)
-    h = text_hashes([str(u) for u in uniq])[inv]
+    dims, dims_u = pd.factorize(frame["input_dims"], use_na_sentinel=False)
+    types, types_u = pd.factorize(frame["input_types"], use_na_sentinel=False)
+    pair = dims.astype(np.int64) * max(len(types_u), 1) + types
+    uniq, inv = np.unique(pair, return_inverse=True)
+    texts = [f"{dims_u[u // max(len(types_u), 1)]}\x1f{types_u[u % max(len(types_u), 1)]}" for u in uniq.tolist()]
+    h = text_hashes(texts)[inv]
+    present = ((frame["input_dims"] != "") | (frame["input_types"] != "")).to_numpy()
     by_event = np.zeros(trace.n_events, dtype=np.uint64)
     shaped = np.zeros(trace.n_events, dtype=bool)
     ev = frame["event"].to_numpy(dtype=np.int64)

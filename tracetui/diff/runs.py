@@ -10,6 +10,7 @@ summary JOB`` does: only paths go out and a compact per-rank result comes back
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -40,17 +41,35 @@ def diff_files(paths_a: list[str], paths_b: list[str], *, use_cache: bool = True
     if doc is not None:
         return doc
     from ..analysis.categories import get_categorizer
-    from ..store.traces import load_cached
     from .compare import diff_traces
     from .report import diff_document
 
-    a = load_cached(list(paths_a), use_cache=use_cache)
-    b = load_cached(list(paths_b), use_cache=use_cache)
+    a, b = load_both(list(paths_a), list(paths_b), use_cache)
     d = diff_traces(a, b, step_a=step_a, step_b=step_b, categorizer=get_categorizer(rules), labels=labels)
     doc = jsonout.loads(jsonout.dumps(diff_document(d, top)))
     if key is not None:
         write_summary(key, doc)
     return doc
+
+
+def load_both(paths_a: list[str], paths_b: list[str], use_cache: bool) -> tuple[Any, Any]:
+    """Both sides; the same files give the same loaded trace twice.  Through the cache they
+    load at the same time (a big trace is parsed in a child process of its own, so the two
+    share the cores); without it one after the other (an in-process load decodes in forked
+    workers only while this process has one thread)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..store.traces import load_cached
+
+    if [os.path.abspath(p) for p in paths_a] == [os.path.abspath(p) for p in paths_b]:
+        a = load_cached(paths_a, use_cache=use_cache)
+        return a, a
+    if not use_cache:
+        return load_cached(paths_a, use_cache=False), load_cached(paths_b, use_cache=False)
+    with ThreadPoolExecutor(2, thread_name_prefix="tracetui-diff-load") as pool:
+        fa = pool.submit(load_cached, paths_a, use_cache=use_cache)
+        fb = pool.submit(load_cached, paths_b, use_cache=use_cache)
+        return fa.result(), fb.result()
 
 
 def rank_files(layout: JobLayout, rank: int, where: str) -> list[str]:
