@@ -14,11 +14,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import TraceError, TraceFormatError
+from ..errors import TraceFormatError
 from ..io import jsonout
 from ..job import find_layout
 from ..job.executor import Runner
 from ..job.layout import JobLayout
+from ..job.worker import rank_error
 
 Progress = Callable[[str, float], None]
 
@@ -90,12 +91,8 @@ def diff_rank(task: dict[str, Any]) -> dict[str, Any]:
                          labels=(f"A rank {task['rank']}", f"B rank {task['rank']}"))
         out.update({k: doc[k] for k in RANK_KEYS})
         out["tree"] = doc["tree"][:RANK_TREE_ROWS]
-    except TraceError as exc:
-        out["error"] = str(exc)
-    except MemoryError:
-        out["error"] = f"{task['a'][0]}: not enough memory to compare this rank"
-    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
-        out["error"] = f"failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
+        out["error"] = rank_error(exc, task["a"][0], "compare this rank")
     return out
 
 
