@@ -115,3 +115,21 @@ def test_an_execution_trace_alone_is_bad_input(capsys):
     et = SHARED / "et" / "torch_cpu_pair" / "et.json.gz"
     rc, _, err = run(capsys, et, et)
     assert rc == 2 and "`diff` needs a Kineto or driver-call trace" in err
+
+
+def test_driver_call_traces_compare_as_whole_traces(capsys, tmp_path):
+    from driver_files import bpftrace_file, preload_file
+
+    a = bpftrace_file().write(tmp_path / "a.jsonl")
+    b = preload_file().write(tmp_path / "b.jsonl")
+    assert b"cuCtxCreate_v2" in a.read_bytes() and b"cuCtxCreate_v2" not in b.read_bytes()
+    rc, out, _ = run(capsys, a, a, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["a"]["steps_found"]["how"] == "whole trace"
+    assert doc["alignment"]["added_ops"] == doc["alignment"]["removed_ops"] == 0 and doc["tree_host"] == []
+    rc, out, _ = run(capsys, a, b)
+    assert rc == 0 and "No GPU work launched in the compared steps of either trace" in out
+    assert "Merged tree: ops whose own host time changed most" in out
+    rc, out, _ = run(capsys, a, b, "--json")
+    removed = [r["path"][-1] for r in json.loads(out)["changed_subtrees"]["removed"]]
+    assert "cuCtxCreate_v2" in removed

@@ -186,6 +186,11 @@ def print_diff(doc: dict[str, Any], console: Any = None) -> None:
         _row("GPU time launched in the step", doc["gpu_time_per_step"]["a_us"], doc["gpu_time_per_step"]["b_us"]),
         _row("GPU events launched in the step", doc["gpu_events_per_step"]["a"], doc["gpu_events_per_step"]["b"],
              unit="n")])
+    if not (doc["gpu_events_per_step"]["a"] or doc["gpu_events_per_step"]["b"]):
+        out.line("No GPU work launched in the compared steps of either trace (no kernel, memcpy or memset): "
+                 "no GPU tables follow.")
+        _print_tree(out, doc)
+        return
     tl = doc["gpu_timeline"]
     out.table(f"GPU timeline of the step's GPU events ({per}; unions over all streams)", [Col("", False), *_ABD],
               [_row(label, tl[k]["a_us"], tl[k]["b_us"]) for k, label in _TL])
@@ -222,10 +227,10 @@ def _print_launches(out: TableOut, doc: dict[str, Any], per: str) -> None:
                Col("p90 delay A"), Col("p90 delay B"), Col("mean call A"), Col("mean call B")], rows)
 
 
-def _tree_rows(rows: list[dict[str, Any]], own: bool = True) -> list[list[Any]]:
+def _tree_rows(rows: list[dict[str, Any]], what: str = "gpu") -> list[list[Any]]:
     out = []
     for r in rows:
-        a, b = (r["self_gpu_us_a"], r["self_gpu_us_b"]) if own else (r["gpu_us_a"], r["gpu_us_b"])
+        a, b = r[f"self_{what}_us_a"], r[f"self_{what}_us_b"]
         out.append([_path(r["path"]), Text(r["method"] + (", shapes changed" if r["shapes_changed"] else "")),
                     *_row("", a, b)[1:]])
     return out
@@ -234,6 +239,8 @@ def _tree_rows(rows: list[dict[str, Any]], own: bool = True) -> list[list[Any]]:
 def _print_tree(out: TableOut, doc: dict[str, Any]) -> None:
     out.table("Merged tree: ops whose own GPU time changed most (kernels their own calls launched)",
               [Col("op (path)", False), Col("matched by", False), *_ABD], _tree_rows(doc["tree"]))
+    out.table("Merged tree: ops whose own host time changed most (time not in an op below)",
+              [Col("op (path)", False), Col("matched by", False), *_ABD], _tree_rows(doc["tree_host"], "host"))
     ch = doc["changed_subtrees"]
     for key, title in (("added", "Ops only in B (subtrees, by GPU time)"),
                        ("removed", "Ops only in A (subtrees, by GPU time)")):

@@ -17,7 +17,7 @@ Rows are in preorder (a row's subtree is the rows ``r .. r + size[r] - 1``).  Pe
   ``launches.step_table`` counts them); a thread row the sums of its ops;
 * derived: ``d_host``, ``d_gpu`` (B - A, µs), ``d_host_pct``, ``d_gpu_pct`` (of A; NaN
   when A is 0), ``self_gpu_a/b`` (a row's GPU time minus its children's: the GPU work its
-  own runtime calls launched).
+  own runtime calls launched), ``self_host_a/b`` (host time minus the children's).
 
 With several steps per side, each side's steps are aligned to its *template* step (the
 one of median host duration); an op's number is the sum over the steps of its matched
@@ -170,6 +170,15 @@ class DiffTree:
     @property
     def self_gpu_b(self) -> np.ndarray:
         return self._cache.setdefault("self_gpu_b", self._self(self.gpu_b))
+
+    @property
+    def self_host_a(self) -> np.ndarray:
+        """Host time minus the children's (time on the thread in the op itself, not in an op below)."""
+        return self._cache.setdefault("self_host_a", self._self(self.host_a))
+
+    @property
+    def self_host_b(self) -> np.ndarray:
+        return self._cache.setdefault("self_host_b", self._self(self.host_b))
 
     def children(self, row: int) -> np.ndarray:
         """The rows whose parent is ``row``, in order."""

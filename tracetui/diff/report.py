@@ -7,8 +7,8 @@ numbers), ``alignment`` (rows by match method, added/removed ops, shapes changed
 other steps with no match in the template), ``step_time`` and ``gpu_time_per_step`` and
 ``gpu_events_per_step`` ({``a``, ``b``, ``delta``, ``delta_pct``}), the summary deltas
 (``gpu_timeline``, ``kernel_categories``, ``kernels``, ``top_ops``, ``launches``, ``idle``:
-:mod:`tracetui.diff.deltas`), ``tree`` (rows of the merged tree with the largest change of
-their own GPU time), ``changed_subtrees`` (the largest added and removed subtrees),
+:mod:`tracetui.diff.deltas`), ``tree`` and ``tree_host`` (rows of the merged tree with the
+largest change of their own GPU time, of their own host time), ``changed_subtrees`` (the largest added and removed subtrees),
 ``kernel_changes`` (ops whose kernels changed), ``by_name`` {``cpu``, ``gpu``} and ``ops``
 (HTA-compatible totals over the compared steps).
 """
@@ -57,14 +57,16 @@ def row_doc(tree: DiffTree, row: int) -> dict[str, Any]:
         "host_us_a": float(tree.host_a[row]), "host_us_b": float(tree.host_b[row]),
         "gpu_us_a": float(tree.gpu_a[row]), "gpu_us_b": float(tree.gpu_b[row]),
         "self_gpu_us_a": float(tree.self_gpu_a[row]), "self_gpu_us_b": float(tree.self_gpu_b[row]),
+        "self_host_us_a": float(tree.self_host_a[row]), "self_host_us_b": float(tree.self_host_b[row]),
         "gpu_events_a": float(tree.gpu_n_a[row]), "gpu_events_b": float(tree.gpu_n_b[row]),
         "delta_gpu_us": float(tree.d_gpu[row]),
     }
 
 
-def top_self_changes(tree: DiffTree, top: int) -> np.ndarray:
-    """Op rows by |change of their own GPU time| (largest first), non-zero changes only."""
-    d = tree.self_gpu_b - tree.self_gpu_a
+def top_self_changes(tree: DiffTree, top: int, host: bool = False) -> np.ndarray:
+    """Op rows by |change of their own GPU time| (``host``: own host time), largest first,
+    non-zero changes only."""
+    d = tree.self_host_b - tree.self_host_a if host else tree.self_gpu_b - tree.self_gpu_a
     rows = np.flatnonzero((tree.kind == int(RowKind.OP)) & (d != 0))
     return rows[np.argsort(-np.abs(d[rows]), kind="stable")][:top]
 
@@ -122,6 +124,7 @@ def diff_document(d: TraceDiff, top: int = 15) -> dict[str, Any]:
     }
     doc.update(summary_deltas(d, top))
     doc["tree"] = [row_doc(tree, r) for r in top_self_changes(tree, top)]
+    doc["tree_host"] = [row_doc(tree, r) for r in top_self_changes(tree, top, host=True)]
     doc["changed_subtrees"] = changed_subtrees(tree, top)
     doc["kernel_changes"] = kernel_change_docs(tree, top)
     doc.update(hta_tables(d))
