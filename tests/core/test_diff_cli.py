@@ -133,3 +133,14 @@ def test_driver_call_traces_compare_as_whole_traces(capsys, tmp_path):
     rc, out, _ = run(capsys, a, b, "--json")
     removed = [r["path"][-1] for r in json.loads(out)["changed_subtrees"]["removed"]]
     assert "cuCtxCreate_v2" in removed
+
+
+def test_the_parser_does_not_load_pandas():
+    """`tracetui summary` answers a stored summary without pandas; the diff subcommand's parser
+    and number formatting must not pull it in."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from tracetui.cli.entry import build_parser; build_parser(); "
+            "import tracetui.diff.numbers; assert 'pandas' not in sys.modules, 'pandas loaded'")
+    subprocess.run([sys.executable, "-c", code], check=True)

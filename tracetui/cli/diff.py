@@ -172,13 +172,13 @@ def print_diff(doc: dict[str, Any], console: Any = None) -> None:
         s = doc[key]
         out.line(f"{s['label']}: {s['source']}: {_steps_line(s)}", "bold")
     al = doc["alignment"]
-    methods = ", ".join(f"{v:,} {k}" for k, v in al["methods"].items() if v and k not in ("step", "added", "removed"))
-    out.line(f"Aligned {al['paired_ops']:,} ops ({methods}); {al['added_ops']:,} ops only in B, "
-             f"{al['removed_ops']:,} only in A; {al['shapes_changed']:,} with changed input shapes")
+    methods = ", ".join(f"{fmt.count(v)} {k}" for k, v in al["methods"].items() if v and k not in ("step", "added", "removed"))
+    out.line(f"Aligned {fmt.count(al['paired_ops'])} ops ({methods}); {fmt.count(al['added_ops'])} ops only in B, "
+             f"{fmt.count(al['removed_ops'])} only in A; {fmt.count(al['shapes_changed'])} with changed input shapes")
     for key in ("a", "b"):
         u = al["unmatched_in_other_steps"][key]
         if u["ops"]:
-            out.line(f"{doc[key]['label']}: {u['ops']:,} ops of the other steps match no op of the template step "
+            out.line(f"{doc[key]['label']}: {fmt.count(u['ops'])} ops of the other steps match no op of the template step "
                      f"({fmt.us(u['gpu_us'])} of GPU time, all steps together): left out of the tree", "yellow")
     per = "per step" if max(len(doc[k]["steps_compared"]) for k in ("a", "b")) == 1 else "per-step means"
     out.table(f"Step ({per})", [Col("", False), *_ABD], [
@@ -247,7 +247,7 @@ def _print_tree(out: TableOut, doc: dict[str, Any]) -> None:
         rows = [[_path(r["path"]), fmt.count(r["ops"]), fmt.us(r["gpu_us_a"] if key == "removed" else r["gpu_us_b"])]
                 for r in ch[key]]
         more = ch[f"{key}_subtrees"] - len(rows)
-        out.table(title + (f"; {more:,} more" if more > 0 else ""), [Col("op (path)", False), Col("ops"),
+        out.table(title + (f"; {fmt.count(more)} more" if more > 0 else ""), [Col("op (path)", False), Col("ops"),
                                                                     Col("GPU time")], rows)
     for r in doc["kernel_changes"]:
         rows = [[Text(k["status"]), Text(_kernel_names(k)), Text(_launch(k, "a")), Text(_launch(k, "b")),
@@ -301,7 +301,7 @@ def print_failure(doc: dict[str, Any], failed: dict[Any, list[str]], threshold: 
     from rich.console import Console
 
     con = Console(file=to, width=10_000 if not to.isatty() else None, highlight=False)
-    con.print(Text(f"FAIL: regressed by more than {threshold:g}%", style="bold red"))
+    con.print(Text(f"FAIL: regressed by more than {fmt.threshold(threshold)}", style="bold red"))
     for rank, why in failed.items():
         for w in why:
             con.print(Text(("" if rank is None else f"rank {rank}: ") + w))

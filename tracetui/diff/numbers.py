@@ -65,3 +65,8 @@ def delta_count(v: float | None) -> str:
     if v == 0:
         return "0"
     return ("+" if v > 0 else "") + count(v)
+
+
+def threshold(p: float) -> str:
+    """A threshold the user gave in percent: ``5%``, ``2.5%``."""
+    return f"{p:g}%"

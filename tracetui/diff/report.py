@@ -139,6 +139,6 @@ def regressions(doc: dict[str, Any], threshold_pct: float) -> list[str]:
         c = doc[key]
         p = c["delta_pct"]
         if p is not None and p > threshold_pct:
-            out.append(f"{label} regressed by {fmt.pct_value(p)} (more than {threshold_pct:g}%): "
+            out.append(f"{label} regressed by {fmt.pct_value(p)} (more than {fmt.threshold(threshold_pct)}): "
                        f"{fmt.us(c['a_us'])} -> {fmt.us(c['b_us'])}")
     return out
