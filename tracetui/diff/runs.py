@@ -41,11 +41,11 @@ def diff_files(paths_a: list[str], paths_b: list[str], *, use_cache: bool = True
     doc = read_summary(key) if key is not None else None
     if doc is not None:
         return doc
+    a, b = load_both(list(paths_a), list(paths_b), use_cache, meanwhile=_import_diff)
     from ..analysis.categories import get_categorizer
     from .compare import diff_traces
     from .report import diff_document
 
-    a, b = load_both(list(paths_a), list(paths_b), use_cache)
     d = diff_traces(a, b, step_a=step_a, step_b=step_b, categorizer=get_categorizer(rules), labels=labels)
     doc = jsonout.loads(jsonout.dumps(diff_document(d, top)))
     if key is not None:
@@ -53,23 +53,37 @@ def diff_files(paths_a: list[str], paths_b: list[str], *, use_cache: bool = True
     return doc
 
 
-def load_both(paths_a: list[str], paths_b: list[str], use_cache: bool) -> tuple[Any, Any]:
+def _import_diff() -> None:
+    """Import what the diff needs after the loads (pandas and the analysis: ~0.4 s); a failure
+    is left to the import that follows, which raises it where it belongs."""
+    try:
+        from . import report  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def load_both(paths_a: list[str], paths_b: list[str], use_cache: bool,
+              meanwhile: Callable[[], None] | None = None) -> tuple[Any, Any]:
     """Both sides; the same files give the same loaded trace twice.  Through the cache they
     load at the same time (a big trace is parsed in a child process of its own, so the two
-    share the cores); without it one after the other (an in-process load decodes in forked
-    workers only while this process has one thread)."""
+    share the cores) while ``meanwhile()`` runs here; without it one after the other (an
+    in-process load decodes in forked workers only while this process has one thread)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ..store.traces import load_cached
 
-    if [os.path.abspath(p) for p in paths_a] == [os.path.abspath(p) for p in paths_b]:
+    same = [os.path.abspath(p) for p in paths_a] == [os.path.abspath(p) for p in paths_b]
+    if same or not use_cache:
         a = load_cached(paths_a, use_cache=use_cache)
-        return a, a
-    if not use_cache:
-        return load_cached(paths_a, use_cache=False), load_cached(paths_b, use_cache=False)
+        b = a if same else load_cached(paths_b, use_cache=False)
+        if meanwhile is not None:
+            meanwhile()
+        return a, b
     with ThreadPoolExecutor(2, thread_name_prefix="tracetui-diff-load") as pool:
         fa = pool.submit(load_cached, paths_a, use_cache=use_cache)
         fb = pool.submit(load_cached, paths_b, use_cache=use_cache)
+        if meanwhile is not None:
+            meanwhile()
         return fa.result(), fb.result()
 
 
