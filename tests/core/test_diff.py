@@ -135,6 +135,11 @@ def test_mi300_step_against_step():
     assert all(ka.name(int(t.ev_a[r])) == ka.name(int(t.ev_b[r])) for r in ops)
     abs_a, abs_b = ka.ts[t.ev_a[ops]] + ka.origin_us, ka.ts[t.ev_b[ops]] + ka.origin_us
     assert ((abs_a >= a_ts - 1) & (abs_a < b_ts)).all() and (abs_b >= b_ts - 1).all()
+    # rows are in preorder: a row's subtree is the next size[r] rows, its children point back at it
+    for r in range(0, t.n_rows, 97):
+        assert all(r in t.path(x) for x in range(r, r + int(t.size[r])))
+        assert r + t.size[r] == t.n_rows or r not in t.path(r + int(t.size[r]))
+        assert (t.parent[t.children(r)] == r).all()
     # the autograd thread pairs by its name, and backward ops by their paired forward ops
     (thread,) = np.flatnonzero(t.kind == int(RowKind.THREAD))
     assert "pt_autograd_0" in t.name(int(thread)) and t.method[thread] == Match.THREAD

@@ -36,7 +36,7 @@ import numpy as np
 from ..analysis.frames import gpu_totals
 from ..analysis.steps import Step, Steps
 from ..session import LinkedTrace
-from ..tree.propagate import ancestor_counts
+from ..tree.propagate import ancestor_counts, sum_up
 from .align import Merged, RowKind, StepAligner
 from .forest import OpForest
 
@@ -150,9 +150,7 @@ class DiffTree:
         """Rows in each row's subtree, itself included."""
         if "size" not in self._cache:
             size = np.ones(self.n_rows, dtype=np.int64)
-            for d in range(int(self.depth.max(initial=0)), 0, -1):
-                rows = np.flatnonzero(self.depth == d)
-                np.add.at(size, self.parent[rows], size[rows])
+            sum_up(self.parent, self.depth, size)
             self._cache["size"] = size
         return self._cache["size"]
 
