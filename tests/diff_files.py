@@ -63,3 +63,21 @@ def write_modified_bert(out: Path) -> Path:
 def raw_kernels(path, ext: int) -> list[dict]:
     """The GPU events of the op with External id ``ext``."""
     return [e for e in raw_events(str(path)) if e.get("cat") in GPU_CATS and e["args"].get("External id") == ext]
+
+
+RENAMED_EXT = 443
+NVJET = "nvjet_tst_128x64_64x4_1x2_h_bz_coopA_NTN"
+
+
+def write_renamed_bert(out: Path) -> Path:
+    """A copy of the bert trace where the GEMM kernel of the addmm of External id 443 is an
+    ``nvjet`` kernel with another grid (cuBLAS picking another kernel)."""
+    with gzip.open(kineto_path(BERT)) as fh:
+        doc = json.load(fh)
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel" and e["args"].get("External id") == RENAMED_EXT:
+            e["name"] = NVJET
+            e["args"]["grid"] = [32, 8, 1]
+    with gzip.open(out, "wt") as fh:
+        json.dump(doc, fh)
+    return out

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from diff_files import BERT, FACTOR, GPU_CATS, JOB, MI300, REMOVED_EXT, SLOWED_EXT, raw_events, raw_gpu_in_step, \
-    raw_kernels, raw_step, write_modified_bert
+from diff_files import BERT, FACTOR, GPU_CATS, JOB, MI300, NVJET, RENAMED_EXT, REMOVED_EXT, SLOWED_EXT, raw_events, \
+    raw_gpu_in_step, raw_kernels, raw_step, write_modified_bert, write_renamed_bert
 from shared_traces import kineto_path
 
 from tracetui.diff import Match, RowKind, by_abs_gpu_delta, diff_traces, kernel_changes, regression_mask, \
@@ -113,6 +113,24 @@ def test_removed_and_slowed_kernels_are_found_exactly(modified_bert):
     pct = doc["gpu_time_per_step"]["delta_pct"]
     assert pct == pytest.approx(((FACTOR - 1) * y - x) * 100 / 309.437)
     assert regressions(doc, pct - 1) and not regressions(doc, pct + 1)
+
+
+def test_a_kernel_replaced_by_another_is_listed_with_both_launches(tmp_path):
+    src = kineto_path(BERT)
+    t = diff_traces(load(src), load(write_renamed_bert(tmp_path / "renamed.json.gz"))).tree
+    kt = t.a.linked.kineto
+    (old,) = raw_kernels(src, RENAMED_EXT)
+    from tracetui.diff.kernels import rows_with_kernel_changes
+
+    (row,) = rows_with_kernel_changes(t)
+    assert kt.external_id[t.ev_a[row]] == RENAMED_EXT and kt.name(int(t.ev_a[row])) == "aten::addmm"
+    (change,) = kernel_changes(t, row)
+    assert change.status == "replaced" and change.a.name == old["name"] and change.b.name == NVJET
+    assert (change.a.grid, change.b.grid) == (",".join(map(str, old["args"]["grid"])), "32,8,1")
+    assert change.a.block == change.b.block == ",".join(map(str, old["args"]["block"]))
+    assert change.a.registers == change.b.registers == old["args"]["registers per thread"]
+    assert change.a.dur_us == change.b.dur_us == old["dur"]
+    assert (t.d_gpu == 0).all() and t.method[row] == Match.SHAPES
 
 
 # ----------------------------------------------------------------------------- steps
