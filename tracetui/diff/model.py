@@ -154,29 +154,24 @@ class DiffTree:
             self._cache["size"] = size
         return self._cache["size"]
 
-    def _self(self, v: np.ndarray) -> np.ndarray:
-        out = v.copy()
-        kids = np.flatnonzero(self.parent >= 0)
-        np.add.at(out, self.parent[kids], -v[kids])
-        out[self.kind != int(RowKind.OP)] = 0.0
-        return np.maximum(out, 0.0)
+    def own(self, what: str, side: str) -> np.ndarray:
+        """``what`` ("gpu" or "host") of each op row on ``side`` ("a"/"b") minus its children's:
+        the GPU work its own runtime calls launched, the host time not in an op below it
+        (0 for step and thread rows); computed once."""
+        key = f"self_{what}_{side}"
+        if key not in self._cache:
+            v = getattr(self, f"{what}_{side}")
+            out = v.copy()
+            kids = np.flatnonzero(self.parent >= 0)
+            np.add.at(out, self.parent[kids], -v[kids])
+            out[self.kind != int(RowKind.OP)] = 0.0
+            self._cache[key] = np.maximum(out, 0.0)
+        return self._cache[key]
 
-    @property
-    def self_gpu_a(self) -> np.ndarray:
-        return self._cache.setdefault("self_gpu_a", self._self(self.gpu_a))
-
-    @property
-    def self_gpu_b(self) -> np.ndarray:
-        return self._cache.setdefault("self_gpu_b", self._self(self.gpu_b))
-
-    @property
-    def self_host_a(self) -> np.ndarray:
-        """Host time minus the children's (time on the thread in the op itself, not in an op below)."""
-        return self._cache.setdefault("self_host_a", self._self(self.host_a))
-
-    @property
-    def self_host_b(self) -> np.ndarray:
-        return self._cache.setdefault("self_host_b", self._self(self.host_b))
+    self_gpu_a = property(lambda self: self.own("gpu", "a"))
+    self_gpu_b = property(lambda self: self.own("gpu", "b"))
+    self_host_a = property(lambda self: self.own("host", "a"))
+    self_host_b = property(lambda self: self.own("host", "b"))
 
     def children(self, row: int) -> np.ndarray:
         """The rows whose parent is ``row``, in order."""
