@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from diff_files import BERT, FACTOR, GPU_CATS, JOB, MI300, NVJET, RENAMED_EXT, REMOVED_EXT, SLOWED_EXT, raw_events, \
     raw_gpu_in_step, raw_kernels, raw_step, write_modified_bert, write_renamed_bert
-from shared_traces import kineto_path
+from shared_traces import SHARED, kineto_path
 
 from tracetui.diff import Match, RowKind, by_abs_gpu_delta, diff_traces, kernel_changes, regression_mask, \
     sorted_preorder, with_ancestors
@@ -223,3 +223,20 @@ def test_traces_without_steps_compare_as_whole_traces():
     assert t.a.steps.how == "whole trace" and t.a.template_step.event == -1
     n = sum(1 for e in raw_events(str(path)) if e.get("cat") in GPU_CATS)
     assert t.gpu_n_a[0] == n and (t.d_gpu == 0).all()
+
+
+def test_without_profiler_steps_the_repeated_top_level_annotation_is_the_step():
+    from tracetui.analysis.steps import find_steps
+
+    path = SHARED / "et" / "param_linear_cuda_pair" / "kineto.json.gz"
+    name = "Optimizer.zero_grad#SGD.zero_grad"
+    raw = sorted((e["ts"], e["dur"]) for e in raw_events(str(path))
+                 if e.get("cat") == "user_annotation" and e.get("name") == name)
+    assert len(raw) == 40 and not any(e.get("name", "").startswith("ProfilerStep") for e in raw_events(str(path)))
+    lt = load(path)
+    steps = find_steps(lt.kineto)
+    assert (steps.how, steps.annotation, len(steps.steps)) == ("annotation", name, 40)
+    assert [s.number for s in steps.steps] == list(range(1, 41))
+    t = diff_traces(lt, lt, step_a=3, step_b=7).tree
+    assert (t.host_a[0], t.host_b[0]) == (pytest.approx(raw[2][1]), pytest.approx(raw[6][1]))
+    assert t.name(0) == name and not t.added.any() and not t.removed.any()
