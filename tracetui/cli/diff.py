@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -22,7 +22,9 @@ from ..diff import numbers as fmt
 from ..errors import TraceError
 from ..io import jsonout
 from .fit_table import Col
-from .summary_render import TableOut, stdout_console
+
+if TYPE_CHECKING:
+    from .summary_render import TableOut
 
 EXIT_REGRESSED = 1
 _GLOB = "*?["
@@ -166,6 +168,8 @@ def _steps_line(side: dict[str, Any]) -> str:
 
 def print_diff(doc: dict[str, Any], console: Any = None) -> None:
     """Print a diff document as tables (fitted to the terminal, or as wide as the content when piped)."""
+    from .summary_render import TableOut, stdout_console  # here: the parser of every command loads this module
+
     con, width = (console, console.width) if console is not None else stdout_console()
     out = TableOut(con, width)
     for key in ("a", "b"):
@@ -273,6 +277,8 @@ def _launch(k: dict[str, Any], side: str) -> str:
 
 def print_jobs(doc: dict[str, Any], console: Any = None) -> None:
     """Print a job-against-job document: one row per rank."""
+    from .summary_render import TableOut, stdout_console
+
     con, width = (console, console.width) if console is not None else stdout_console()
     out = TableOut(con, width)
     out.line(f"A: {doc['a']['inputs']} ({len(doc['a']['ranks'])} ranks); B: {doc['b']['inputs']} "
