@@ -8,21 +8,45 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from diff_files import BERT, FACTOR, GPU_CATS, JOB, MI300, NVJET, RENAMED_EXT, REMOVED_EXT, SLOWED_EXT, raw_events, \
-    raw_gpu_in_step, raw_kernels, raw_step, write_modified_bert, write_renamed_bert
+from diff_files import (
+    BERT,
+    FACTOR,
+    GPU_CATS,
+    JOB,
+    MI300,
+    NVJET,
+    REMOVED_EXT,
+    RENAMED_EXT,
+    SLOWED_EXT,
+    raw_events,
+    raw_gpu_in_step,
+    raw_kernels,
+    raw_step,
+    write_modified_bert,
+    write_renamed_bert,
+)
 from shared_traces import SHARED, kineto_path
 
-from tracetui.diff import Match, RowKind, by_abs_gpu_delta, diff_traces, kernel_changes, regression_mask, \
-    sorted_preorder, with_ancestors
+from tracetui.diff import (
+    Match,
+    RowKind,
+    by_abs_gpu_delta,
+    diff_traces,
+    kernel_changes,
+    regression_mask,
+    sorted_preorder,
+    with_ancestors,
+)
 from tracetui.diff.report import diff_document, regressions
 from tracetui.session import open_traces
+
 
 def load(*paths) -> object:
     return open_traces([str(p) for p in paths])
 
 
 # ----------------------------------------------------------------------------- self
-@pytest.mark.parametrize("name", [BERT, MI300])
+@pytest.mark.parametrize("name", [BERT, pytest.param(MI300, marks=pytest.mark.slow)])
 def test_a_trace_against_itself_has_zero_deltas_everywhere(name):
     path = kineto_path(name)
     d = diff_traces(load(path), load(path))
@@ -134,6 +158,7 @@ def test_a_kernel_replaced_by_another_is_listed_with_both_launches(tmp_path):
 
 
 # ----------------------------------------------------------------------------- steps
+@pytest.mark.slow
 def test_mi300_step_against_step():
     path = kineto_path(MI300)
     lt = load(path)
@@ -187,7 +212,7 @@ def test_dlrm_rank0_against_rank1():
     files = [[JOB / f"rank{r}_kineto.json.gz", JOB / f"rank{r}_et.json.gz"] for r in (0, 1)]
     d = diff_traces(load(*files[0]), load(*files[1]))
     t = d.tree
-    for side, r in ((t.a, 0), (t.b, 1)):
+    for side in (t.a, t.b):
         assert side.template_step.name == "ProfilerStep#10" and side.linked.et is not None
     k0 = str(files[0][0])
     k1 = str(files[1][0])
@@ -225,6 +250,7 @@ def test_traces_without_steps_compare_as_whole_traces():
     assert t.gpu_n_a[0] == n and (t.d_gpu == 0).all()
 
 
+@pytest.mark.slow
 def test_without_profiler_steps_the_repeated_top_level_annotation_is_the_step():
     from tracetui.analysis.steps import find_steps
 

@@ -60,6 +60,7 @@ def test_text_report_sections(capsys, modified_bert):
     assert "Aligned 479 ops" in out and "0 ops only in B, 0 only in A" in out
 
 
+@pytest.mark.slow
 def test_two_ranks_of_one_job(capsys):
     rc, out, _ = run(capsys, JOB, "--ranks", "0,1", "--json")
     assert rc == 0
@@ -70,6 +71,7 @@ def test_two_ranks_of_one_job(capsys):
     assert doc["step_time"]["b_us"] == pytest.approx(raw_step(str(JOB / "rank1_kineto.json.gz"), "ProfilerStep#10")[1])
 
 
+@pytest.mark.slow
 def test_two_jobs_rank_by_rank_in_worker_processes(capsys):
     rc, out, _ = run(capsys, JOB, JOB, "--json", "--workers", "2")
     assert rc == 0

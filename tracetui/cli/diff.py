@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from .. import units
 from ..diff import numbers as fmt
-from ..errors import TraceError
+from ..errors import TraceError, one_line
 from ..io import jsonout
 from .fit_table import Col
 
@@ -48,12 +49,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--text", action="store_true", help="print the comparison as text")
     p.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     p.add_argument("--fail-above", default=None, metavar="PCT",
-                   help="exit 1 when the step time or GPU time per step regressed by more than PCT (e.g. 5%%)")
+                   help="exit 1 when the step time or GPU time per step regressed by more than PCT percent of A's")
     p.add_argument("--top", type=int, default=15, help="rows in the top-N tables (default 15)")
     p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--workers", type=int, default=None, metavar="N", help="two jobs: processes comparing ranks")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="two jobs: compare ranks on this Dask scheduler")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="two jobs: compare ranks on this Dask scheduler")
 
 
 def _is_job(path: str) -> bool:
@@ -66,7 +68,7 @@ def _threshold(text: str | None) -> float | None:
     try:
         return float(text.strip().rstrip("%"))
     except ValueError:
-        raise TraceError(None, f"--fail-above: not a percentage: {text!r} (write 5 or 5%)") from None
+        raise TraceError(None, f"--fail-above: not a percentage: {text!r} (write 5 or 5{units.PCT})") from None
 
 
 def _ranks(text: str | None) -> list[int] | None:
@@ -146,8 +148,9 @@ def diff_command(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- text
-def _row(label: str | Text, a: float | None, b: float | None, *, unit: str = "us") -> list[Any]:
-    if unit == "us":
+def _row(label: str | Text, a: float | None, b: float | None, *, time: bool = True) -> list[Any]:
+    """A row of A, B, Δ and Δ %: durations in µs (``time``), else counts."""
+    if time:
         return [label, fmt.us(a), fmt.us(b), fmt.delta_us((b or 0.0) - (a or 0.0)), fmt.pct(b, a)]
     return [label, fmt.count(a), fmt.count(b), fmt.delta_count((b or 0.0) - (a or 0.0)), fmt.pct(b, a)]
 
@@ -176,20 +179,22 @@ def print_diff(doc: dict[str, Any], console: Any = None) -> None:
         s = doc[key]
         out.line(f"{s['label']}: {s['source']}: {_steps_line(s)}", "bold")
     al = doc["alignment"]
-    methods = ", ".join(f"{fmt.count(v)} {k}" for k, v in al["methods"].items() if v and k not in ("step", "added", "removed"))
+    methods = ", ".join(f"{fmt.count(v)} {k}" for k, v in al["methods"].items()
+                        if v and k not in ("step", "added", "removed"))
     out.line(f"Aligned {fmt.count(al['paired_ops'])} ops ({methods}); {fmt.count(al['added_ops'])} ops only in B, "
              f"{fmt.count(al['removed_ops'])} only in A; {fmt.count(al['shapes_changed'])} with changed input shapes")
     for key in ("a", "b"):
         u = al["unmatched_in_other_steps"][key]
         if u["ops"]:
-            out.line(f"{doc[key]['label']}: {fmt.count(u['ops'])} ops of the other steps match no op of the template step "
-                     f"({fmt.us(u['gpu_us'])} of GPU time, all steps together): left out of the tree", "yellow")
+            out.line(f"{doc[key]['label']}: {fmt.count(u['ops'])} ops of the other steps match no op of the "
+                     f"template step ({fmt.us(u['gpu_us'])} of GPU time, all steps together): "
+                     "left out of the tree", "yellow")
     per = "per step" if max(len(doc[k]["steps_compared"]) for k in ("a", "b")) == 1 else "per-step means"
     out.table(f"Step ({per})", [Col("", False), *_ABD], [
         _row("step time (host)", doc["step_time"]["a_us"], doc["step_time"]["b_us"]),
         _row("GPU time launched in the step", doc["gpu_time_per_step"]["a_us"], doc["gpu_time_per_step"]["b_us"]),
         _row("GPU events launched in the step", doc["gpu_events_per_step"]["a"], doc["gpu_events_per_step"]["b"],
-             unit="n")])
+             time=False)])
     if not (doc["gpu_events_per_step"]["a"] or doc["gpu_events_per_step"]["b"]):
         out.line("No GPU work launched in the compared steps of either trace (no kernel, memcpy or memset): "
                  "no GPU tables follow.")
@@ -310,7 +315,7 @@ def print_failure(doc: dict[str, Any], failed: dict[Any, list[str]], threshold: 
     con.print(Text(f"FAIL: regressed by more than {fmt.threshold(threshold)}", style="bold red"))
     for rank, why in failed.items():
         for w in why:
-            con.print(Text(("" if rank is None else f"rank {rank}: ") + w))
+            con.print(Text(one_line(("" if rank is None else f"rank {rank}: ") + w)))
     rows = doc["tree"] if doc.get("kind") != "jobs" else \
         [t for r in doc["ranks"] if r["rank"] in failed for t in r["tree"]]
     worst = sorted((r for r in rows if r["self_gpu_us_b"] > r["self_gpu_us_a"]),
@@ -318,5 +323,5 @@ def print_failure(doc: dict[str, Any], failed: dict[Any, list[str]], threshold: 
     if worst:
         con.print(Text("Top regressions (own GPU time per step):"))
         for r in worst:
-            con.print(Text(f"  {_path(r['path']).plain}: {fmt.us(r['self_gpu_us_a'])} -> {fmt.us(r['self_gpu_us_b'])}"
-                           f" ({fmt.pct(r['self_gpu_us_b'], r['self_gpu_us_a'])})"))
+            a, b = r["self_gpu_us_a"], r["self_gpu_us_b"]
+            con.print(Text(one_line(f"  {_path(r['path']).plain}: {fmt.us(a)} -> {fmt.us(b)} ({fmt.pct(b, a)})")))

@@ -29,7 +29,6 @@ the alignment, from the evidence (:func:`tracetui.diff.model.match_methods`).
 
 from __future__ import annotations
 
-import bisect
 import difflib
 from dataclasses import dataclass
 from enum import IntEnum
@@ -37,6 +36,7 @@ from enum import IntEnum
 import numpy as np
 
 from ..analysis.steps import Step
+from ..link.align import longest_increasing
 from .forest import OpForest
 
 #: above this product of the two lengths a list pair is aligned by order of keys, not difflib
@@ -103,24 +103,8 @@ class _Writer:
 def _lis(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The longest subsequence of ``pairs`` (sorted by first item) increasing in both items."""
     pairs = sorted(pairs)
-    tails: list[int] = []
-    tail_at: list[int] = []
-    prev = [-1] * len(pairs)
-    for k, (_, j) in enumerate(pairs):
-        pos = bisect.bisect_left(tails, j)
-        if pos == len(tails):
-            tails.append(j)
-            tail_at.append(k)
-        else:
-            tails[pos] = j
-            tail_at[pos] = k
-        prev[k] = tail_at[pos - 1] if pos else -1
-    out = []
-    k = tail_at[-1] if tail_at else -1
-    while k >= 0:
-        out.append(pairs[k])
-        k = prev[k]
-    return out[::-1]
+    keep = longest_increasing(np.fromiter((j for _, j in pairs), dtype=np.int64, count=len(pairs)))
+    return [pairs[k] for k in keep.tolist()]
 
 
 def _ordinal_pairs(ka: list[int], kb: list[int]) -> list[tuple[int, int]]:

@@ -26,8 +26,8 @@ from .model import DiffSide, DiffTree, build_tree, template_of
 @dataclass
 class SideData:
     """What the summary deltas of one side are computed from: its :class:`DiffSide`, its GPU
-    event frame (every GPU event of the trace; without the columns read from the args), and the events of its compared steps with
-    the position (in ``side.used``) of the step each is in."""
+    event frame (every GPU event of the trace; without the columns read from the args), and the
+    events of its compared steps with the position (in ``side.used``) of the step each is in."""
 
     side: DiffSide
     gpu: pd.DataFrame
@@ -58,7 +58,8 @@ def select_steps(steps: Steps, number: int | None, path: str | None) -> tuple[in
     if number is None:
         return tuple(range(len(steps.steps)))
     if steps.whole_trace:
-        raise TraceError(path, f"has no steps (no ProfilerStep#N and no repeated annotation): cannot pick step {number}")
+        raise TraceError(path, "has no steps (no ProfilerStep#N and no repeated annotation): "
+                               f"cannot pick step {number}")
     for k, s in enumerate(steps.steps):
         if s.number == number:
             return (k,)

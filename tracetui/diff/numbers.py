@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from .. import units
+
 
 def us(v: float | None) -> str:
     """A duration in µs as text: ``812.4 µs``, ``12.35 ms``, ``1.204 s``; "" for None/NaN."""
@@ -15,10 +17,10 @@ def us(v: float | None) -> str:
         return ""
     a = abs(v)
     if a >= 1e6:
-        return f"{v / 1e6:,.3f} s"
+        return units.s_text(v / 1e6, ",.3f")
     if a >= 1e3:
-        return f"{v / 1e3:,.2f} ms"
-    return f"{v:,.1f} µs"
+        return units.ms_text(v / 1e3, ",.2f")
+    return units.us_text(v, ",.1f")
 
 
 def delta_us(v: float | None) -> str:
@@ -39,15 +41,14 @@ def pct(b: float | None, a: float | None) -> str:
         return "new" if b else ""
     if b == 0:
         return "gone"
-    p = (b - a) * 100.0 / a
-    return f"{p:+.1f}%"
+    return units.pct_text((b - a) * 100.0 / a, "+.1f")
 
 
 def pct_value(p: float | None) -> str:
     """A percentage already computed: ``+5.2%``."""
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return ""
-    return f"{p:+.1f}%"
+    return units.pct_text(p, "+.1f")
 
 
 def count(v: float | None) -> str:
@@ -69,4 +70,4 @@ def delta_count(v: float | None) -> str:
 
 def threshold(p: float) -> str:
     """A threshold the user gave in percent: ``5%``, ``2.5%``."""
-    return f"{p:g}%"
+    return units.pct_text(p, "g")

@@ -8,9 +8,9 @@ other steps with no match in the template), ``step_time`` and ``gpu_time_per_ste
 ``gpu_events_per_step`` ({``a``, ``b``, ``delta``, ``delta_pct``}), the summary deltas
 (``gpu_timeline``, ``kernel_categories``, ``kernels``, ``top_ops``, ``launches``, ``idle``:
 :mod:`tracetui.diff.deltas`), ``tree`` and ``tree_host`` (rows of the merged tree with the
-largest change of their own GPU time, of their own host time), ``changed_subtrees`` (the largest added and removed subtrees),
-``kernel_changes`` (ops whose kernels changed), ``by_name`` {``cpu``, ``gpu``} and ``ops``
-(HTA-compatible totals over the compared steps).
+largest change of their own GPU time, of their own host time), ``changed_subtrees`` (the
+largest added and removed subtrees), ``kernel_changes`` (ops whose kernels changed),
+``by_name`` {``cpu``, ``gpu``} and ``ops`` (HTA-compatible totals over the compared steps).
 """
 
 from __future__ import annotations

@@ -124,8 +124,10 @@ def diff_jobs(job_a: str, job_b: str, *, use_cache: bool = True, step_a: int | N
     ``tree`` rows], "only_a", "only_b" (ranks one job lacks), "warnings"}``."""
     report = progress or (lambda msg, frac: None)
     with Runner(workers, scheduler) as run:
-        la = find_layout([job_a], run)
-        lb = find_layout([job_b], run)
+        skip_a: list[str] = []
+        skip_b: list[str] = []
+        la = find_layout([job_a], run, skipped=skip_a)
+        lb = find_layout([job_b], run, skipped=skip_b)
         ra, rb = {r.rank for r in la.ranks}, {r.rank for r in lb.ranks}
         both = sorted(ra & rb)
         if not both:
@@ -134,7 +136,7 @@ def diff_jobs(job_a: str, job_b: str, *, use_cache: bool = True, step_a: int | N
                   "step_a": step_a, "step_b": step_b, "rules": rules, "top": top} for r in both]
         outs = run.map(diff_rank, tasks, on_error=_failed,
                        progress=lambda d, n: report(f"compared {d}/{n} ranks", d / n))
-    warnings = [f"A: {w}" for w in la.warnings] + [f"B: {w}" for w in lb.warnings]
+    warnings = [f"A: {w}" for w in skip_a + list(la.warnings)] + [f"B: {w}" for w in skip_b + list(lb.warnings)]
     warnings += [f"rank {o['rank']}: {o['error']}" for o in outs if o["error"]]
     return {"kind": "jobs", "a": {"inputs": job_a, "ranks": sorted(ra)}, "b": {"inputs": job_b, "ranks": sorted(rb)},
             "ranks": outs, "only_a": sorted(ra - rb), "only_b": sorted(rb - ra), "warnings": warnings}
