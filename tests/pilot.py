@@ -50,6 +50,25 @@ async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
     return app.screen
 
 
+async def open_diff(app, pilot, timeout: float = 120.0):
+    """Wait until the diff browser (``TraceApp(..., diff=request)``) is shown with its tree
+    focused, at most ``timeout`` s (as :func:`open_app` for the single-trace browser)."""
+    import asyncio
+
+    from tracetui.ui.app import DiffScreen
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if (isinstance(app.screen, DiffScreen) and app.screen.focused is not None) or app.load_failed:
+            break
+        await asyncio.sleep(0.05)
+    assert isinstance(app.screen, DiffScreen), screen_text(app)
+    return app.screen
+
+
 def dialog_words(app) -> str:
     """The screen's words in reading order, one space between them: a dialog's message read
     across the lines it wraps on (frame and border characters dropped)."""

@@ -3,7 +3,9 @@
 A and B are each a Kineto trace (``--et-a``/``--et-b``: its Execution Trace), a
 driver-call trace, or a job folder; ``tracetui diff JOB --ranks 0,3`` compares two ranks of
 one job, ``tracetui diff JOB_A JOB_B`` every rank of A with the same rank of B (in worker
-processes, or on a Dask cluster with ``--scheduler``).  ``--fail-above PCT`` exits 1 when
+processes, or on a Dask cluster with ``--scheduler``).  On a terminal, without ``--text``,
+``--json`` or ``--fail-above``, two runs open in the diff browser (``tracetui.ui.diff``; the
+command line's entry starts it, this module only resolves the files).  ``--fail-above PCT`` exits 1 when
 the step time or the GPU time per step grew by more than PCT percent (any rank, for jobs)
 and prints the largest regressions.  The text is printed from the JSON document, so a
 stored document (an unchanged pair) prints without loading either trace.
@@ -25,6 +27,7 @@ from ..io import jsonout
 from .fit_table import Col
 
 if TYPE_CHECKING:
+    from ..diff.runs import DiffRequest
     from .summary_render import TableOut
 
 EXIT_REGRESSED = 1
@@ -113,13 +116,28 @@ def _sides(args: argparse.Namespace) -> tuple[list[str], list[str], tuple[str, s
     return fa, fb, ("A", "B")
 
 
+def browse_request(args: argparse.Namespace) -> DiffRequest | None:
+    """The two runs the diff browser opens on, or None when the command prints instead:
+    ``--text``, ``--json``, ``--fail-above`` (a CI check), output that is not a terminal, and
+    two whole jobs without ``--ranks`` (their per-rank table).  Raises TraceError for bad input."""
+    from ..diff.runs import DiffRequest
+
+    if args.text or args.json or args.fail_above is not None or not sys.stdout.isatty():
+        return None
+    sides = _sides(args)
+    if sides is None:
+        return None
+    fa, fb, labels = sides
+    return DiffRequest(tuple(fa), tuple(fb), labels, args.step_a, args.step_b, args.rules, not args.no_cache)
+
+
 def diff_command(args: argparse.Namespace) -> int:
-    """Run ``tracetui diff``; raises TraceError for bad input."""
+    """Run ``tracetui diff`` as text or JSON (the browser: :func:`browse_request`); raises
+    TraceError for bad input."""
     from ..diff.report import regressions
     from ..diff.runs import diff_files, diff_jobs
 
     threshold = _threshold(args.fail_above)
-    # bare `tracetui diff A B` prints the text for now; the browser will take this "text"
     mode = "json" if args.json else "text"
     top = max(args.top, 0)
     sides = _sides(args)

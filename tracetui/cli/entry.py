@@ -139,8 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         if args.command == "diff":
-            from .diff import diff_command
+            from .diff import browse_request, diff_command
 
+            request = browse_request(args)
+            if request is not None:
+                from ..ui.app import run_diff_app
+
+                return run_diff_app(request)
             return diff_command(args)
         from ..job import looks_like_job
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -41,12 +42,9 @@ def diff_files(paths_a: list[str], paths_b: list[str], *, use_cache: bool = True
     doc = read_summary(key) if key is not None else None
     if doc is not None:
         return doc
-    a, b = load_both(list(paths_a), list(paths_b), use_cache, meanwhile=_import_diff)
-    from ..analysis.categories import get_categorizer
-    from .compare import diff_traces
+    d = open_diff(DiffRequest(tuple(paths_a), tuple(paths_b), tuple(labels), step_a, step_b, rules, use_cache))
     from .report import diff_document
 
-    d = diff_traces(a, b, step_a=step_a, step_b=step_b, categorizer=get_categorizer(rules), labels=labels)
     doc = jsonout.loads(jsonout.dumps(diff_document(d, top)))
     if key is not None:
         write_summary(key, doc)
@@ -63,28 +61,71 @@ def _import_diff() -> None:
 
 
 def load_both(paths_a: list[str], paths_b: list[str], use_cache: bool,
-              meanwhile: Callable[[], None] | None = None) -> tuple[Any, Any]:
+              meanwhile: Callable[[], None] | None = None, progress: Progress | None = None) -> tuple[Any, Any]:
     """Both sides; the same files give the same loaded trace twice.  Through the cache they
     load at the same time (a big trace is parsed in a child process of its own, so the two
     share the cores) while ``meanwhile()`` runs here; without it one after the other (an
-    in-process load decodes in forked workers only while this process has one thread)."""
+    in-process load decodes in forked workers only while this process has one thread).
+    ``progress(message, fraction)``: each side's steps, ``A: ...`` and ``B: ...``, the
+    fraction the mean of both sides'."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ..store.traces import load_cached
 
+    done = {"A": 0.0, "B": 0.0}
+
+    def relay(side: str) -> Progress | None:
+        if progress is None:
+            return None
+
+        def report(message: str, frac: float) -> None:
+            done[side] = frac
+            progress(f"{side}: {message}", (done["A"] + done["B"]) / 2)
+        return report
+
     same = [os.path.abspath(p) for p in paths_a] == [os.path.abspath(p) for p in paths_b]
     if same or not use_cache:
-        a = load_cached(paths_a, use_cache=use_cache)
-        b = a if same else load_cached(paths_b, use_cache=False)
+        a = load_cached(paths_a, use_cache=use_cache, progress=relay("A"))
+        b = a if same else load_cached(paths_b, use_cache=False, progress=relay("B"))
         if meanwhile is not None:
             meanwhile()
         return a, b
     with ThreadPoolExecutor(2, thread_name_prefix="tracetui-diff-load") as pool:
-        fa = pool.submit(load_cached, paths_a, use_cache=use_cache)
-        fb = pool.submit(load_cached, paths_b, use_cache=use_cache)
+        fa = pool.submit(load_cached, paths_a, use_cache=use_cache, progress=relay("A"))
+        fb = pool.submit(load_cached, paths_b, use_cache=use_cache, progress=relay("B"))
         if meanwhile is not None:
             meanwhile()
         return fa.result(), fb.result()
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    """Two runs to compare, as files (the command line's sides resolved: a job's ranks to
+    their files), with the steps, labels and rules of :func:`~tracetui.diff.compare.diff_traces`."""
+
+    paths_a: tuple[str, ...]
+    paths_b: tuple[str, ...]
+    labels: tuple[str, str] = ("A", "B")
+    step_a: int | None = None
+    step_b: int | None = None
+    rules: str | None = None
+    use_cache: bool = True
+
+
+def open_diff(req: DiffRequest, progress: Progress | None = None, categorizer: Any = None) -> Any:
+    """Load both sides of ``req`` (through the cache) and diff them: a
+    :class:`~tracetui.diff.compare.TraceDiff` (what the browser shows).  ``progress`` as
+    :func:`load_both`'s, then the alignment; ``categorizer``: the kernel categories (default:
+    ``req.rules`` read here)."""
+    report = progress or (lambda msg, frac: None)
+    a, b = load_both(list(req.paths_a), list(req.paths_b), req.use_cache, meanwhile=_import_diff,
+                     progress=lambda m, f: report(m, 0.8 * f))
+    from ..analysis.categories import get_categorizer
+    from .compare import diff_traces
+
+    report("pairing the steps and aligning the op trees", 0.85)
+    cat = categorizer if categorizer is not None else get_categorizer(req.rules)
+    return diff_traces(a, b, step_a=req.step_a, step_b=req.step_b, categorizer=cat, labels=req.labels)
 
 
 def rank_files(layout: JobLayout, rank: int, where: str) -> list[str]:

@@ -11,6 +11,11 @@ from ..tree.csr import csr_children
 from ..tree.preorder import tree_preorder
 from .model import DiffTree
 
+#: the browser's regressions filter: rows whose GPU time grew by more than this (µs per step) ...
+REGRESSION_MIN_US = 1.0
+#: ... and by more than this percentage of A's (any growth from 0 counts)
+REGRESSION_MIN_PCT = 1.0
+
 
 def by_abs_gpu_delta(tree: DiffTree, rows: np.ndarray | None = None) -> np.ndarray:
     """``rows`` (default all) by |Δ GPU time| (subtree), largest first; ties keep tree order."""

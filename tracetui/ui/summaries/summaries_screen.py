@@ -19,7 +19,7 @@ each keeps at most :data:`~tracetui.ui.view.summary_table.MAX_ROWS` rows (the la
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 from rich.text import Text
@@ -33,7 +33,6 @@ from textual.worker import get_current_worker
 
 from ... import units
 from ...errors import one_line
-from ...kineto.trace import KinetoTrace
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..view.summary_table import SummaryTable
@@ -67,7 +66,9 @@ def _sort_key(v: Any, numeric: bool) -> Any:
 
 
 class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
-    """The summary tables; dismisses with (occurrence nodes, label) or None."""
+    """The summary tables under a ``title`` line (what they summarise, what Enter does);
+    dismisses with (occurrence nodes, label) or None.  The diff browser shows its summary
+    deltas here too (its nodes: rows of the merged tree)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="summaries.close"),
@@ -83,15 +84,14 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
     SummariesScreen DataTable { height: 1fr; }
     """
 
-    def __init__(self, kt: KinetoTrace, tables: list[SummaryTable]) -> None:
+    def __init__(self, title: Text, tables: list[SummaryTable]) -> None:
         super().__init__()
-        self.kt = kt
+        self.title_text = title
         self.tables = tables
         self.sort_state: dict[str, tuple[int, bool]] = {}  # table key -> (column, reversed)
 
     def compose(self) -> ComposeResult:
-        yield Label(Text.assemble((one_line(self.kt.name_of_file), "bold"),
-                                  " · Enter: its occurrences in the tree, n/N cycle them"), id="summaries-title")
+        yield Label(self.title_text, id="summaries-title")
         # No ``initial=``: Textual's tabs validate it on mount and raise when the screen was
         # closed meanwhile (s then Esc at once on a busy machine); on_mount picks the tab.
         with TabbedContent(id="summaries-tabs"):
@@ -264,14 +264,22 @@ def open_summaries(screen: Any) -> None:
     """From the browser screen: compute the tables in a worker thread, then show them (not
     when the user has left the browser screen meanwhile)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
+    title = Text.assemble((one_line(kt.name_of_file), "bold"), " · Enter: its occurrences in the tree, n/N cycle them")
+    open_tables(screen, lambda: summary_tables(kt, categorizer), title, partial(show_occurrences, screen))
+
+
+def open_tables(screen: Any, make_tables: Callable[[], list[SummaryTable]], title: Text,
+                on_result: Callable[[tuple[np.ndarray, str] | None], None]) -> None:
+    """Compute ``make_tables()`` in a worker thread, then show them under ``title`` over
+    ``screen`` (not when the user has left it meanwhile); ``on_result`` gets what Enter chose."""
     app = screen.app
 
     def push(tables: list[SummaryTable]) -> None:
         if app.screen is screen:
-            app.push_screen(SummariesScreen(kt, tables), partial(show_occurrences, screen))
+            app.push_screen(SummariesScreen(title, tables), on_result)
 
     def compute() -> None:
-        tables = summary_tables(kt, categorizer)
+        tables = make_tables()
         if get_current_worker().is_cancelled:  # the app is closing, or s was pressed again
             return
         try:
