@@ -28,9 +28,10 @@ def _file(side: DiffSide) -> str:
     return os.path.basename(kt.path) if kt is not None and kt.path else side.linked.title
 
 
-def _steps(side: DiffSide) -> str:
+def _steps(side: DiffSide, short: bool = False) -> str:
     if side.n_steps == 1:
-        return side.template_step.name
+        step = side.template_step
+        return str(step.number) if short else step.name
     return f"mean of {side.n_steps} steps"
 
 
@@ -39,10 +40,19 @@ def diff_status_parts(tree: DiffTree, *, sorted_by_delta: bool, regressions: int
     """The parts of the status line (module docstring).  ``regressions``: the filter is on
     and keeps this many regressed ops (None: off)."""
     a, b = tree.a, tree.b
-    parts = [_part("title", f"{a.label}: {_file(a)} ↔ {b.label}: {_file(b)}", style="bold")]
+    fa, fb = _file(a), _file(b)
+    labels = f"{a.label} ↔ {b.label}"
+    if fa == fb:
+        parts = [_part("title", f"{labels}: {fa}", labels, style="bold")]
+    elif (a.label, b.label) != ("A", "B"):  # ranks of a job: their labels say more than the file names
+        parts = [_part("title", f"{a.label}: {fa} ↔ {b.label}: {fb}", labels, style="bold")]
+    else:
+        parts = [_part("title", f"{a.label}: {fa} ↔ {b.label}: {fb}", f"{fa} ↔ {fb}", style="bold")]
     sa, sb = _steps(a), _steps(b)
-    steps = sa if sa == sb else f"{sa} ↔ {sb}"
-    parts.append(_part("steps", steps, f"{a.n_steps} ↔ {b.n_steps} steps" if sa != sb else steps))
+    ka, kb = _steps(a, short=True), _steps(b, short=True)
+    parts.append(_part("steps", sa if sa == sb else f"{sa} ↔ {sb}",
+                       f"step {ka}" if ka == kb else f"step {ka} ↔ {kb}" if a.n_steps == b.n_steps == 1 else
+                       f"{a.n_steps} ↔ {b.n_steps} steps"))
     op = tree.kind == int(RowKind.OP)
     counts = np.bincount(tree.method[op], minlength=len(Match))
     paired = int(sum(counts[int(m)] for m in _PAIRED))

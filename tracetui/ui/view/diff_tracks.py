@@ -4,7 +4,8 @@ Each side's template step (the one the merged tree's events belong to) is drawn 
 own start: time 0 is each side's step start, so A's and B's tracks line up and a step that
 got longer shows as a later end.  The events are the GPU events launched in that step (the
 rule of the step's numbers, :mod:`tracetui.analysis.steps`), one track per stream, labelled
-``A GPU0 s7`` / ``B GPU0 s7``; A's streams first, then B's.  A side without GPU work shows
+``A GPU0 s7`` / ``B GPU0 s7``; A's and B's streams alternate (the k-th of each side
+together).  A side without GPU work shows
 its ops' threads instead (``A T 19392``).  The selected row's GPU events (those under the op
 on each side) are the highlights.  Times are microseconds.
 """
@@ -87,8 +88,16 @@ def _side_tracks(out: DiffTracks, which: str, sd: SideData) -> None:
 
 
 def diff_tracks(d: TraceDiff) -> DiffTracks:
-    """A's tracks, then B's, over each side's template step (module docstring)."""
-    out = DiffTracks()
-    _side_tracks(out, "a", d.a)
-    _side_tracks(out, "b", d.b)
+    """A's and B's tracks over each side's template step, interleaved: A's first stream, B's
+    first stream, A's second ... (module docstring)."""
+    a, b = DiffTracks(), DiffTracks()
+    _side_tracks(a, "a", d.a)
+    _side_tracks(b, "b", d.b)
+    out = DiffTracks(zero={**a.zero, **b.zero}, length={**a.length, **b.length})
+    for k in range(max(len(a.tracks), len(b.tracks))):
+        for side in (a, b):
+            if k < len(side.tracks):
+                out.tracks.append(side.tracks[k])
+                out.sides.append(side.sides[k])
+                out.events.append(side.events[k])
     return out

@@ -26,8 +26,8 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "steps", "search", "matches", "export", "driver_link",
-            "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python", "sort")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "steps", "search", "sort", "matches", "export",
+            "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
