@@ -55,6 +55,9 @@ async def test_sort_filter_details_sides_and_summary_deltas(modified):
         screen = await open_diff(app, pilot)
         status = screen.status_text().plain
         assert "h100_bert_inference.json.gz ↔ B: bert_modified.json.gz" in status and "ProfilerStep#6" in status
+        # every key of the diff browser is in the command palette too
+        titles = {c.title for c in app.get_system_commands(screen)}
+        assert {"Sort by |ΔGPU|", "Regressions", "Detail of A", "In B's browser", "Summary deltas"} <= titles
         t = screen.tree_model
         slow_row, gone_row = row_of_ext(screen, SLOWED_EXT), row_of_ext(screen, REMOVED_EXT)
         assert t.gpu_b[slow_row] - t.gpu_a[slow_row] == pytest.approx(grown)

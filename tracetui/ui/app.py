@@ -1,5 +1,7 @@
 """The terminal trace browser: ``run_app(paths)`` loads a trace in a worker behind a
-progress screen, then shows the op tree, the detail pane and the stream timeline.
+progress screen, then shows the op tree, the detail pane and the stream timeline;
+``run_job_app`` does it for a whole job, ``run_diff_app`` for two runs compared (the diff
+browser, :mod:`tracetui.ui.diff.diff_screen`).
 
 Two-way jumps: ``>`` on an op (or runtime call) goes to its first GPU event and, pressed
 again, cycles through that op's GPU events in start order; ``<`` on a kernel, memcpy or
