@@ -115,8 +115,11 @@ def render(cp: Any, *, top: int = 10, segments: int = 24) -> list[str]:
     if cp.carried_in_us > 0:
         out.append(f"  the first {fmt.duration(cp.carried_in_us)} ran work queued before the window (carried in)")
     st = cp.stats
-    out.append(f"graph: {fmt.count(st.get('events', 0))} events, {fmt.count(st.get('edges', 0))} edges "
-               f"({fmt.count(st.get('inferred_edges', 0))} inferred)")
+    if "ranks" in st:
+        out.append(f"ranks: {st['ranks']}; on the path: {', '.join(str(r) for r in st['ranks_on_path'])}")
+    else:
+        out.append(f"graph: {fmt.count(st.get('events', 0))} events, {fmt.count(st.get('edges', 0))} edges "
+                   f"({fmt.count(st.get('inferred_edges', 0))} inferred)")
     out += _crossings(cp)
     out += ["", "Time on the path by kind"]
     for k, us, frac in cp.breakdown():
@@ -213,3 +216,27 @@ def _what_if(cp: Any) -> list[str]:
     out.append(f"  projected path {fmt.duration(wi['projected_total_us'])} (now {fmt.duration(wi['total_us'])}, "
                f"saves {fmt.duration(wi['saved_us'])})")
     return out
+
+
+def job_critical_path_command(inputs: list[str], args: Any) -> int:
+    """The path of one step across a job's ranks (the slowest step by default)."""
+    from ..job.critical import job_critical_paths
+
+    if args.shrink:
+        raise TraceError(None, "--shrink works on one rank's trace: a job's ranks wait on each other through "
+                               "their collectives, which the what-if does not model")
+    if args.select:
+        raise TraceError(None, "--select names one event of one trace; for a job use --step or --annotation")
+    res = job_critical_paths(inputs, step=args.step, annotation=args.annotation, instance=args.instance,
+                             use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler)
+    cp = res.chosen
+    cp.trace_path = res.title
+    if args.json:
+        doc = cp.to_json()
+        doc["warnings"] = res.warnings
+        sys.stdout.write(jsonout.dumps(doc, indent=True).decode() + "\n")
+        return 0
+    lines = render(cp, top=args.top, segments=args.segments)
+    lines += [f"warning: {w}" for w in res.warnings]
+    sys.stdout.write("\n".join(_clip(ln, WIDTH) for ln in lines) + "\n")
+    return 0

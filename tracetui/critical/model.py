@@ -72,14 +72,22 @@ class Slack:
     start_us: np.ndarray
     dur_us: np.ndarray
     slack_us: np.ndarray
-    rank: int = -1
+    rank: np.ndarray  #: int64 per row (-1: the trace has no rank)
 
     def rows(self) -> list[dict[str, Any]]:
-        r = None if self.rank < 0 else self.rank
         return [{"event": int(e), "name": n, "what": w, "start_us": float(s), "dur_us": float(d),
-                 "slack_us": float(x), "rank": r}
-                for e, n, w, s, d, x in zip(self.event.tolist(), self.name, self.what, self.start_us.tolist(),
-                                            self.dur_us.tolist(), self.slack_us.tolist())]
+                 "slack_us": float(x), "rank": None if r < 0 else int(r)}
+                for e, n, w, s, d, x, r in zip(self.event.tolist(), self.name, self.what, self.start_us.tolist(),
+                                               self.dur_us.tolist(), self.slack_us.tolist(), self.rank.tolist())]
+
+    @staticmethod
+    def from_rows(rows: list[dict[str, Any]], start_key: str = "start_us", offset: float = 0.0) -> Slack:
+        """From :meth:`rows` (``start_key``: which field holds the start; ``offset`` is subtracted)."""
+        return Slack(np.array([r["event"] for r in rows], dtype=np.int64), [r["name"] for r in rows],
+                     [r["what"] for r in rows], np.array([r[start_key] - offset for r in rows], dtype=np.float64),
+                     np.array([r["dur_us"] for r in rows], dtype=np.float64),
+                     np.array([r["slack_us"] for r in rows], dtype=np.float64),
+                     np.array([-1 if r["rank"] is None else r["rank"] for r in rows], dtype=np.int64))
 
 
 @dataclass
@@ -245,7 +253,8 @@ def slack_of(g: Graph, slack: np.ndarray, rank: int = -1) -> Slack:
     keep, ev = keep[order], ev[order]
     kinds = [Kind(int(k)).name.lower() for k in trace.kind[ev].tolist()]
     return Slack(ev.astype(np.int64), [trace.name(int(e)) for e in ev.tolist()], kinds,
-                 trace.ts[ev].astype(np.float64), trace.dur[ev].astype(np.float64), slack[keep], rank)
+                 trace.ts[ev].astype(np.float64), trace.dur[ev].astype(np.float64), slack[keep],
+                 np.full(ev.size, rank, dtype=np.int64))
 
 
 def kind_name(kind: int) -> str:

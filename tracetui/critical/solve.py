@@ -19,11 +19,12 @@ from ..tree.propagate import fill_down
 from .graph import Family, Graph, SegKind
 
 
-def path_edges(g: Graph) -> np.ndarray:
-    """The binding edges from the source to the window's last event, in time order."""
+def path_edges(g: Graph, start: int | None = None) -> np.ndarray:
+    """The binding edges from the source to node ``start`` (default: the window's last
+    event), in time order."""
     out: list[int] = []
     bind, src = g.bind.tolist(), g.src.tolist()
-    v, source = g.sink, g.source
+    v, source = (g.sink if start is None else int(start)), g.source
     while v != source:
         e = bind[v]
         if e < 0:  # pragma: no cover - every node but the source has a binding edge
@@ -32,6 +33,35 @@ def path_edges(g: Graph) -> np.ndarray:
         v = src[e]
     out.reverse()
     return np.asarray(out, dtype=np.int64)
+
+
+def marked_on_chains(g: Graph, marks: np.ndarray, starts: list[int]) -> dict[int, list[int]]:
+    """For each node in ``starts``: the nodes of ``marks`` on its binding chain back to the
+    source (itself included when marked), in time order.  Each node is walked once for all
+    starts (chains share their beginnings)."""
+    bind, src = g.bind.tolist(), g.src.tolist()
+    marked = set(np.asarray(marks, dtype=np.int64).tolist())
+    last: dict[int, int] = {g.source: -1}  # node -> the latest marked node at or before it on its chain
+    prev: dict[int, int] = {}  # marked node -> the marked node before it
+    out = {}
+    for start in starts:
+        walk, v = [], int(start)
+        while v not in last:
+            walk.append(v)
+            e = bind[v]
+            v = src[e] if e >= 0 else g.source
+        found = last[v]
+        for node in reversed(walk):
+            if node in marked:
+                prev[node] = found
+                found = node
+            last[node] = found
+        chain, k = [], last[int(start)]
+        while k >= 0:
+            chain.append(k)
+            k = prev[k]
+        out[int(start)] = chain[::-1]
+    return out
 
 
 def latest_times(g: Graph) -> np.ndarray:
