@@ -32,6 +32,7 @@ class Segments:
     to_event: np.ndarray  #: int64 the event it leads to, -1
     inferred: np.ndarray  #: bool: it rests on an inferred edge
     where: list[str]  #: the thread or stream it runs on
+    carried: np.ndarray  #: bool: work launched before the window (the previous step's queue)
 
     def __len__(self) -> int:
         return int(self.kind.shape[0])
@@ -41,7 +42,8 @@ class Segments:
         return {"kind": KIND_NAMES[int(self.kind[i])], "name": self.name[i], "start_us": float(self.start_us[i]),
                 "dur_us": float(self.dur_us[i]), "rank": None if self.rank[i] < 0 else int(self.rank[i]),
                 "event": int(self.event[i]), "from_event": int(self.from_event[i]),
-                "to_event": int(self.to_event[i]), "inferred": bool(self.inferred[i]), "where": self.where[i]}
+                "to_event": int(self.to_event[i]), "inferred": bool(self.inferred[i]), "where": self.where[i],
+                "carried": bool(self.carried[i])}
 
     @staticmethod
     def concat(parts: list[Segments]) -> Segments:
@@ -53,12 +55,13 @@ class Segments:
                         cat([p.start_us for p in parts]), cat([p.dur_us for p in parts]),
                         cat([p.rank for p in parts]), cat([p.from_event for p in parts]),
                         cat([p.to_event for p in parts]), cat([p.inferred for p in parts]),
-                        [x for p in parts for x in p.where])
+                        [x for p in parts for x in p.where], cat([p.carried for p in parts]))
 
 
 def _empty_segments() -> Segments:
     z = np.zeros(0, np.int64)
-    return Segments(np.zeros(0, np.uint8), [], z, np.zeros(0), np.zeros(0), z, z, z, np.zeros(0, bool), [])
+    return Segments(np.zeros(0, np.uint8), [], z, np.zeros(0), np.zeros(0), z, z, z, np.zeros(0, bool), [],
+                    np.zeros(0, bool))
 
 
 @dataclass
@@ -220,7 +223,8 @@ def segments_of(g: Graph, edges: np.ndarray, rank: int = -1) -> Segments:
     n = first.size
     return Segments(kind[first].astype(np.uint8), names, attr[first].astype(np.int64), start[first].astype(np.float64),
                     dur.astype(np.float64), np.full(n, rank, dtype=np.int64), ev_of(src[first]) if n else attr[:0],
-                    ev_of(dst[last]) if n else attr[:0], inferred.astype(bool), where)
+                    ev_of(dst[last]) if n else attr[:0], inferred.astype(bool), where,
+                    g.sel.carried[dst[last] % max(g.m, 1)] & (dst[last] != g.source))
 
 
 def carried_in_time(g: Graph, edges: np.ndarray) -> float:

@@ -8,8 +8,11 @@ A window is a time range on one trace (µs relative to the trace origin).  Its e
 - **GPU work** (kernels, memcpys, memsets) launched by those host events, and GPU work
   without a launch in the trace that starts inside the window;
 - **carried-in GPU work**: GPU work launched before the window that still runs after its
-  start (the previous step's queue); it can delay the window's GPU work but is not the
-  window's own work (never its last event).  Its start is clamped to the window start.
+  start (the previous step's queue), and GPU work without a launch in the trace that runs
+  on a stream before the first GPU work the window launched there (a stream runs its work
+  in submission order, so it was submitted earlier: before the window, or before the
+  profiler started); it can delay the window's GPU work but is not the window's own work
+  (never its last event).  Its start is clamped to the window start.
 
 The path ends at the window's *last event*: the latest end among its own events (GPU work
 launched in a step can end after the step's host span).
@@ -150,9 +153,18 @@ def select_events(trace: KinetoTrace, window: Window) -> Selection:
     lo = trace.launch_of[gpu]
     launched = np.where(lo >= 0, in_host[np.maximum(lo, 0)], False)
     ts_g = trace.ts[gpu]
-    own = launched | ((lo < 0) & (ts_g >= w0) & (ts_g < w1))
-    launch_ts = np.where(lo >= 0, trace.ts[np.maximum(lo, 0)], ts_g)
-    carried = ~own & (launch_ts < w0) & (ts_g + trace.dur[gpu] > w0)
+    end_g = ts_g + trace.dur[gpu]
+    unlinked = lo < 0
+    # a stream runs its work in submission order: unlinked work that runs before the first
+    # work the window launched on that stream was submitted before it (before the window,
+    # or before the profiler started): carried in, like work launched before the window
+    lane = trace.lane_of[gpu]
+    first_own = np.full(len(trace.lanes) + 1, np.inf)
+    np.minimum.at(first_own, lane[launched], ts_g[launched])
+    early = unlinked & (ts_g < first_own[lane]) & np.isfinite(first_own[lane])
+    own = launched | (unlinked & ~early & (ts_g >= w0) & (ts_g < w1))
+    launch_ts = np.where(lo >= 0, trace.ts[np.maximum(lo, 0)], np.where(early, -np.inf, ts_g))
+    carried = ~own & (launch_ts < w0) & (end_g > w0)
     events = np.concatenate((host, gpu[own], gpu[carried])).astype(np.int64)
     carry = np.zeros(events.size, dtype=bool)
     carry[host.size + int(own.sum()):] = True
