@@ -36,8 +36,9 @@ def add_arguments(p: Any) -> None:
                    help="with --annotation: its K-th instance in time order, from 1 (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object (every segment and every slack)")
     p.add_argument("--shrink", action="append", default=[], metavar="NAME=PCT",
-                   help="what-if: events whose name contains NAME (shell pattern with * ?) run PCT %% faster; "
-                        "prints the projected path length (repeatable)")
+                   help="what-if: events whose name contains NAME (shell pattern with * ?) run PCT %% faster "
+                        "(work carried in from before the window too); prints the projected path length "
+                        "(repeatable)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="rows of the by-name and slack tables")
     p.add_argument("--segments", type=int, default=24, metavar="N", help="path segments listed in the text")
 

@@ -386,10 +386,12 @@ class _Builder:
 
     def _inferred_stream_waits(self) -> None:
         """A GPU start that nothing explains within STREAM_WAIT_MIN_DELAY_US, right after work
-        on another stream of the device ended, waited for that work (inferred)."""
+        on another stream of the device ended, waited for that work (inferred).  The work
+        waited for must have been launched no later than the waiting work (a stream wait is
+        enqueued between the two launches)."""
         m, t = self.m, self.node_t
         src, dst, minlat = (np.concatenate([p[i] for p in self.edges.parts]) for i in (0, 1, 2))
-        starts = np.flatnonzero(self.node_gpu[:m] & ~self.zero & ~self.sel.carried)
+        starts = np.flatnonzero(self.node_gpu[:m] & ~self.zero)
         if not starts.size:
             return
         explained = np.full(2 * m + 1, -np.inf)
@@ -404,6 +406,9 @@ class _Builder:
         dev = dev_of_lane[self.lane_node[gk]]
         o = np.lexsort((t[ends], dev))
         gk, ends, dev = gk[o], ends[o], dev[o]
+        lo_all = trace.launch_of[self.ev].astype(np.int64)
+        launched_at = np.where(lo_all >= 0, trace.ts[np.maximum(lo_all, 0)],
+                               np.where(self.sel.carried, -np.inf, trace.ts[self.ev]))
         src_l, dst_l = [], []
         for v in late.tolist():
             d = dev_of_lane[self.lane_node[v]]
@@ -413,7 +418,7 @@ class _Builder:
                 continue
             w = int(ends[p])
             if (self.lane_node[w] != self.lane_node[v] and t[w] > explained[v]
-                    and t[v] - t[w] <= STREAM_WAIT_TOL_US):
+                    and t[v] - t[w] <= STREAM_WAIT_TOL_US and launched_at[w % m] <= launched_at[v % m]):
                 src_l.append(w)
                 dst_l.append(v)
         dst_a = np.array(dst_l, dtype=np.int64)

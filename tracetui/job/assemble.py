@@ -92,7 +92,7 @@ def assemble(routes: dict[Any, Any], tasks: list[dict[str, Any]], results: list[
         end = float((segs.start_us + segs.dur_us)[-1]) if len(segs) else start
         first_rank = hops[-1].rank
         w0 = wins[first_rank]
-        window = Window("step" if isinstance(key, int) else "window", w0["name"], start,
+        window = Window("step" if str(w0["name"]).startswith("ProfilerStep#") else "annotation", w0["name"], start,
                         max(w["end_abs"] for w in wins.values()) - origin)
         path_events = {}
         slack_rows = []

@@ -27,14 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import time
+
 import numpy as np
 
-from ..errors import TraceError, TraceFormatError
+from ..errors import TraceFormatError
 from .discover import expand_inputs
 from .executor import Runner
 from .layout import group_ranks
 from .match import match_collectives
-from .worker import identify
+from .worker import identify, rank_error
 
 Progress = Callable[[str, float], None]
 
@@ -52,16 +54,19 @@ def _load(task: dict[str, Any]):
 
 def _windows(kt, spec: dict[str, Any]) -> list[tuple[Any, Any]]:
     """(key, Window) pairs named by ``spec``: one step, one annotation instance, or every step."""
-    from ..critical import annotation_window, default_window, profiler_steps, step_window
+    from ..critical import annotation_window, default_window, event_window, profiler_steps, step_window
 
     if "step" in spec:
         return [(spec["step"], step_window(kt, spec["step"]))]
     if "annotation" in spec:
         return [(spec["instance"], annotation_window(kt, spec["annotation"], spec["instance"]))]
     steps = profiler_steps(kt)
+    if "nth_step" in spec:
+        return [(spec["nth_step"], event_window(kt, steps[spec["nth_step"]][1], "step"))]
     if not steps:
         return [(None, default_window(kt))]
-    return [(n, step_window(kt, n)) for n, _ in steps]
+    # every step, keyed by its place in time order (a tiled trace repeats step numbers)
+    return [(i, event_window(kt, ev, "step")) for i, (_n, ev) in enumerate(steps)]
 
 
 def rank_paths(task: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +76,9 @@ def rank_paths(task: dict[str, Any]) -> dict[str, Any]:
     :func:`~tracetui.job.comms.rank_collectives` gives them) and ``windows``: per window
     ``key``, ``name``, ``start_abs``/``end_abs``/``sink_abs`` (absolute µs) and ``chains``:
     ``{"sink" or kernel id: [collective kernel ids on its chain, in time order]}``."""
-    out: dict[str, Any] = {"rank": task["rank"], "error": None, "origin_us": 0.0, "collectives": [], "windows": []}
+    out: dict[str, Any] = {"rank": task["rank"], "error": None, "origin_us": 0.0, "collectives": [], "windows": [],
+                           "cpu_s": 0.0}
+    c0 = time.process_time()
     try:
         from ..critical import build_graph
         from ..critical.solve import marked_on_chains
@@ -95,12 +102,9 @@ def rank_paths(task: dict[str, Any]) -> dict[str, Any]:
                 "sink_abs": origin + float(g.node_t[g.sink]),
                 "chains": {("sink" if s == g.sink else int(ev[s])): [int(ev[k]) for k in ch]
                            for s, ch in chains.items()}})
-    except TraceError as exc:
-        out["error"] = str(exc)
-    except MemoryError:
-        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
-    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
-        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
+        out["error"] = rank_error(task, exc)
+    out["cpu_s"] = time.process_time() - c0
     return out
 
 
@@ -127,7 +131,8 @@ def rank_route_segments(task: dict[str, Any]) -> dict[str, Any]:
 
     Returns ``rank``, ``error`` and per request the ``hops`` (segment rows with absolute
     ``start_abs``), the rank's ``slack`` rows (absolute ``start_abs``) and ``path_events``."""
-    out: dict[str, Any] = {"rank": task["rank"], "error": None, "requests": []}
+    out: dict[str, Any] = {"rank": task["rank"], "error": None, "requests": [], "cpu_s": 0.0}
+    c0 = time.process_time()
     try:
         from ..critical import build_graph
         from ..critical.model import path_event_ids, segments_of, slack_of
@@ -152,10 +157,9 @@ def rank_route_segments(task: dict[str, Any]) -> dict[str, Any]:
                     r["start_abs"] = origin + r["start_us"]
             out["requests"].append({"hops": hops, "slack": slack,
                                     "path_events": np.unique(np.concatenate(events)).tolist() if events else []})
-    except TraceError as exc:
-        out["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 -- reported with the rank, as in round 1
-        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
+        out["error"] = rank_error(task, exc)
+    out["cpu_s"] = time.process_time() - c0
     return out
 
 
@@ -210,6 +214,7 @@ class JobCriticalPaths:
     chosen: Any
     title: str
     warnings: list[str] = field(default_factory=list)
+    worker_cpu_s: float = 0.0  #: CPU seconds of the per-rank work (both rounds, all processes)
 
 
 def job_critical_paths(inputs: list[str], *, step: int | None = None, annotation: str | None = None,
@@ -258,7 +263,8 @@ def job_critical_paths(inputs: list[str], *, step: int | None = None, annotation
     title = f"job {layout.ranks[0].kineto.rsplit('/', 2)[-2] if '/' in layout.ranks[0].kineto else ''} " \
             f"({len(layout.ranks)} ranks)"
     report("ready", 1.0)
-    return JobCriticalPaths(paths, paths[chosen_key], title.strip(), warnings)
+    cpu = sum(o.get("cpu_s", 0.0) for o in firsts) + sum(o.get("cpu_s", 0.0) for o in seconds)
+    return JobCriticalPaths(paths, paths[chosen_key], title.strip(), warnings, cpu)
 
 
 def _route_tasks(base: list[dict[str, Any]], spec: dict[str, Any], routes: dict[Any, Any],
@@ -266,7 +272,7 @@ def _route_tasks(base: list[dict[str, Any]], spec: dict[str, Any], routes: dict[
     """Round-2 tasks: per rank on any route, its hops per window (and its slack)."""
     by_rank: dict[int, list[dict[str, Any]]] = {}
     for key, (_wins, hops) in routes.items():
-        win = spec if "all" not in spec else {"step": key} if key is not None else {"all": 1}
+        win = spec if "all" not in spec else {"nth_step": key} if key is not None else {"all": 1}
         for r in sorted({h.rank for h in hops}):
             reqs = by_rank.setdefault(r, [])
             reqs.append({"key": key, "window": win, "slack": True,
