@@ -131,3 +131,23 @@ def test_shrink_parse_rejects_bad_values():
         with pytest.raises(ValueError):
             Shrink.parse(bad)
     assert Shrink.parse("a=b=5") == Shrink("a=b", 5.0)
+
+
+def test_navigation_model_for_the_path_screen(tmp_path):
+    p, _ = host_sync(tmp_path)
+    kt, cp = _path(p)
+    s = cp.segments
+    # marks: the kernel, the copy, the sync call and the ops whose time is on the path
+    on = cp.on_path_mask(kt.n_events)
+    names = {kt.name(int(e)) for e in np.flatnonzero(on)}
+    assert {"gemm", "Memcpy DtoH (Device -> Pinned)", "cudaStreamSynchronize", "aten::item"} <= names
+    assert "cudaLaunchKernel" in names  # the gemm's launch: the path leaves the host there
+    assert "cudaMemcpyAsync" not in names  # the copy waited for the gemm, not for its launch
+    # next/previous segment, clamped; the segment under a time; the segments of an event
+    assert cp.next_segment(0, -1) == 0 and cp.next_segment(len(s) - 1) == len(s) - 1
+    i = cp.segment_at(100.0)
+    assert kind_name(s.kind[i]) == "gpu" and s.name[i] == "gemm"
+    step = int(np.flatnonzero([n == "ProfilerStep#1" for n in kt.names])[0])
+    ev = int(np.flatnonzero(kt.name_id == step)[0])
+    assert cp.segments_of_event(ev).tolist() == [0, 9, 11]
+    assert [k for k, _, _ in cp.breakdown()][:2] == ["gpu", "host"]

@@ -132,9 +132,12 @@ class CriticalPath:
         return self.window.start_us + self.total_us
 
     # ---------------------------------------------------------------- navigation
-    def on_path_mask(self, n_events: int, rank: int = -1) -> np.ndarray:
-        """bool per event of ``rank``'s trace: on the path (a node of it, or time attributed to it)."""
+    def on_path_mask(self, n_events: int, rank: int | None = None) -> np.ndarray:
+        """bool per event of ``rank``'s trace: on the path (a node of it, or time attributed to
+        it).  ``rank`` None: the one rank of a single trace's path."""
         out = np.zeros(n_events, dtype=bool)
+        if rank is None:
+            rank = next(iter(self.path_events), -1) if len(self.path_events) == 1 else -1
         ev = self.path_events.get(rank, np.zeros(0, np.int64))
         out[ev[ev < n_events]] = True
         return out
@@ -149,10 +152,12 @@ class CriticalPath:
             return -1
         return int(min(max(i + step, 0), len(self.segments) - 1))
 
-    def segments_of_event(self, event: int, rank: int = -1) -> np.ndarray:
-        """Indices of the segments attributed to ``event`` (of ``rank``), in time order."""
+    def segments_of_event(self, event: int, rank: int | None = None) -> np.ndarray:
+        """Indices of the segments attributed to ``event`` (of ``rank``; None: any rank, for a
+        single trace), in time order."""
         s = self.segments
-        return np.flatnonzero((s.event == event) & (s.rank == rank))
+        hit = s.event == event
+        return np.flatnonzero(hit if rank is None else hit & (s.rank == rank))
 
     def breakdown(self) -> list[tuple[str, float, float]]:
         """(kind, µs, share of the path) for every kind with time, largest first."""
