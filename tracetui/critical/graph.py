@@ -327,7 +327,7 @@ class _Builder:
     def _fork_join(self, u: np.ndarray, v: np.ndarray, kind: np.ndarray, minlat: np.ndarray) -> np.ndarray:
         """Long host gaps during which another thread of the process was busy: fork/join edges
         (inferred) to that thread, and the gap becomes a wait (least time 0)."""
-        t, m = self.node_t, self.m
+        t = self.node_t
         gap = np.flatnonzero((t[v] - t[u] >= FORK_JOIN_MIN_GAP_US) & (kind != int(SegKind.SYNC_WAIT)))
         if not gap.size:
             return minlat
@@ -362,7 +362,6 @@ class _Builder:
             self._add_host_landing(fu, fv, Family.FORK, True)
             self._add_host_landing(ju, jv, Family.JOIN, True)
         self.stats["fork_join_gaps"] = len(forks)
-        del m
         return minlat
 
     def _top_level_intervals(self) -> dict:

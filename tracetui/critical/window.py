@@ -162,7 +162,7 @@ def select_events(trace: KinetoTrace, window: Window) -> Selection:
     first_own = np.full(len(trace.lanes) + 1, np.inf)
     np.minimum.at(first_own, lane[launched], ts_g[launched])
     early = unlinked & (ts_g < first_own[lane]) & np.isfinite(first_own[lane])
-    own = launched | (unlinked & ~early & (ts_g >= w0) & (ts_g < w1))
+    own = launched | (unlinked & ~early & (ts_g >= w0) & (ts_g < w1)) | (gpu == window.event)
     launch_ts = np.where(lo >= 0, trace.ts[np.maximum(lo, 0)], np.where(early, -np.inf, ts_g))
     carried = ~own & (launch_ts < w0) & (end_g > w0)
     events = np.concatenate((host, gpu[own], gpu[carried])).astype(np.int64)
