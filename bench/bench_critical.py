@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -184,7 +185,8 @@ def part_job(copies: int, workers: int | None) -> list[str]:
     lines = [f"job: {job} (64 ranks, {copies} copies of the 8-rank job per rank)", "",
              "| run | steps | crossings | wall s | CPU s (this process) | CPU s (per-rank work, all processes) |",
              "|---|---|---|---|---|---|"]
-    os.environ["TRACETUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="tracetui_cp_cache_")  # cold: an empty cache
+    cold = tempfile.mkdtemp(prefix="tracetui_cp_cache_")
+    os.environ["TRACETUI_CACHE_DIR"] = cold  # cold: an empty cache
     for label in ("cold cache", "warm cache"):
         c0, t0 = _cpu(), time.perf_counter()
         res = job_critical_paths([str(job)], every_step=True, workers=workers)
@@ -193,6 +195,7 @@ def part_job(copies: int, workers: int | None) -> list[str]:
         lines.append(f"| {label} | {len(res.paths)} | {crossings} | {wall:.1f} | {_cpu() - c0:.1f} | "
                      f"{res.worker_cpu_s:.1f} |")
         print(lines[-1], flush=True)
+    shutil.rmtree(cold, ignore_errors=True)
     return lines
 
 
