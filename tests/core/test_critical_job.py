@@ -52,6 +52,7 @@ def test_path_crosses_to_the_rank_that_arrived_last(job_path):
     assert cp.start_us + cp.total_us + cp.origin_us == pytest.approx(1694128201424049 + 17979)
 
 
+@pytest.mark.slow
 def test_job_cli_json(capsys):
     assert main(["critical-path", str(JOB), "--step", "10", "--json", "--workers", "1"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -52,6 +52,7 @@ def test_event_sync_multistream_whole_trace():
     assert cp.by_kind_us["other"] == pytest.approx(18723.0)
 
 
+@pytest.mark.slow
 def test_resnet_training_step_across_threads_and_streams():
     name = "mi300_resnet_train_checkpointing.json.gz"
     kt = load_shared_kineto(name)

@@ -17,8 +17,9 @@ import sys
 from collections import defaultdict
 from typing import Any
 
+from .. import units
 from ..critical import numbers as fmt
-from ..errors import TraceError
+from ..errors import TraceError, one_line
 from ..io import jsonout
 
 WIDTH = 80
@@ -87,7 +88,7 @@ def critical_path_command(paths: list[str], args: Any) -> int:
     if args.json:
         sys.stdout.write(jsonout.dumps(cp.to_json(), indent=True).decode() + "\n")
     else:
-        sys.stdout.write("\n".join(render(cp, top=args.top, segments=args.segments)) + "\n")
+        sys.stdout.write("\n".join(one_line(ln) for ln in render(cp, top=args.top, segments=args.segments)) + "\n")
     return 0
 
 
@@ -98,8 +99,9 @@ def _clip(line: str, width: int) -> str:
 
 
 def _name(text: str) -> str:
-    """A name from the trace on one line (names are data: tabs and newlines become spaces)."""
-    return " ".join(str(text).split())
+    """A name from the trace on one line (names are data: runs of whitespace become one space,
+    any other control character is escaped by :func:`tracetui.errors.one_line`)."""
+    return one_line(" ".join(str(text).split()))
 
 
 def render(cp: Any, *, top: int = 10, segments: int = 24) -> list[str]:
@@ -212,7 +214,8 @@ def _what_if(cp: Any) -> list[str]:
         return []
     out = ["", "What-if"]
     for r in wi["shrink"]:
-        out.append(_clip(f"  {_name(r['pattern'])!r} {r['pct']:g} % faster: {fmt.count(r['matched_host'])} host and "
+        faster = units.pct_text(r["pct"], "g", space=True)
+        out.append(_clip(f"  {_name(r['pattern'])!r} {faster} faster: {fmt.count(r['matched_host'])} host and "
                          f"{fmt.count(r['matched_gpu'])} GPU events match", WIDTH))
     out.append(f"  projected path {fmt.duration(wi['projected_total_us'])} (now {fmt.duration(wi['total_us'])}, "
                f"saves {fmt.duration(wi['saved_us'])})")
@@ -239,5 +242,5 @@ def job_critical_path_command(inputs: list[str], args: Any) -> int:
         return 0
     lines = render(cp, top=args.top, segments=args.segments)
     lines += [f"warning: {w}" for w in res.warnings]
-    sys.stdout.write("\n".join(_clip(ln, WIDTH) for ln in lines) + "\n")
+    sys.stdout.write("\n".join(_clip(one_line(ln), WIDTH) for ln in lines) + "\n")
     return 0

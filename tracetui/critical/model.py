@@ -270,4 +270,7 @@ def kind_name(kind: int) -> str:
     return KIND_NAMES[int(kind)]
 
 
-__all__ = ["CriticalPath", "SegKind", "Segments", "Slack", "carried_in_time", "kind_name", "path_event_ids", "segments_of", "slack_of"]
+__all__ = [
+    "CriticalPath", "SegKind", "Segments", "Slack", "carried_in_time", "kind_name", "path_event_ids",
+    "segments_of", "slack_of",
+]

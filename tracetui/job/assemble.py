@@ -51,7 +51,8 @@ def _segments(rows: list[dict[str, Any]], origin: float) -> Segments:
         np.array([r["start_abs"] - origin for r in rows], dtype=np.float64),
         np.array([r["dur_us"] for r in rows], dtype=np.float64),
         np.array([-1 if r["rank"] is None else r["rank"] for r in rows], dtype=np.int64),
-        np.array([r["from_event"] for r in rows], dtype=np.int64), np.array([r["to_event"] for r in rows], dtype=np.int64),
+        np.array([r["from_event"] for r in rows], dtype=np.int64),
+        np.array([r["to_event"] for r in rows], dtype=np.int64),
         np.array([r["inferred"] for r in rows], dtype=bool) if n else np.zeros(0, bool), [r["where"] for r in rows],
         np.array([r["carried"] for r in rows], dtype=bool) if n else np.zeros(0, bool))
 

@@ -23,11 +23,10 @@ Collectives are matched across ranks as ``tracetui summary`` matches them
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import time
 
 import numpy as np
 
