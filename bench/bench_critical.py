@@ -48,6 +48,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 KINETO = REPO.parent / "shared" / "traces" / "kineto"
@@ -63,12 +65,28 @@ def _cpu() -> float:
 
 
 # ---------------------------------------------------------------------- hta
-def hta_rows(name: str, instances: list[int]) -> list[dict]:
+HTA_CACHE = Path("/tmp/tracetui_bench/hta_critical_rows.json")
+
+
+def hta_rows(name: str, instances: list[int], reuse: bool = False) -> list[dict]:
+    """HTA's rows for ``instances`` of ProfilerStep (``[-1]``: the whole trace), run with
+    ``HTA_DISABLE_NS_ROUNDING=1`` (HTA otherwise rounds nanosecond timestamps down to whole
+    µs, which alone moves h100_bert_inference's path by 3 %); ``reuse``: from the last run's file."""
+    cache = json.loads(HTA_CACHE.read_text()) if reuse and HTA_CACHE.exists() else {}
+    key = f"{name}:{','.join(map(str, instances))}"
+    if key in cache:
+        return cache[key]
     annotation = "ProfilerStep" if instances != [-1] else ""
     cmd = [str(HTA_PY), str(REPO / "bench" / "hta_critical_path.py"), str(KINETO / f"{name}.json.gz"), annotation,
            *[str(max(i, 0)) for i in instances]]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    return [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{")]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
+                         env=dict(os.environ, HTA_DISABLE_NS_ROUNDING="1"))
+    rows = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{")]
+    cache = json.loads(HTA_CACHE.read_text()) if HTA_CACHE.exists() else {}
+    cache[key] = rows
+    HTA_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    HTA_CACHE.write_text(json.dumps(cache))
+    return rows
 
 
 #: calls whose spans HTA 0.5.0 gives zero weight (CPGraph.BLOCKING_SYNC_CALLS)
@@ -77,30 +95,26 @@ HTA_ZEROED = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery"
 _GPU_SIDE = ("gpu", "gpu_gap", "launch_delay", "stream_wait")
 
 
-def ours(kt, window) -> dict:
-    """tracetui's path of ``window`` and the time of each documented difference from HTA."""
+def ours(kt, window, span: tuple[float, float] | None = None) -> dict:
+    """tracetui's path of ``window``; with ``span`` (absolute µs: HTA's path from its first
+    to its last node), the part of it inside that span and, of that part, the time HTA gives
+    zero weight by method (each documented difference measured from tracetui's segments)."""
     from tracetui.critical import critical_path
     from tracetui.critical.model import kind_name
     from tracetui.kineto.kinds import Kind
 
     cp = critical_path(kt, window, slack=False)
     s = cp.segments
-    from tracetui.kineto.kinds import LaunchClass, launch_class_of_name
-
-    parts = dict.fromkeys(("carried", "outside", "sync", "zeroed", "graph"), 0.0)
+    start = s.start_us + cp.origin_us
+    lo, hi = span if span is not None else (-np.inf, np.inf)
+    inside = np.clip(np.minimum(start + s.dur_us, hi) - np.maximum(start, lo), 0.0, None)
+    parts = dict.fromkeys(("outside", "sync", "zeroed"), 0.0)
     gpu_side = 0.0
     per_thread: dict[str, float] = {}
     ops = {int(Kind.CPU_OP), int(Kind.RUNTIME), int(Kind.DRIVER)}
-    for k, e, d, carried, where in zip(s.kind.tolist(), s.event.tolist(), s.dur_us.tolist(), s.carried.tolist(),
-                                       s.where):
+    for k, e, d, where in zip(s.kind.tolist(), s.event.tolist(), inside.tolist(), s.where):
         kind = kind_name(k)
-        if carried:
-            parts["carried"] += d
-        elif kind in _GPU_SIDE and e >= 0 and kt.launch_of[e] >= 0 and \
-                launch_class_of_name(kt.name(int(kt.launch_of[e]))) == LaunchClass.GRAPH_LAUNCH and \
-                kt.name(int(kt.launch_of[e])).startswith("hip"):
-            parts["graph"] += d
-        elif kind in _GPU_SIDE:
+        if kind in _GPU_SIDE:
             gpu_side += d
         elif kind == "sync_wait":
             parts["sync"] += d
@@ -113,30 +127,39 @@ def ours(kt, window) -> dict:
     # HTA has no edge between CPU threads: its path stays on one thread's ops
     host = max(per_thread.values(), default=0.0)
     parts["other_threads"] = sum(per_thread.values()) - host
-    return {"total": cp.total_us, **parts, "comparable": gpu_side + host}
+    first = float(start[0]) if len(s) else 0.0
+    return {"total": cp.total_us, "carried": cp.carried_in_us, "in_span": float(inside.sum()),
+            "before": max(0.0, min(lo, first + cp.total_us) - first), **parts, "comparable": gpu_side + host}
 
 
-def part_hta() -> list[str]:
+def part_hta(reuse: bool = False) -> list[str]:
     from tracetui.critical import profiler_steps, step_window, trace_window
     from tracetui.kineto import load_kineto
 
-    lines = ["| trace | window | tracetui total µs | carried µs | outside ops µs | sync µs | zeroed by HTA µs "
-             "| graph kernels µs | other threads µs | comparable µs | HTA µs | total / HTA | comparable / HTA |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| trace | window | tracetui total µs | carried in µs | HTA µs | HTA path span µs | tracetui before "
+             "HTA's start µs | tracetui in HTA's span µs | outside ops µs | sync µs | zeroed calls µs "
+             "| other threads µs | comparable µs | total / HTA | comparable / HTA |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in TRACES:
         kt = load_kineto(KINETO / f"{name}.json.gz")
         steps = profiler_steps(kt)
         wins = [(f"ProfilerStep#{n}", step_window(kt, n)) for n, _ in steps] or [("whole trace", trace_window(kt))]
-        hta = hta_rows(name, list(range(len(steps))) or [-1]) if HTA_PY.exists() else []
+        hta = hta_rows(name, list(range(len(steps))) or [-1], reuse) if HTA_PY.exists() else []
         for i, (label, w) in enumerate(wins):
-            o = ours(kt, w)
             h = hta[i] if i < len(hta) else {"ok": False, "error": "HTA not run"}
-            ht = h.get("total_us") if h.get("ok") else None
-            ratio = f"{o['total'] / ht:.3f} | {o['comparable'] / ht:.3f}" if ht else \
-                f"HTA failed: {h.get('error', '?')[:40]} | -"
-            lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | {o['outside']:,.0f} | "
-                         f"{o['sync']:,.0f} | {o['zeroed']:,.0f} | {o['graph']:,.0f} | {o['other_threads']:,.0f} | "
-                         f"{o['comparable']:,.0f} | {'-' if ht is None else f'{ht:,.0f}'} | {ratio} |")
+            if not h.get("ok"):
+                o = ours(kt, w)
+                lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | HTA failed: "
+                             f"{h.get('error', '?')[:40]} | - | - | - | - | - | - | - | - | - | - |")
+                print(lines[-1], flush=True)
+                continue
+            ht = h["total_us"]
+            span = (h["min_ts"] + h["start_us"], h["min_ts"] + h["end_us"])
+            o = ours(kt, w, span)
+            lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | {ht:,.0f} | "
+                         f"{span[1] - span[0]:,.0f} | {o['before']:,.0f} | {o['in_span']:,.0f} | {o['outside']:,.0f} | "
+                         f"{o['sync']:,.0f} | {o['zeroed']:,.0f} | {o['other_threads']:,.0f} | {o['comparable']:,.0f} "
+                         f"| {o['total'] / ht:.3f} | {o['comparable'] / ht:.3f} |")
             print(lines[-1], flush=True)
     return lines
 
@@ -205,12 +228,13 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=10, help="tiling of v100x2_nccl_216k for the speed part")
     ap.add_argument("--copies", type=int, default=10, help="copies per rank of the 64-rank job")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--reuse-hta", action="store_true", help=f"HTA's rows from the last run ({HTA_CACHE})")
     args = ap.parse_args()
     os.environ.setdefault("TRACETUI_CACHE_DIR", "/tmp/tracetui_bench/cache")
     out = []
     parts = args.parts.split(",")
     if "hta" in parts:
-        out += ["## Agreement with HTA", ""] + part_hta() + [""]
+        out += ["## Agreement with HTA", ""] + part_hta(args.reuse_hta) + [""]
     if "speed" in parts:
         out += ["## One step of a 2-million-event trace", ""] + part_speed(args.size) + [""]
     if "job" in parts:

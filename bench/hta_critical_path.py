@@ -4,7 +4,8 @@ subprocess of bench/bench_critical.py; never imported by tracetui or its tests).
     /tmp/htavenv/bin/python bench/hta_critical_path.py TRACE.json.gz ANNOTATION INSTANCE...
 
 Prints one JSON line per instance: ``total_us`` (the sum of the path's edge weights),
-``start_us``/``end_us`` (absolute µs of the path's first and last node), ``by_type``
+``start_us``/``end_us`` (µs of the path's first and last node from HTA's trace start
+``min_ts``, also printed: absolute µs = ``min_ts + start_us``), ``by_type``
 (weights by HTA edge type), ``by_bound`` (its cpu/gpu classification), ``seconds``.
 """
 
@@ -29,9 +30,10 @@ def main() -> None:
         ta = TraceAnalysis(trace_dir=tmp)
         load = time.process_time() - t0
         rank = next(iter(ta.t.traces))
+        min_ts = float(ta.t.min_ts)
         for inst in instances:
             t1 = time.process_time()
-            row = {"instance": inst, "load_cpu_s": load}
+            row = {"instance": inst, "load_cpu_s": load, "min_ts": min_ts}
             try:
                 res = ta.critical_path_analysis(rank=rank, annotation=annotation, instance_id=inst)
                 if res is None:

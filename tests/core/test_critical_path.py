@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from critical_traces import by_kind, cross_stream, cuda_graph, fork_join, gpu_bound, host_sync, launch_bound
+from critical_traces import (
+    TraceWriter,
+    by_kind,
+    cross_stream,
+    cuda_graph,
+    fork_join,
+    gpu_bound,
+    host_sync,
+    launch_bound,
+)
+from shared_traces import kineto_path
 
 from tracetui.analysis.syncs import SyncKind, host_sync_waits, stream_waits
-from tracetui.critical import KIND_NAMES, Shrink, build_graph, critical_path, earliest_times, step_window
+from tracetui.critical import KIND_NAMES, Shrink, build_graph, critical_path, earliest_times, step_window, window_at
 from tracetui.critical.model import kind_name
+from tracetui.critical.window import annotation_instance
 from tracetui.kineto import load_kineto
+from tracetui.kineto.kinds import Kind
 
 
 def _path(p):
@@ -151,3 +163,26 @@ def test_navigation_model_for_the_path_screen(tmp_path):
     ev = int(np.flatnonzero(kt.name_id == step)[0])
     assert cp.segments_of_event(ev).tolist() == [0, 9, 11]
     assert [k for k, _, _ in cp.breakdown()][:2] == ["gpu", "host"]
+
+
+def test_the_window_under_the_cursor(tmp_path):
+    kt = load_kineto(kineto_path("h100_bert_inference.json.gz"))
+    step = int(np.flatnonzero(np.array([kt.name(i) == "ProfilerStep#6" for i in range(kt.n_events)]))[0])
+    kernel = int(np.flatnonzero(kt.kind == int(Kind.KERNEL))[0])
+    for ev in (step, kernel, int(kt.children(step)[3]), -1):
+        w = window_at(kt, ev)
+        assert (w.kind, w.name, w.event) == ("step", "ProfilerStep#6", step)
+    # no step: an annotation holds the op; outside it the op itself is the window
+    t = TraceWriter()
+    t._x("user_annotation", "fwd", 0, 100)
+    t.op("aten::mm", 10, 30)
+    t._x("user_annotation", "fwd", 200, 50)
+    t.op("aten::add", 300, 20)
+    kt2 = load_kineto(t.write(tmp_path / "no_step.json"))
+    names = [kt2.name(i) for i in range(kt2.n_events)]
+    w = window_at(kt2, names.index("aten::mm"))
+    assert (w.kind, w.name, w.start_us, w.end_us) == ("annotation", "fwd", 0.0, 100.0)
+    w = window_at(kt2, names.index("aten::add"))
+    assert (w.kind, w.name, w.start_us, w.end_us) == ("event", "aten::add", 300.0, 320.0)
+    second = [i for i, n in enumerate(names) if n == "fwd"][1]
+    assert annotation_instance(kt2, second) == 2

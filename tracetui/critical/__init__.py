@@ -25,12 +25,13 @@ from .window import (
     profiler_steps,
     step_window,
     trace_window,
+    window_at,
 )
 
 __all__ = [
     "KIND_NAMES", "CriticalPath", "Graph", "SegKind", "Segments", "Shrink", "Slack", "Window", "annotation_window",
     "build_graph", "critical_path", "default_window", "earliest_times", "event_window", "path_graph",
-    "profiler_steps", "step_window", "trace_rank", "trace_window",
+    "profiler_steps", "step_window", "trace_rank", "trace_window", "window_at",
 ]
 
 

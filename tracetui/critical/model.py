@@ -159,6 +159,18 @@ class CriticalPath:
         hit = s.event == event
         return np.flatnonzero(hit if rank is None else hit & (s.rank == rank))
 
+    def slack_of_event(self, event: int, rank: int | None = None) -> float | None:
+        """The slack (µs) of ``event`` (of ``rank``; None: any rank); None when it is not an
+        op or GPU event of the window (carried-in work has none)."""
+        t = self.slack
+        if t is None:
+            return None
+        hit = t.event == event
+        if rank is not None:
+            hit &= t.rank == rank
+        idx = np.flatnonzero(hit)
+        return float(t.slack_us[idx[0]]) if idx.size else None
+
     def breakdown(self) -> list[tuple[str, float, float]]:
         """(kind, µs, share of the path) for every kind with time, largest first."""
         tot = self.total_us or 1.0
@@ -177,6 +189,27 @@ class CriticalPath:
         if self.what_if is not None:
             doc["what_if"] = self.what_if
         return doc
+
+
+#: what each kind of time on the path is (the keys of ``by_kind_us``; docs/critical_path.md)
+KIND_MEANINGS = {
+    "host": "a thread inside a traced event (the innermost one open)",
+    "gpu": "a kernel, memcpy or memset running",
+    "launch_delay": "from a launch call's start to its GPU work's start, the stream free",
+    "gpu_gap": "a stream idle between two of its events, the later one's launch long done",
+    "stream_wait": "GPU work waiting for work on another stream",
+    "sync_wait": "a host thread inside a blocking sync call (waiting for the GPU)",
+    "other": "a thread outside any traced event (untraced code, idle), a hand-off between threads",
+}
+
+
+def row_event(s: Segments, i: int) -> int:
+    """The event that stands for segment ``i`` in a tree: the one its time is attributed to,
+    else (untraced time) the event it leads to, else the one it starts at; -1 none."""
+    for e in (int(s.event[i]), int(s.to_event[i]), int(s.from_event[i])):
+        if e >= 0:
+            return e
+    return -1
 
 
 # ---------------------------------------------------------------------- from a graph
@@ -271,6 +304,6 @@ def kind_name(kind: int) -> str:
 
 
 __all__ = [
-    "CriticalPath", "SegKind", "Segments", "Slack", "carried_in_time", "kind_name", "path_event_ids",
-    "segments_of", "slack_of",
+    "KIND_MEANINGS", "CriticalPath", "SegKind", "Segments", "Slack", "carried_in_time", "kind_name",
+    "path_event_ids", "row_event", "segments_of", "slack_of",
 ]

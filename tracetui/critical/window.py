@@ -169,3 +169,56 @@ def select_events(trace: KinetoTrace, window: Window) -> Selection:
     carry = np.zeros(events.size, dtype=bool)
     carry[host.size + int(own.sum()):] = True
     return Selection(events, carry, np.maximum(trace.ts[events], w0))
+
+
+def window_at(trace: KinetoTrace, event: int) -> Window:
+    """The window a browser user means with the cursor on ``event`` ("why was this step
+    slow"): the event itself when it is a profiler step or a user annotation; else the
+    profiler step that holds it (its host ancestors; GPU work through its launch, else by
+    time), else the innermost annotation that holds it, else the event itself.  Not an event
+    (-1, a lane row): :func:`default_window`."""
+    if not 0 <= event < trace.n_events:
+        return default_window(trace)
+    kind = int(trace.kind[event])
+    if kind == int(Kind.ANNOTATION) and trace.lane_of[event] >= 0:
+        return event_window(trace, event, "step" if _STEP.match(trace.name(event)) else "annotation")
+    host = event
+    if kind in {int(k) for k in GPU_WORK_KINDS} | {int(Kind.GPU_ANNOTATION)}:
+        host = int(trace.launch_of[event])
+    annotation = -1
+    node = host
+    while 0 <= node < trace.n_events:
+        if int(trace.kind[node]) == int(Kind.ANNOTATION):
+            if _STEP.match(trace.name(node)):
+                return event_window(trace, node, "step")
+            if annotation < 0:
+                annotation = node
+        node = int(trace.parent[node])
+    if host < 0:  # GPU work without a launch in the trace: the step running when it started
+        step = _step_holding(trace, float(trace.ts[event]), trace.name(event))
+        if step >= 0:
+            return event_window(trace, step, "step")
+    if annotation >= 0:
+        return event_window(trace, annotation, "annotation")
+    return event_window(trace, event)
+
+
+def _step_holding(trace: KinetoTrace, t_us: float, name: str) -> int:
+    """The profiler step named ``name`` (a GPU copy of a step annotation), else the last one
+    that starts at or before ``t_us`` and has not ended; -1 when none."""
+    best = -1
+    for _n, ev in profiler_steps(trace):
+        if trace.name(ev) == name:
+            return ev
+        if float(trace.ts[ev]) <= t_us < float(trace.ts[ev] + trace.dur[ev]):
+            best = ev
+    return best
+
+
+def annotation_instance(trace: KinetoTrace, event: int) -> int:
+    """Which instance (from 1, in time order) of its name the host annotation ``event`` is,
+    as :func:`annotation_window` counts them."""
+    ann = np.flatnonzero((trace.kind == int(Kind.ANNOTATION)) & (trace.lane_of >= 0)
+                         & (trace.name_id == trace.name_id[event]))
+    ann = ann[np.lexsort((ann, trace.ts[ann]))]
+    return int(np.flatnonzero(ann == event)[0]) + 1
