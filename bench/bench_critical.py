@@ -6,24 +6,23 @@
 **hta**: for every profiler step (or the whole trace when it has none) of a set of shared
 traces, tracetui's ``total_us`` beside HTA 0.5.0's critical path of the same window
 (``TraceAnalysis.critical_path_analysis(rank, "ProfilerStep", instance)``, run by
-``bench/hta_critical_path.py`` in ``/tmp/htavenv`` as a subprocess).  The methods differ
-(docs/critical_path.md, "Differences from HTA"); the time each difference accounts for is
-read from tracetui's own segments and taken off its total to give the *comparable* column:
+``bench/hta_critical_path.py`` in ``/tmp/htavenv`` as a subprocess, nanosecond rounding off;
+``--reuse-hta`` reads the last run's rows).  The methods differ (docs/critical_path.md,
+"Differences from HTA"), and each difference is measured from tracetui's own segments:
 
-- ``carried``: the path's start on GPU work launched before the window (HTA keeps only
-  the window's own events and starts its path anywhere);
-- ``outside ops``: host time on the path outside any cpu_op or runtime/driver call (python
-  functions, annotations such as ProfilerStep, untraced time, hand-offs between threads):
-  HTA's graph has cpu_ops and runtime calls only, joined by zero-weight edges;
-- ``sync``: time in blocking sync calls (HTA gives their spans and its GPU-to-host sync
-  edges zero weight);
-- ``zeroed``: host time in the calls HTA treats as blocking whatever they did
-  (``cudaMemcpyAsync``, ``cudaEventQuery``, ...: zero weight in HTA);
-- ``graph``: GPU time of kernels owned by a ``hipGraphLaunch`` (HTA 0.5.0 leaves them off its
-  path on amd_vllm_hipgraph, as HTA issue #290 reports for CUDA graphs; the kernels of
-  ``cudaGraphLaunch`` in a100_cudagraph_nccl_rank0 are on its path and are not taken off);
-- ``other threads``: host time on threads other than the one with the most (HTA has no
-  edge between CPU threads, so its path stays on one thread's ops).
+- where the two paths run: HTA's path goes from its first to its last node (its *span*),
+  tracetui's from the window start to the end of its last event; tracetui's time before
+  HTA's start and after its end is counted apart (work carried in from the previous step,
+  the time before the window's first op, the forward and optimizer on the main thread when
+  HTA's path stays on the autograd thread, a first launch the GPU ran 149 ms late);
+- inside HTA's span, the time HTA gives zero weight: ``outside ops`` (host time outside any
+  cpu_op or runtime/driver call: python functions, annotations such as ProfilerStep,
+  untraced time, hand-offs between threads; HTA's graph has cpu_ops and runtime calls only,
+  joined by zero-weight edges), ``sync`` (blocking sync calls: zero weight in HTA, like its
+  GPU-to-host sync edges), ``zeroed calls`` (host time in calls HTA treats as blocking
+  whatever they did: ``cudaMemcpyAsync``, ``cudaEventQuery``, ...) and ``other threads``
+  (host time on threads other than the one with the most: HTA has no edge between threads);
+- *comparable*: tracetui's path inside HTA's span minus that zero-weight time.
 
 **speed**: one step (the longest) of a 2-million-event trace (the shared
 ``v100x2_nccl_216k`` tiled ``--size`` times by ``bench/scale_trace.py``, loaded through the
@@ -128,8 +127,9 @@ def ours(kt, window, span: tuple[float, float] | None = None) -> dict:
     host = max(per_thread.values(), default=0.0)
     parts["other_threads"] = sum(per_thread.values()) - host
     first = float(start[0]) if len(s) else 0.0
-    return {"total": cp.total_us, "carried": cp.carried_in_us, "in_span": float(inside.sum()),
-            "before": max(0.0, min(lo, first + cp.total_us) - first), **parts, "comparable": gpu_side + host}
+    before = max(0.0, min(lo, first + cp.total_us) - first)
+    return {"total": cp.total_us, "carried": cp.carried_in_us, "in_span": float(inside.sum()), "before": before,
+            "after": max(0.0, cp.total_us - before - float(inside.sum())), **parts, "comparable": gpu_side + host}
 
 
 def part_hta(reuse: bool = False) -> list[str]:
@@ -137,9 +137,9 @@ def part_hta(reuse: bool = False) -> list[str]:
     from tracetui.kineto import load_kineto
 
     lines = ["| trace | window | tracetui total µs | carried in µs | HTA µs | HTA path span µs | tracetui before "
-             "HTA's start µs | tracetui in HTA's span µs | outside ops µs | sync µs | zeroed calls µs "
-             "| other threads µs | comparable µs | total / HTA | comparable / HTA |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "HTA's start µs | tracetui after HTA's end µs | tracetui in HTA's span µs | outside ops µs | sync µs "
+             "| zeroed calls µs | other threads µs | comparable µs | total / HTA | comparable / HTA |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in TRACES:
         kt = load_kineto(KINETO / f"{name}.json.gz")
         steps = profiler_steps(kt)
@@ -150,14 +150,15 @@ def part_hta(reuse: bool = False) -> list[str]:
             if not h.get("ok"):
                 o = ours(kt, w)
                 lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | HTA failed: "
-                             f"{h.get('error', '?')[:40]} | - | - | - | - | - | - | - | - | - | - |")
+                             f"{h.get('error', '?')[:40]} | - | - | - | - | - | - | - | - | - | - | - |")
                 print(lines[-1], flush=True)
                 continue
             ht = h["total_us"]
             span = (h["min_ts"] + h["start_us"], h["min_ts"] + h["end_us"])
             o = ours(kt, w, span)
             lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | {ht:,.0f} | "
-                         f"{span[1] - span[0]:,.0f} | {o['before']:,.0f} | {o['in_span']:,.0f} | {o['outside']:,.0f} | "
+                         f"{span[1] - span[0]:,.0f} | {o['before']:,.0f} | {o['after']:,.0f} | {o['in_span']:,.0f} | "
+                         f"{o['outside']:,.0f} | "
                          f"{o['sync']:,.0f} | {o['zeroed']:,.0f} | {o['other_threads']:,.0f} | {o['comparable']:,.0f} "
                          f"| {o['total'] / ht:.3f} | {o['comparable'] / ht:.3f} |")
             print(lines[-1], flush=True)

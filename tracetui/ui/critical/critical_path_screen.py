@@ -60,6 +60,7 @@ class CriticalPathScreen(Screen[tuple[int, int, int] | None]):
                                             border-top: hkey $primary 40%; }
     CriticalPathScreen #cp-timeline { height: auto; max-height: 8; border-top: hkey $primary 40%; }
     CriticalPathScreen.-short #cp-timeline { max-height: 4; }
+    CriticalPathScreen.-short #cp-head { max-height: 3; }
     """
 
     def __init__(self, state: PathState, namer: EventNamer) -> None:
@@ -69,6 +70,7 @@ class CriticalPathScreen(Screen[tuple[int, int, int] | None]):
         self.namer = namer
         self.view = 0
         self.rows = VIEWS[0](self.cp, namer, state.job)
+        self._shown: int | None = None  #: the row the detail pane shows (or is about to)
 
     def compose(self) -> ComposeResult:
         with Container(id="cp-head"):
@@ -99,7 +101,10 @@ class CriticalPathScreen(Screen[tuple[int, int, int] | None]):
     def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
         event.stop()
         node = event.node
-        self.query_one("#cp-detail", DetailPane).show(node)
+        self._shown = node
+        # the detail follows once the screen is laid out (its first rows come before the
+        # narrow/wide layout is applied) and once per burst of keys, for the row they stop on
+        self.call_after_refresh(self._show_detail)
         timeline = self.query_one("#cp-timeline", TimelineStrip)
         i = self.rows.segment_of(node)
         if i >= 0:
@@ -109,6 +114,10 @@ class CriticalPathScreen(Screen[tuple[int, int, int] | None]):
             timeline.follow(t0, t1)
         else:
             timeline.set_cursor_range(None)
+
+    @only_while_shown
+    def _show_detail(self) -> None:
+        self.query_one("#cp-detail", DetailPane).show(self._shown)
 
     @only_while_shown
     def _select_segment(self, i: int) -> None:
@@ -159,8 +168,8 @@ class CriticalPathScreen(Screen[tuple[int, int, int] | None]):
         self.rows = VIEWS[view](self.cp, self.namer, self.state.job)
         tree = self.tree
         tree.label_header = self._label_header()
-        tree.set_source(self.rows)
         self.query_one("#cp-detail", DetailPane).model = self.rows
+        tree.set_source(self.rows)
         if seg >= 0 and not isinstance(self.rows, KindRows) and self.rows.segment_of(seg) == seg:
             tree.select_node(seg)  # the by-kind view opens on its kinds (the breakdown), folded
 

@@ -215,7 +215,9 @@ class PathActions:
         if state is None or marks is None:
             return
         kt = self.source.kt
-        node = self.current
+        # the tree's own cursor: moved at once by the previous n, before its highlight message
+        # reaches this screen (keys typed in a burst)
+        node = self.op_tree.cursor_node
         k = self.source.kineto_of(node) if node is not None else -1
         t = float(kt.ts[k]) - marks.offset if 0 <= k < kt.n_events else state.cp.window.start_us
         mine = marks.rank

@@ -165,11 +165,13 @@ class PathMarks:
         below = float(self.subtree_us[ev] - self.own_us[ev])
         if below > 0:
             rows.append(("below it", KeepText(f"{duration(below)} of the path in its subtree")))
+        if segs.size and cp.segments.carried[segs].any():
+            rows.append(("carried in", KeepText("queued before the window (the previous step's GPU work)")))
         slack = cp.slack_of_event(ev, self.rank)
-        if slack is None:
-            rows.append(("slack", KeepText("not an op or GPU event of this window", style="dim")))
-        elif slack <= 0 or segs.size:
+        if segs.size or (slack is not None and slack <= 0):
             rows.append(("slack", KeepText("0: on the path, any longer makes the path longer")))
+        elif slack is None:
+            rows.append(("slack", KeepText("none: not an op or GPU event of this window", style="dim")))
         else:
             rows.append(("slack", KeepText(f"{duration(slack)}: it could take that much longer (or end that much "
                                            f"later) without making the path longer")))

@@ -29,6 +29,8 @@ from .path_marks import KIND_SHORT, KIND_STYLES
 from .track import Track
 
 _EMPTY = np.empty(0, dtype=np.int64)
+#: before a segment's name: work carried in from before the window; it rests on an inferred dependency
+CARRIED, INFERRED = "«", "~"
 
 
 def _pct(part: float, whole: float) -> str:
@@ -73,11 +75,12 @@ class _PathRows:
     def segment_label(self, i: int) -> Text:
         s = self.cp.segments
         kind = KIND_NAMES[int(s.kind[i])]
-        label = Text(one_line(s.name[i]), style="dim" if s.carried[i] else KIND_STYLES[kind])
+        label = Text(style="dim" if s.carried[i] else KIND_STYLES[kind])  # the padding drawn alike
+        if s.carried[i]:  # marks first: a long name is cut at the right
+            label.append(CARRIED + " ")
         if s.inferred[i]:
-            label.append(" ~", style="yellow")
-        if s.carried[i]:
-            label.append(" (carried in)", style="dim italic")
+            label.append(INFERRED + " ", style="yellow")
+        label.append(one_line(s.name[i]))
         return label
 
     def segment_columns(self, i: int) -> list[str]:
@@ -311,13 +314,15 @@ def header_lines(cp: CriticalPath, job: bool) -> list[Text]:
         parts.append(kind, style=KIND_STYLES[kind])
         parts.append(f" {units.format_duration_us(us)} {share(frac).strip()}")
     lines = [head, parts]
-    if cp.carried_in_us > 0:
-        lines.append(Text(f"the first {units.format_duration_us(cp.carried_in_us)} ran work queued before the "
-                          "window (carried in)", style="dim"))
     for c in cp.crossings if job else []:
         lines.append(Text(one_line(f"crosses to rank {c['to_rank']} at {c['collective']}: it arrived last, "
                                    f"{units.format_duration_us(c['waited_us'])} after rank {c['from_rank']}"),
                           style="yellow"))
+    if cp.carried_in_us > 0:
+        lines.append(Text(f"the first {units.format_duration_us(cp.carried_in_us)} ran work queued before the "
+                          f"window (carried in: {CARRIED})", style="dim"))
+    if cp.segments.inferred.any():
+        lines.append(Text(f"{INFERRED} rests on an inferred dependency (no trace record says so)", style="dim"))
     return lines
 
 
