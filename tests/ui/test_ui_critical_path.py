@@ -144,6 +144,19 @@ async def test_timeline_marks_lie_under_the_highlights():
 
 
 # ---------------------------------------------------------------------- the browser
+async def test_p_opens_the_path_screen_and_enter_marks_the_tree(tmp_path):
+    """The quick loop's walk: P, the screen's head, Enter back to the tree with its Path column."""
+    p, _ = gpu_bound(tmp_path)
+    app = TraceApp([str(p)], use_cache=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        main = await open_app(app, pilot)
+        await path_screen(app, pilot)
+        assert "Critical path of ProfilerStep#1 (step): 625µs" in screen_text(app)
+        await press(pilot, "G", "enter")  # the last segment: relu_c running
+        assert isinstance(app.screen, MainScreen) and main.source.kt.name(main.current) == "relu_c"
+        assert main.source.column_headers()[0] == "Path" and main.source.path.column(main.current) == "●103µs"
+
+
 @pytest.mark.slow
 async def test_p_shows_the_path_and_enter_goes_to_a_segment(tmp_path):
     p, want = gpu_bound(tmp_path)
@@ -201,6 +214,7 @@ async def test_p_shows_the_path_and_enter_goes_to_a_segment(tmp_path):
     assert MARK_IDLE == "─"
 
 
+@pytest.mark.slow
 async def test_the_views_of_the_path_screen_on_bert():
     raw = json.loads(gzip.decompress(open(BERT, "rb").read()))
     step = next(e for e in raw["traceEvents"] if e.get("name") == "ProfilerStep#6" and e.get("ph") == "X"

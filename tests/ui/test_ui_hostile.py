@@ -89,6 +89,7 @@ async def test_every_screen_of_a_hostile_trace_writes_no_control_character(which
     assert "\\x1b" in text  # shown, escaped: not dropped
 
 
+@pytest.mark.slow
 async def test_the_critical_path_of_a_hostile_trace(tmp_path):
     """P on a hostile trace: the path screen's head, rows, detail and timeline in every view,
     then the main screen with its Path column and the walk along the path."""
