@@ -80,6 +80,14 @@ class MainScreen(PathActions, JobActions, Screen):
         self.last_export: str | None = None  # absolute path of the last file written by e
         self._sync_pending = False
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No action runs on a browser whose widgets are not there: before its first mount (a key
+        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
+        quit); Textual would raise NoMatches looking them up."""
+        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
+            return False
+        return super().check_action(action, parameters)
+
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
