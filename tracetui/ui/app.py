@@ -76,6 +76,8 @@ class TraceApp(App[int]):
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
         self.rank: int | None = None
+        #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
+        self.critical = None
         self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer
@@ -278,6 +280,8 @@ class TraceApp(App[int]):
     def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
+        if self.job is None:  # another file opened: its own path, if any, comes from P
+            self.critical = None
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
             from ..errors import LoadWarning
 

@@ -21,6 +21,7 @@ from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
@@ -49,12 +50,13 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, Screen):
+class MainScreen(PathActions, JobActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
-    ``initial_select`` = (node, note) is selected once the screen is shown."""
+    ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -119,6 +121,9 @@ class MainScreen(JobActions, Screen):
             timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
+        if self.path_state() is not None:  # a job's path, computed on another rank's screen
+            self.walk = "path"
+            self.apply_path()
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
@@ -134,7 +139,7 @@ class MainScreen(JobActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export)
+            exported=self.last_export, path=self.path_status())
 
     def status_text(self) -> Text:
         """The status line as drawn: fitted to one line of the status widget's width."""
@@ -309,6 +314,7 @@ class MainScreen(JobActions, Screen):
         self.query_text = query
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
+        self.walk = "search"
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -335,10 +341,17 @@ class MainScreen(JobActions, Screen):
         self.select(int(self.matches[i]), note)
 
     def action_next_match(self) -> None:
-        self._goto_match(1)
+        """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(1)
+        else:
+            self._goto_match(1)
 
     def action_prev_match(self) -> None:
-        self._goto_match(-1)
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(-1)
+        else:
+            self._goto_match(-1)
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):
@@ -357,13 +370,18 @@ class MainScreen(JobActions, Screen):
         self.update_status()
 
     def action_clear(self) -> None:
+        """Esc: the filter, else the search, else a critical path (being computed, or its marks)."""
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
             self.query_text = None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
+            if self.path_state() is not None:
+                self.walk = "path"
             self.update_status()
+        else:
+            self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles
