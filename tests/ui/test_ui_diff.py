@@ -204,3 +204,30 @@ def test_rows_of_an_event_below_the_ops_is_the_op_above_it(modified):
     assert kt.name(k) == kernel["name"]
     row = src.rows_of_event("b", k)
     assert int(kt.external_id[t.ev_b[row]]) == SLOWED_EXT and kt.name(int(t.ev_b[row])) == "aten::addmm"
+
+
+@pytest.mark.slow
+async def test_a_critical_path_found_in_a_side_stays_with_that_side(modified):
+    """``P`` in A's browser marks A's trace; B's browser (another trace) shows no path of A's."""
+    app = diff_app(modified)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_diff(app, pilot)
+        await press(pilot, "down", "A")
+        side_a = app.screen
+        assert isinstance(side_a, DiffSideScreen)
+        await press(pilot, "P")
+        for _ in range(400):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if side_a.source.path is not None:
+                break
+        assert side_a.source.path is not None and screen.side_paths.get("a") is not None
+        assert getattr(app, "critical", None) is None
+        if app.screen is not side_a:  # the path screen P opened
+            await press(pilot, "escape")
+        assert app.screen is side_a
+        await press(pilot, "B")
+        side_b = app.screen
+        assert isinstance(side_b, DiffSideScreen) and side_b.which == "b" and side_b.source.path is None
+        await press(pilot, "A")
+        assert app.screen.source.path is not None  # A's path again on A

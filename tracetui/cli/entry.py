@@ -7,6 +7,7 @@
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
                                              or text / JSON / a CI check (docs/diff.md)
+    tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "diff", "record")
+SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "diff", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -91,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     from .diff import add_parser as add_diff_parser
 
     add_diff_parser(sub)
+    p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
+                                             "threads, streams and ranks (docs/critical_path.md)")
+    _add_inputs(p)
+    _add_job_options(p)
+    from .critical_path import add_arguments
+
+    add_arguments(p)
 
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
@@ -152,12 +160,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
-        if args.command in ("open", "summary") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "critical-path") and looks_like_job(_paths(args)):
             if args.command == "open":
                 from ..ui.app import run_job_app
 
                 return run_job_app(_paths(args), use_cache=not args.no_cache, workers=args.workers,
                                    scheduler=args.scheduler)
+            if args.command == "critical-path":
+                from .critical_path import job_critical_path_command
+
+                return job_critical_path_command(_paths(args), args)
             from .job import job_command
 
             return job_command(args.command, _paths(args), args)
@@ -170,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
                                    top=args.top)
+        if args.command == "critical-path":
+            from .critical_path import critical_path_command
+
+            return critical_path_command(_paths(args), args)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info

@@ -147,7 +147,7 @@ def diff_rank(task: dict[str, Any]) -> dict[str, Any]:
         out.update({k: doc[k] for k in RANK_KEYS})
         out["tree"] = doc["tree"][:RANK_TREE_ROWS]
     except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
-        out["error"] = rank_error(exc, task["a"][0], "compare this rank")
+        out["error"] = rank_error({"kineto": task["a"][0]}, exc)
     return out
 
 

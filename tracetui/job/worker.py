@@ -63,15 +63,14 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
         if kt.n_events:
             out["start_us"] = float(kt.origin_us + float(np.nanmin(kt.ts)))
     except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
-        out["error"] = rank_error(exc, task["kineto"], "load this rank")
+        out["error"] = rank_error(task, exc)
     return out
 
 
-def rank_error(exc: Exception, path: str, doing: str) -> str:
-    """The one-line error of a rank whose work failed: bad input as the TraceError says it,
-    not enough memory, or a bug (its type and message), naming ``path``."""
+def rank_error(task: dict[str, Any], exc: BaseException) -> str:
+    """The one line a rank whose work failed is reported with (bad input, memory, a bug)."""
     if isinstance(exc, TraceError):
         return str(exc)
     if isinstance(exc, MemoryError):
-        return f"{path}: not enough memory to {doing}"
-    return f"{path}: failed: {type(exc).__name__}: {exc}"
+        return f"{task['kineto']}: not enough memory to load this rank"
+    return f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"

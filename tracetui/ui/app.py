@@ -83,6 +83,8 @@ class TraceApp(App[int]):
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
         self.rank: int | None = None
+        #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
+        self.critical = None
         #: two runs compared (``tracetui diff A B``, docs/diff.md): the request, then what the diff browser shows
         self.diff_request = diff
         self.diff_session: DiffSession | None = None
@@ -324,6 +326,8 @@ class TraceApp(App[int]):
     def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
+        if self.job is None:  # another file opened: its own path, if any, comes from P
+            self.critical = None
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
             from ..errors import LoadWarning
 

@@ -20,6 +20,7 @@ from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
@@ -47,12 +48,13 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, PanesScreen):
+class MainScreen(PathActions, JobActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
-    ``initial_select`` = (node, note) is selected once the screen is shown."""
+    ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -99,6 +101,9 @@ class MainScreen(JobActions, PanesScreen):
             timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
+        if self.path_state() is not None:  # a job's path, computed on another rank's screen
+            self.walk = "path"
+            self.apply_path()
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
@@ -114,7 +119,7 @@ class MainScreen(JobActions, PanesScreen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export)
+            exported=self.last_export, path=self.path_status())
 
     # ------------------------------------------------------------------ selection
     def moved_to(self, node: int) -> None:
@@ -244,6 +249,7 @@ class MainScreen(JobActions, PanesScreen):
         self.query_text = query
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
+        self.walk = "search"
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -252,6 +258,19 @@ class MainScreen(JobActions, PanesScreen):
             return
         if select:
             self._goto_match(0, inclusive=True)
+
+    def action_next_match(self) -> None:
+        """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(1)
+        else:
+            self._goto_match(1)
+
+    def action_prev_match(self) -> None:
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(-1)
+        else:
+            self._goto_match(-1)
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):
@@ -270,13 +289,18 @@ class MainScreen(JobActions, PanesScreen):
         self.update_status()
 
     def action_clear(self) -> None:
+        """Esc: the filter, else the search, else a critical path (being computed, or its marks)."""
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
             self.query_text = None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
+            if self.path_state() is not None:
+                self.walk = "path"
             self.update_status()
+        else:
+            self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles

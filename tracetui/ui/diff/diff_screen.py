@@ -50,6 +50,8 @@ class DiffScreen(PanesScreen):
         self.source = session.source
         self.tree_model = session.diff.tree
         self.detail_model = session.detail
+        #: each side's critical path found with P in its browser ("a"/"b" -> PathState)
+        self.side_paths: dict[str, object] = {}
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:

@@ -1,5 +1,6 @@
 """One side of a diff in the single-trace browser (``A`` / ``B`` in the diff browser): the
-main screen over that side's trace, opened on the op the diff had selected, with three more
+main screen over that side's trace, opened on the op the diff had selected (a critical path
+found there with ``P`` is that side's, kept while the diff is open), with three more
 keys (:data:`~tracetui.ui.bindings.DIFF_SIDE_BINDINGS`): ``D`` back to the diff on the row of
 the op selected here (a kernel or a runtime call: the op above it), ``A`` / ``B`` the same op
 in the other side's browser."""
@@ -32,6 +33,14 @@ class DiffSideScreen(MainScreen):
         super().__init__(linked, source, detail_model, initial_select=initial_select)
         self.diff_screen = diff_screen
         self.which = which
+
+    def path_state(self) -> Any:
+        """A critical path (``P``) belongs to this side's trace: kept by the diff per side, never
+        the app's (whose events are another trace's)."""
+        return self.diff_screen.side_paths.get(self.which)
+
+    def store_path(self, state: Any) -> None:
+        self.diff_screen.side_paths[self.which] = state
 
     def status_parts(self) -> list:
         """The main screen's parts after ``A of the diff (D: back)``."""

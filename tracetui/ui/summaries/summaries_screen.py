@@ -251,6 +251,7 @@ def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None
     screen.query_text = label
     screen.matches, screen.match_positions = nodes[o], positions[o]
     screen.matches_fixed = True
+    screen.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
     if src.filtered:
         screen._set_filter(True)
     screen.update_status()
