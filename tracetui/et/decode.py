@@ -1,9 +1,12 @@
 """Decode Execution Trace JSON bytes into columns (hot fields) and raw byte blobs (the rest).
 
-One msgspec pass decodes every node into a small struct whose bulky parts (inputs, outputs,
-attrs, the flat layout's shape/type lists) stay undecoded ``msgspec.Raw`` slices.  The hot
-fields become numpy columns; the raw slices are copied into one blob per field with an offset
-array, so a node's arguments are decoded only when ``ETTrace.node`` asks for them.
+Every node's JSON text is kept, undecoded, in one blob with an offset array
+(:class:`RawColumn`), so a node's arguments are decoded only when ``ETTrace.node`` asks for
+them; the hot fields become numpy columns.  A clean file (every hot field an integer, every
+name a string) takes the typed fast path of :mod:`tracetui.et.decode_fast`; anything else
+takes the general path here, which reads every field as any JSON value and repairs or
+counts what it cannot use: this module is the reference, the fast path gives the same
+columns or declines.
 
 Both node layouts are read by the same struct, and each node by its own keys: ``ctrl_deps``
 and ``attrs`` (nested, schema 1.0.2+) or ``parent`` and ``input_shapes`` (flat, 1.0.1).
@@ -25,8 +28,8 @@ import numpy as np
 
 from ..io.interning import intern
 
-__all__ = ["ETFile", "RawColumn", "DecodedNodes", "decode_file", "decode_nodes", "decode_attr_list",
-           "decode_value", "repair_utf8", "HOT_ATTRS"]
+__all__ = ["ETFile", "RawColumn", "DecodedNodes", "NodeFields", "decode_file", "decode_nodes", "decode_attr_list",
+           "decode_node_raws", "decode_node_fields", "decode_value", "repair_utf8", "HOT_ATTRS"]
 
 _EMPTY = msgspec.Raw()
 
@@ -39,16 +42,6 @@ HOT_ATTRS: dict[str, int] = {
     "tid": 0,
     "fw_tid": 0,
 }
-#: raw fields kept per node for on-demand decoding
-RAW_FIELDS = (
-    "inputs",
-    "outputs",
-    "attrs",
-    "input_shapes",
-    "input_types",
-    "output_shapes",
-    "output_types",
-)
 #: nodes whose attrs are decoded together (bounds the temporary Python objects)
 _ATTR_BATCH = 50_000
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -68,6 +61,12 @@ class _Node(msgspec.Struct, gc=False):
     tid: Any = None
     fw_tid: Any = None
     op_schema: Any = None
+    attrs: msgspec.Raw = _EMPTY
+
+
+class NodeFields(msgspec.Struct, gc=False):
+    """The bulky fields of one node, undecoded (empty: absent), read from its kept JSON text."""
+
     inputs: msgspec.Raw = _EMPTY
     outputs: msgspec.Raw = _EMPTY
     attrs: msgspec.Raw = _EMPTY
@@ -75,6 +74,12 @@ class _Node(msgspec.Struct, gc=False):
     input_types: msgspec.Raw = _EMPTY
     output_shapes: msgspec.Raw = _EMPTY
     output_types: msgspec.Raw = _EMPTY
+
+
+class _NodeTexts(msgspec.Struct, gc=False):
+    """The top level of an ET with each node's JSON text."""
+
+    nodes: list[msgspec.Raw] | None = None
 
 
 class ETFile(msgspec.Struct, gc=False):
@@ -98,6 +103,9 @@ class _Attr(msgspec.Struct, gc=False):
 _FILE_DECODER = msgspec.json.Decoder(ETFile, float_hook=float)
 _ATTRS_DECODER = msgspec.json.Decoder(list[list[_Attr]], float_hook=float)
 _ANY_DECODER = msgspec.json.Decoder(float_hook=float)
+_TEXTS_DECODER = msgspec.json.Decoder(_NodeTexts)
+_FIELDS_DECODER = msgspec.json.Decoder(NodeFields)
+_NO_FIELDS = NodeFields()
 
 
 def decode_file(data: bytes) -> ETFile:
@@ -105,6 +113,17 @@ def decode_file(data: bytes) -> ETFile:
 
     ``data`` must be valid UTF-8 (see :func:`repair_utf8`)."""
     return _FILE_DECODER.decode(data)
+
+
+def decode_node_raws(data: bytes) -> list[msgspec.Raw]:
+    """The JSON text of every node of a document that :func:`decode_file` (or the fast
+    path) read without error, in file order."""
+    return _TEXTS_DECODER.decode(data).nodes or []
+
+
+def decode_node_fields(raw: bytes | memoryview) -> NodeFields:
+    """The bulky fields of one node from its JSON text (all empty for an empty text)."""
+    return _FIELDS_DECODER.decode(raw) if len(raw) else _NO_FIELDS
 
 
 def decode_value(raw: bytes | memoryview) -> Any:
@@ -167,7 +186,7 @@ def repair_utf8(data: bytes) -> tuple[bytes, int, int]:
 
 @dataclass
 class RawColumn:
-    """One undecoded JSON field per node: ``blob[offsets[i]:offsets[i + 1]]`` (empty = absent)."""
+    """One undecoded JSON text per node: ``blob[offsets[i]:offsets[i + 1]]`` (empty = absent)."""
 
     blob: bytes
     offsets: np.ndarray
@@ -194,7 +213,8 @@ class DecodedNodes:
     names: list[str]
     op_schema_ids: np.ndarray
     op_schemas: list[str]
-    raw: dict[str, RawColumn]
+    #: each node's whole JSON text
+    raw: RawColumn
     nested: int
     flat: int
     #: per column, how many values did not fit an int64 (replaced by the default)
@@ -244,13 +264,12 @@ def _attr_batch(pieces: list[bytes]) -> tuple[list[list[tuple[str, Any]]], int, 
     return out, bad, bad_nodes
 
 
-def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, list[Any]], list[Any], int, int]:
+def _hot_from_attrs(nodes: list[_Node]) -> tuple[dict[str, list[Any]], list[Any], int, int]:
     """Hot attr values (None where absent) and op_schema per node, decoding attrs in batches;
     also the counts of skipped attrs elements and of the nodes holding them."""
     n = len(nodes)
     cols: dict[str, list[Any]] = {k: [None] * n for k in HOT_ATTRS}
     op_schema: list[Any] = [None] * n
-    offsets = attrs.offsets
     bad = bad_nodes = 0
     for lo in range(0, n, _ATTR_BATCH):
         pieces = [nd.attrs if len(nd.attrs) else b"[]" for nd in nodes[lo : lo + _ATTR_BATCH]]
@@ -265,7 +284,7 @@ def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, lis
                 elif name == "op_schema":
                     op_schema[i] = value
     # nodes in the flat layout carry the same fields at the top level
-    for i in np.flatnonzero(offsets[1:] == offsets[:-1]).tolist():
+    for i in [i for i, nd in enumerate(nodes) if not len(nd.attrs)]:
         node = nodes[i]
         for key in HOT_ATTRS:
             cols[key][i] = getattr(node, key)
@@ -273,9 +292,10 @@ def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, lis
     return cols, op_schema, bad, bad_nodes
 
 
-def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
-    """Turn decoded node structs into columns and raw blobs (file order)."""
-    raw = {name: RawColumn.build([getattr(nd, name) for nd in nodes]) for name in RAW_FIELDS}
+def decode_nodes(nodes: list[_Node], texts: list[msgspec.Raw]) -> DecodedNodes:
+    """Turn decoded node structs and their JSON texts (:func:`decode_node_raws`) into
+    columns and a raw blob (file order)."""
+    raw = RawColumn.build(texts)
     nested = sum(1 for nd in nodes if nd.ctrl_deps is not None or len(nd.attrs))
     flat = len(nodes) - nested
     bad: dict[str, int] = {}
@@ -285,7 +305,7 @@ def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
     parent_ids, bad["parent"] = int_column(parents, -1)
     bad_attrs = bad_attr_nodes = 0
     if nested:
-        hot_values, op_schema, bad_attrs, bad_attr_nodes = _hot_from_attrs(nodes, raw["attrs"])
+        hot_values, op_schema, bad_attrs, bad_attr_nodes = _hot_from_attrs(nodes)
     else:
         hot_values = {k: [getattr(nd, k) for nd in nodes] for k in HOT_ATTRS}
         op_schema = [nd.op_schema for nd in nodes]
