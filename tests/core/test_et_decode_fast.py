@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from shared_traces import ET_DIR
 
-from tracetui.et.decode import decode_file, decode_node_raws, decode_nodes
+from tracetui.et.decode import decode_file, decode_nodes, node_texts
 from tracetui.et.decode_fast import decode_fast
 
 SHARED = sorted(ET_DIR.glob("*/et.json.gz")) + sorted((ET_DIR / "et_only").glob("*.json.gz"))
@@ -22,7 +22,7 @@ NESTED = ET_DIR / "et_only" / "chakra_test_schema_1.0.2.json.gz"  # attrs lists
 
 def _general(data: bytes):
     top = decode_file(data)
-    return decode_nodes(top.nodes, decode_node_raws(data))
+    return decode_nodes(top.nodes, data)
 
 
 def _same(a, b) -> None:
@@ -33,7 +33,8 @@ def _same(a, b) -> None:
     for k in a.hot:
         assert a.hot[k].dtype == b.hot[k].dtype and np.array_equal(a.hot[k], b.hot[k]), k
     assert a.names == b.names and a.op_schemas == b.op_schemas
-    assert a.raw.blob == b.raw.blob and np.array_equal(a.raw.offsets, b.raw.offsets)
+    ta, tb = node_texts(a.doc, len(a.ids)), node_texts(b.doc, len(b.ids))
+    assert ta.blob == tb.blob and np.array_equal(ta.offsets, tb.offsets)
     assert (a.nested, a.flat, a.bad_values, a.bad_attrs, a.bad_attr_nodes, a.bad_names) == (
         b.nested, b.flat, b.bad_values, b.bad_attrs, b.bad_attr_nodes, b.bad_names)
 
@@ -61,7 +62,8 @@ def test_shared_ets_take_the_fast_path_and_agree(path):
     rf = [_attr(n, "rf_id") for n in nodes]
     assert fast.hot["rf_id"].tolist() == [0 if r is None else r for r in rf]
     assert [fast.names[i] for i in fast.name_ids.tolist()] == [n["name"] for n in nodes]
-    texts = [json.loads(bytes(fast.raw.get(i))) for i in range(len(nodes))]
+    kept = node_texts(fast.doc, len(nodes))
+    texts = [json.loads(bytes(kept.get(i))) for i in range(len(nodes))]
     assert texts == nodes  # each node's kept JSON text is that node
 
 

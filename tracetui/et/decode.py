@@ -28,7 +28,7 @@ import numpy as np
 
 from ..io.interning import intern
 
-__all__ = ["ETFile", "RawColumn", "DecodedNodes", "NodeFields", "decode_file", "decode_nodes", "decode_attr_list",
+__all__ = ["ETFile", "RawColumn", "DecodedNodes", "NodeFields", "node_texts", "decode_file", "decode_nodes", "decode_attr_list",
            "decode_node_raws", "decode_node_fields", "decode_value", "repair_utf8", "HOT_ATTRS"]
 
 _EMPTY = msgspec.Raw()
@@ -117,7 +117,7 @@ def decode_file(data: bytes) -> ETFile:
 
 def decode_node_raws(data: bytes) -> list[msgspec.Raw]:
     """The JSON text of every node of a document that :func:`decode_file` (or the fast
-    path) read without error, in file order."""
+    path) read without error, in file order (see :func:`node_texts`)."""
     return _TEXTS_DECODER.decode(data).nodes or []
 
 
@@ -213,8 +213,9 @@ class DecodedNodes:
     names: list[str]
     op_schema_ids: np.ndarray
     op_schemas: list[str]
-    #: each node's whole JSON text
-    raw: RawColumn
+    #: the document the nodes were decoded from: each node's JSON text is cut from it
+    #: (:func:`node_texts`) when first needed, not while the trace opens
+    doc: bytes
     nested: int
     flat: int
     #: per column, how many values did not fit an int64 (replaced by the default)
@@ -225,6 +226,18 @@ class DecodedNodes:
     bad_attr_nodes: int = 0
     #: names that were not strings (shown as their JSON text)
     bad_names: int = 0
+
+
+def node_texts(doc: bytes, n: int) -> RawColumn:
+    """The JSON text of each of the ``n`` nodes of ``doc`` (a document that decoded
+    without error), in file order.  The typed and raw decoders read the same document
+    the same way, so the counts agree; were they to differ, every text is empty (the
+    nodes keep their columns, their details show nothing)."""
+    try:
+        texts = decode_node_raws(doc) if doc else []
+    except (msgspec.MsgspecError, RecursionError):  # pragma: no cover - the document decoded before
+        texts = []
+    return RawColumn.build(texts if len(texts) == n else [b""] * n)
 
 
 def int_column(values: list[Any], default: int) -> tuple[np.ndarray, int]:
@@ -292,10 +305,9 @@ def _hot_from_attrs(nodes: list[_Node]) -> tuple[dict[str, list[Any]], list[Any]
     return cols, op_schema, bad, bad_nodes
 
 
-def decode_nodes(nodes: list[_Node], texts: list[msgspec.Raw]) -> DecodedNodes:
-    """Turn decoded node structs and their JSON texts (:func:`decode_node_raws`) into
-    columns and a raw blob (file order)."""
-    raw = RawColumn.build(texts)
+def decode_nodes(nodes: list[_Node], doc: bytes) -> DecodedNodes:
+    """Turn decoded node structs into columns (file order); ``doc``: the document they
+    were decoded from."""
     nested = sum(1 for nd in nodes if nd.ctrl_deps is not None or len(nd.attrs))
     flat = len(nodes) - nested
     bad: dict[str, int] = {}
@@ -326,7 +338,7 @@ def decode_nodes(nodes: list[_Node], texts: list[msgspec.Raw]) -> DecodedNodes:
         names=names,
         op_schema_ids=op_schema_ids,
         op_schemas=op_schemas,
-        raw=raw,
+        doc=doc,
         nested=nested,
         flat=flat,
         bad_values={k: v for k, v in bad.items() if v},

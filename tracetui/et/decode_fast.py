@@ -1,4 +1,4 @@
-"""The typed fast path of the ET decode: clean files in two msgspec passes and C-level maps.
+"""The typed fast path of the ET decode: clean files in one msgspec pass and C-level maps.
 
 :mod:`tracetui.et.decode` reads every node field as any JSON value, then turns the values
 into columns one Python object at a time (and repairs or counts what it cannot use).  Most
@@ -9,13 +9,14 @@ built by ``map``/``attrgetter`` and numpy, with no per-node Python loop.
 
 The result is exactly what the general path gives, or ``None``: anything the general path
 would read differently -- a float, bool, null or string where an integer is expected, an
-integer beyond int64, an attr repeated within a node, a node whose parent comes from both
-``ctrl_deps`` and ``parent`` -- declines, and the caller takes the general path
-(``tests/core/test_et_decode_fast.py`` checks the two agree).  ``load_et`` of
-``param_dlrm``'s ET (flat layout, 1,675 nodes, 845 KB of JSON) takes 4.3-4.9 ms of CPU
-instead of 4.8-5.2 (two msgspec passes over the text now dominate: the typed one and the
-one that keeps each node's text); of ``torch_cpu``'s (nested layout, 3,202 nodes, 32k
-attrs) 19.6-20 ms instead of 25 (minimum of 40 runs, load ~5 on 2 CPUs).
+integer beyond int64, an attr repeated within a node, nodes with and without a
+``ctrl_deps`` in one file -- declines, and the caller takes the general path
+(``tests/core/test_et_decode_fast.py`` checks the two agree).  Each node's JSON text is
+not cut out here: ``ETTrace`` keeps the document and cuts the texts (a second msgspec pass)
+the first time a node's details are asked for.  ``load_et`` of ``param_dlrm``'s ET (flat
+layout, 1,675 nodes, 845 KB of JSON) takes 3.6 ms of CPU instead of 4.8 before this
+module; of ``torch_cpu``'s (nested layout, 3,202 nodes, 32k attrs) 15 ms instead of 25
+(minimum of 40 runs, load ~3-5 on 2 CPUs).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import msgspec
 import numpy as np
 
 from ..io.interning import intern
-from .decode import HOT_ATTRS, DecodedNodes, RawColumn, decode_node_raws
+from .decode import HOT_ATTRS, DecodedNodes
 
 __all__ = ["FastFile", "decode_fast"]
 
@@ -91,7 +92,7 @@ def decode_fast(data: bytes) -> tuple[FastFile, DecodedNodes | None] | None:
     if top.nodes is None:
         return top, None
     try:
-        return top, _columns(top.nodes, decode_node_raws(data))
+        return top, _columns(top.nodes, data)
     except (_Decline, OverflowError):
         return None
 
@@ -101,10 +102,8 @@ def _int64(values: list[Any] | tuple[Any, ...]) -> np.ndarray:
     return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
-def _columns(nodes: list[_Node], texts: list[msgspec.Raw]) -> DecodedNodes:
+def _columns(nodes: list[_Node], doc: bytes) -> DecodedNodes:
     n = len(nodes)
-    if len(texts) != n:
-        raise _Decline
     # one tuple per node, then one tuple per field: both in C (astuple, zip)
     fields = list(zip(*map(msgspec.structs.astuple, nodes))) or [()] * len(_AT)
     cols = {k: _int64(fields[_AT[k]]) for k in ("id", "parent", *HOT_ATTRS)}
@@ -132,7 +131,7 @@ def _columns(nodes: list[_Node], texts: list[msgspec.Raw]) -> DecodedNodes:
         names=names,
         op_schema_ids=op_schema_ids,
         op_schemas=op_schemas,
-        raw=RawColumn.build(texts),
+        doc=doc,
         nested=n_nested,
         flat=n - n_nested,
     )

@@ -18,7 +18,7 @@ import msgspec
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from ..io.files import FileBytes, kind_of_keys, read_trace_bytes, trace_path
 from ..io.jsonrecover import nesting_error, only_padding_after, recover_truncated_json, replace_lone_surrogates
-from .decode import DecodedNodes, ETFile, decode_file, decode_node_raws, decode_nodes, repair_utf8
+from .decode import DecodedNodes, ETFile, decode_file, decode_nodes, repair_utf8
 from .decode_fast import FastFile, decode_fast
 from .trace import ETTrace
 
@@ -160,7 +160,7 @@ def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> tuple[
     else:
         doc = data
         _complete(path, data, top, fb, warnings)
-    return top, decode_nodes(top.nodes, decode_node_raws(doc))
+    return top, decode_nodes(top.nodes, doc)
 
 
 def _complete(path: str, data: bytes, top: ETFile | FastFile, fb: FileBytes, warnings: list[LoadWarning]) -> None:

@@ -18,7 +18,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import LoadWarning
-from .decode import HOT_ATTRS, DecodedNodes, NodeFields, RawColumn, decode_attr_list, decode_node_fields, decode_value
+from .decode import (
+    HOT_ATTRS,
+    DecodedNodes,
+    NodeFields,
+    RawColumn,
+    decode_attr_list,
+    decode_node_fields,
+    decode_value,
+    node_texts,
+)
 from .model import ETArg, ETNode, build_args
 from .tree import build_tree
 
@@ -103,8 +112,8 @@ class ETTrace:
         self.names: list[str] = decoded.names
         self.op_schema_ids: np.ndarray = decoded.op_schema_ids[order]
         self.op_schemas: list[str] = decoded.op_schemas
-        #: each node's JSON text, in file order
-        self._raw: RawColumn = decoded.raw
+        self._doc: bytes | None = decoded.doc  # until the node texts are cut from it
+        self._raw_col: RawColumn | None = None
 
         tree = build_tree(self.ids, self.parent_ids)
         self.parent: np.ndarray = tree.parent
@@ -169,6 +178,20 @@ class ETTrace:
                     count,
                 )
             )
+
+    @property
+    def _raw(self) -> RawColumn:
+        """Each node's JSON text, in file order (cut from the document on first use:
+        opening a trace does not pay for it)."""
+        if self._raw_col is None:
+            self._raw_col = node_texts(self._doc or b"", len(self))
+            self._doc = None
+        return self._raw_col
+
+    @_raw.setter
+    def _raw(self, value: RawColumn) -> None:
+        self._raw_col = value
+        self._doc = None
 
     @classmethod
     def from_state(cls, path: str, state: dict[str, Any]) -> ETTrace:

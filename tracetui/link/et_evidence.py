@@ -188,11 +188,13 @@ def _map_threads(e: _Side, k: _Side, ae: np.ndarray, ak: np.ndarray) -> dict[int
     out: dict[int, int] = {}
     if not ae.size:
         return out
-    pairs = np.stack([e.group[ae], k.group[ak]], axis=1)
-    uniq, counts = np.unique(pairs, axis=0, return_counts=True)
+    # (thread, lane) pairs as one key that sorts like the pair (np.unique(axis=0) is slow)
+    threads, tc = np.unique(e.group[ae], return_inverse=True)
+    lanes, lc = np.unique(k.group[ak], return_inverse=True)
+    keys, counts = np.unique(tc.astype(np.int64) * lanes.size + lc, return_counts=True)
     used: set[int] = set()
     for i in np.argsort(-counts, kind="stable").tolist():
-        t, ln = int(uniq[i, 0]), int(uniq[i, 1])
+        t, ln = int(threads[keys[i] // lanes.size]), int(lanes[keys[i] % lanes.size])
         if t not in out and ln not in used:
             out[t] = ln
             used.add(ln)
