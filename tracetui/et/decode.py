@@ -28,7 +28,7 @@ import numpy as np
 
 from ..io.interning import intern
 
-__all__ = ["ETFile", "RawColumn", "DecodedNodes", "NodeFields", "node_texts", "decode_file", "decode_nodes", "decode_attr_list",
+__all__ = ["ETTop", "ETFile", "node_columns", "RawColumn", "DecodedNodes", "NodeFields", "node_texts", "decode_file", "decode_nodes", "decode_attr_list",
            "decode_node_raws", "decode_node_fields", "decode_value", "repair_utf8", "HOT_ATTRS"]
 
 _EMPTY = msgspec.Raw()
@@ -82,16 +82,22 @@ class _NodeTexts(msgspec.Struct, gc=False):
     nodes: list[msgspec.Raw] | None = None
 
 
-class ETFile(msgspec.Struct, gc=False):
-    """Top level of an ET file (``traceEvents`` is read only to recognise a Kineto trace)."""
+class ETTop(msgspec.Struct, gc=False):
+    """Top level of an ET file besides its nodes (``traceEvents`` is read only to
+    recognise a Kineto trace)."""
 
     schema: Any = None
     pid: Any = None
     time: Any = None
     start_ts: Any = None
     finish_ts: Any = None
-    nodes: list[_Node] | None = None
     traceEvents: msgspec.Raw = _EMPTY  # noqa: N815 - the Kineto key
+
+
+class ETFile(ETTop, gc=False):
+    """Top level of an ET file, every node field read as any JSON value."""
+
+    nodes: list[_Node] | None = None
 
 
 class _Attr(msgspec.Struct, gc=False):
@@ -309,7 +315,6 @@ def decode_nodes(nodes: list[_Node], doc: bytes) -> DecodedNodes:
     """Turn decoded node structs into columns (file order); ``doc``: the document they
     were decoded from."""
     nested = sum(1 for nd in nodes if nd.ctrl_deps is not None or len(nd.attrs))
-    flat = len(nodes) - nested
     bad: dict[str, int] = {}
 
     ids, bad["id"] = int_column([nd.id for nd in nodes], -1)
@@ -328,21 +333,17 @@ def decode_nodes(nodes: list[_Node], doc: bytes) -> DecodedNodes:
     bad_names = sum(1 for v in node_names if type(v) is not str)
     if bad_names:
         node_names = [v if type(v) is str else msgspec.json.encode(v).decode() for v in node_names]
-    name_ids, names = intern(node_names)
-    op_schema_ids, op_schemas = intern([s if isinstance(s, str) else "" for s in op_schema])
-    return DecodedNodes(
-        ids=ids,
-        parent_ids=parent_ids,
-        hot=hot,
-        name_ids=name_ids,
-        names=names,
-        op_schema_ids=op_schema_ids,
-        op_schemas=op_schemas,
-        doc=doc,
-        nested=nested,
-        flat=flat,
-        bad_values={k: v for k, v in bad.items() if v},
-        bad_attrs=bad_attrs,
-        bad_attr_nodes=bad_attr_nodes,
-        bad_names=bad_names,
-    )
+    return node_columns(ids, parent_ids, hot, node_names, [s if isinstance(s, str) else "" for s in op_schema], doc,
+                        nested, bad_values={k: v for k, v in bad.items() if v}, bad_attrs=bad_attrs,
+                        bad_attr_nodes=bad_attr_nodes, bad_names=bad_names)
+
+
+def node_columns(ids: np.ndarray, parent_ids: np.ndarray, hot: dict[str, np.ndarray], names: Any, op_schemas: Any,
+                 doc: bytes, nested: int, **problems: Any) -> DecodedNodes:
+    """:class:`DecodedNodes` from the columns and each node's name and op_schema string
+    (interned here); ``problems``: the counts of what was repaired."""
+    name_ids, uniq_names = intern(names)
+    op_schema_ids, uniq_op_schemas = intern(op_schemas)
+    return DecodedNodes(ids=ids, parent_ids=parent_ids, hot=hot, name_ids=name_ids, names=uniq_names,
+                        op_schema_ids=op_schema_ids, op_schemas=uniq_op_schemas, doc=doc, nested=nested,
+                        flat=len(ids) - nested, **problems)

@@ -29,7 +29,7 @@ import msgspec
 import numpy as np
 
 from ..io.interning import intern
-from .decode import HOT_ATTRS, DecodedNodes
+from .decode import HOT_ATTRS, DecodedNodes, ETTop, node_columns
 
 __all__ = ["FastFile", "decode_fast"]
 
@@ -58,16 +58,10 @@ class _Node(msgspec.Struct, gc=False):
     attrs: list[_Attr] = None  # type: ignore[assignment]
 
 
-class FastFile(msgspec.Struct, gc=False):
+class FastFile(ETTop, gc=False):
     """The top level, as :class:`tracetui.et.decode.ETFile` reads it, with typed nodes."""
 
-    schema: Any = None
-    pid: Any = None
-    time: Any = None
-    start_ts: Any = None
-    finish_ts: Any = None
     nodes: list[_Node] | None = None
-    traceEvents: msgspec.Raw = msgspec.Raw()  # noqa: N815 - the Kineto key
 
 
 _DECODER = msgspec.json.Decoder(FastFile, float_hook=float)
@@ -121,20 +115,8 @@ def _columns(nodes: list[_Node], doc: bytes) -> DecodedNodes:
         op_schema = _from_attrs(cols, op_schema, attrs, has_attrs)
     # the general path's count: a node with ctrl_deps or attrs is in the nested layout
     n_nested = n if n_ctrl else with_attrs
-    name_ids, names = intern(fields[_AT["name"]])
-    op_schema_ids, op_schemas = intern(op_schema)
-    return DecodedNodes(
-        ids=cols["id"],
-        parent_ids=cols["parent"],
-        hot={k: cols[k] for k in HOT_ATTRS},
-        name_ids=name_ids,
-        names=names,
-        op_schema_ids=op_schema_ids,
-        op_schemas=op_schemas,
-        doc=doc,
-        nested=n_nested,
-        flat=n - n_nested,
-    )
+    return node_columns(cols["id"], cols["parent"], {k: cols[k] for k in HOT_ATTRS}, fields[_AT["name"]], op_schema,
+                        doc, n_nested)
 
 
 def _from_attrs(cols: dict[str, np.ndarray], op_schema: list[Any], attrs: tuple[Any, ...],
