@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import units
 from ..errors import TraceFormatError
 from .discover import expand_inputs
 from .executor import Runner
@@ -144,7 +145,8 @@ def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
     for r in results.values():
         if r.ok and r.start_us is not None and abs(r.start_us - median) > FOREIGN_GAP_US:
             r.foreign = True
-            out.append(f"rank {r.rank}: recorded {abs(r.start_us - median) / 1e6:,.0f} s away from the other ranks: "
+            away = units.s_text(abs(r.start_us - median) / 1e6, ",.0f")
+            out.append(f"rank {r.rank}: recorded {away} away from the other ranks: "
                        f"from another run? (left out of the collectives)")
     return out
 
