@@ -28,8 +28,9 @@ import numpy as np
 
 from ..io.interning import intern
 
-__all__ = ["ETTop", "ETFile", "node_columns", "RawColumn", "DecodedNodes", "NodeFields", "node_texts", "decode_file", "decode_nodes", "decode_attr_list",
-           "decode_node_raws", "decode_node_fields", "decode_value", "repair_utf8", "HOT_ATTRS"]
+__all__ = ["ETTop", "ETFile", "node_columns", "RawColumn", "DecodedNodes", "NodeFields", "node_texts", "decode_file",
+           "decode_nodes", "decode_attr_list", "decode_node_raws", "decode_node_fields", "decode_value", "repair_utf8",
+           "HOT_ATTRS"]
 
 _EMPTY = msgspec.Raw()
 

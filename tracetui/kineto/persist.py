@@ -14,7 +14,15 @@ import os
 from typing import Any
 
 from ..errors import LoadWarning
-from ..io.colfile import FORMAT_VERSION, MAGIC, CacheCorruptError, CacheFormatError, load_fields, read_header, save_fields
+from ..io.colfile import (
+    FORMAT_VERSION,
+    MAGIC,
+    CacheCorruptError,
+    CacheFormatError,
+    load_fields,
+    read_header,
+    save_fields,
+)
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 

@@ -52,10 +52,10 @@ from isal.isal_zlib import crc32
 
 from .. import __version__, config, errors
 from ..errors import LoadWarning, TraceError
-from ..io.files import open_regular, sniff_head, trace_path
 from ..et import ETTrace
 from ..et import persist as et_persist
 from ..io.colfile import FORMAT_VERSION, CacheCorruptError, load_fields
+from ..io.files import open_regular, sniff_head, trace_path
 from ..kineto import KinetoTrace
 from ..kineto import persist as kineto_persist
 from ..kineto.persist import load_trace_file
@@ -454,7 +454,8 @@ def _link_cached(et, kt: KinetoTrace, idents: dict[str, dict[str, object]] | Non
     path), the version and the code fingerprint."""
     idents = idents or {}
     try:
-        key = {"et": idents.get(et.path) or file_identity(et.path), "kineto": idents.get(kt.path) or file_identity(kt.path),
+        key = {"et": idents.get(et.path) or file_identity(et.path),
+               "kineto": idents.get(kt.path) or file_identity(kt.path),
                "version": __version__, "code": code_fingerprint()}
     except (OSError, TraceError):
         return link_et_kineto(et, kt)
