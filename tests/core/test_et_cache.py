@@ -21,8 +21,10 @@ from tracetui.cli import main as cli_main
 from tracetui.et.trace import STATE
 from tracetui.io.colfile import read_header
 
-#: the shared pairs without Record function ids (issue 23's done-when), and one with them
-PAIRS = ["param_linear_cuda_pair", "param_dlrm_rank0_cuda_pair", "hta_simple_add_cuda_pair", "torch_cpu_pair"]
+#: the shared pairs without Record function ids (issue 23's done-when), and one with them (the
+#: two marked slow take 2-3 s: every node's details compared three ways)
+PAIRS = [pytest.param("param_linear_cuda_pair", marks=pytest.mark.slow), "param_dlrm_rank0_cuda_pair",
+         "hta_simple_add_cuda_pair", pytest.param("torch_cpu_pair", marks=pytest.mark.slow)]
 
 
 @pytest.fixture

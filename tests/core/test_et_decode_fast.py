@@ -15,7 +15,9 @@ from shared_traces import ET_DIR
 from tracetui.et.decode import decode_file, decode_nodes, node_texts
 from tracetui.et.decode_fast import decode_fast
 
-SHARED = sorted(ET_DIR.glob("*/et.json.gz")) + sorted((ET_DIR / "et_only").glob("*.json.gz"))
+#: the shared ETs; those over ~120 KB gzipped take over ~1.5 s here (two parsers, every node compared)
+SHARED = [pytest.param(p, marks=pytest.mark.slow) if p.stat().st_size > 120_000 else p
+          for p in sorted(ET_DIR.glob("*/et.json.gz")) + sorted((ET_DIR / "et_only").glob("*.json.gz"))]
 FLAT = ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz"  # schema 1.0.1: fields at the node's top level
 NESTED = ET_DIR / "et_only" / "chakra_test_schema_1.0.2.json.gz"  # attrs lists
 
