@@ -38,8 +38,9 @@ _CLASSES: dict[str, type] = {c.__name__: c for c in (LinkStats, LoadWarning)}
 
 
 def link_entry_path(folder: Path, key: dict[str, object]) -> Path:
-    """The cache file of the pair named by ``key`` (its two files' identities)."""
-    ident = json.dumps([key.get("et"), key.get("kineto")], sort_keys=True, default=str)
+    """The cache file of the pair named by ``key`` (its two files' identities and the link
+    format: a file of an older format has another name, and is never read as a damaged one)."""
+    ident = json.dumps([key.get("et"), key.get("kineto"), key.get("link_format")], sort_keys=True, default=str)
     digest = hashlib.blake2b(ident.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     return folder / f"link-{digest}{SUFFIX}"
 
