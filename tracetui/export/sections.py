@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.memory_units import blocks_text, bytes_text
 from .report import SubtreeReport
 
 DEFAULT_MAX_ROWS = 200
@@ -192,4 +193,27 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
         ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
         code=("next_name", "next_op_name", "host_event_name")))
+    if rep.memory is not None:
+        out.append(_memory_section(rep.memory, whole, max_rows))
     return out
+
+
+def _memory_section(mem: dict[str, Any], whole: bool, max_rows: int) -> Section:
+    """The blocks the subtree allocated, with per device totals as lines."""
+    lines = []
+    for d in mem["devices"]:
+        lines.append(f"{d['device']}: allocated {bytes_text(d['allocated_bytes'])} in {blocks_text(d['allocations'])}, "
+                     f"freed {bytes_text(d['freed_bytes'])} in {blocks_text(d['frees'])}, net "
+                     f"{bytes_text(d['net_bytes'])}; transient (allocated and freed inside): "
+                     f"{bytes_text(d['transient_bytes'])} in {blocks_text(d['transient'])}")
+    if mem["outside_frees"]:
+        lines.append(f"{len(mem['outside_frees']):,} frees of blocks allocated outside "
+                     f"{'the trace' if whole else 'the subtree'} (in the JSON export)")
+    what = "every [memory] allocation of the trace" if whole else "blocks allocated in the subtree"
+    lines.append(f"Rows: {what}; sizes in bytes, times in µs after the trace start.")
+    df = pd.DataFrame(mem["allocations"], columns=["ts_us", "device", "bytes", "op", "freed_ts_us", "lifetime_us",
+                                                   "freed_by"])
+    return _table("Memory: allocations", df, [
+        ("start (µs)", "ts_us", _us), ("device", "device", ftext), ("bytes", "bytes", _int), ("op", "op", ftext),
+        ("lifetime (µs)", "lifetime_us", _us), ("freed by", "freed_by", ftext)], max_rows,
+        code=("op", "freed_by"), lines=lines)

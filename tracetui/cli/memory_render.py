@@ -1,0 +1,105 @@
+"""Text of the memory answers: the ``Memory`` table of ``tracetui summary`` and the whole of
+``tracetui memory`` (from the dicts of :mod:`tracetui.analysis.memory_doc`).
+
+``out`` is the summary's printer (``table(title, cols, rows)``, ``line(text)``): tables fit
+the terminal, names from the trace stay :class:`rich.text.Text`.  Byte counts are written by
+:func:`tracetui.analysis.memory_units.bytes_text` only; times are ms after the trace start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from ..analysis.memory_units import blocks_text, bytes_text
+from .fit_table import Col
+
+
+def _n(v: Any) -> str:
+    return "" if v is None else f"{v:,}"
+
+
+def _at_ms(us: float | None) -> str:
+    return "" if us is None else f"{us / 1e3:,.3f}"
+
+
+def device_table(out: Any, title: str, devices: list[dict[str, Any]]) -> None:
+    """One row per device: counts, the allocated peak (value, time, its two parts), reserved peak."""
+    out.table(title, [Col("device", False), Col("allocs"), Col("frees"), Col("peak allocated"), Col("at ms"),
+                      Col("live at peak"), Col("from before"), Col("peak reserved")],
+              [[Text(d["device"]), _n(d["allocations"]), _n(d["frees"]), bytes_text(d["peak_allocated_bytes"]),
+                _at_ms(d["peak_ts_us"]), bytes_text(d["live_at_peak_bytes"]), bytes_text(d["before_trace_bytes"]),
+                bytes_text(d["peak_reserved_bytes"])] for d in devices])
+
+
+def print_memory_summary(out: Any, mem: dict[str, Any] | None) -> None:
+    """The ``memory`` key of a summary: the device table and the owners at each peak."""
+    if not mem or not mem["devices"]:
+        return
+    device_table(out, "Memory ([memory] events; live at peak: allocated in the trace)", mem["devices"])
+    for d in mem["devices"]:
+        owners = ", ".join(f"{o['op']} {bytes_text(o['bytes'])} ({o['count']:,})" for o in d["owners_at_peak"])
+        if owners:
+            out.line(f"{d['device']} owners at the peak: {owners}")
+
+
+def _owners(out: Any, title: str, owners: list[dict[str, Any]]) -> None:
+    out.table(title, [Col("op", False), Col("bytes"), Col("blocks"), Col("called from", False), Col("shapes", False)],
+              [[Text(o["op"]), bytes_text(o["bytes"]), _n(o["count"]),
+                Text(o["callers"][0]["op"] if o["callers"] else ""),
+                Text(o["shapes"][0]["shapes"] if o["shapes"] else "")] for o in owners])
+
+
+def _device(out: Any, d: dict[str, Any]) -> None:
+    name = d["device"]
+    if d["peak_allocated_bytes"] is not None:
+        out.line(f"{name}: peak {bytes_text(d['peak_allocated_bytes'])} allocated at {_at_ms(d['peak_ts_us'])} ms = "
+                 f"{bytes_text(d['live_at_peak_bytes'])} in {blocks_text(d['live_at_peak_blocks'])} allocated in the "
+                 f"trace + {bytes_text(d['before_trace_bytes'])} allocated before it", "bold")
+        _owners(out, f"Owners at the peak ({name})", d["owners_at_peak"])
+    if d["peak_reserved_bytes"] is not None:
+        out.line(f"{name}: peak {bytes_text(d['peak_reserved_bytes'])} reserved at "
+                 f"{_at_ms(d['peak_reserved_ts_us'])} ms, {bytes_text(d['allocated_at_reserved_peak_bytes'])} "
+                 f"allocated then = {bytes_text(d['live_at_reserved_peak_bytes'])} in "
+                 f"{blocks_text(d['live_at_reserved_peak_blocks'])} + "
+                 f"{bytes_text(d['before_trace_at_reserved_peak_bytes'])} from before the trace", "bold")
+        _owners(out, f"Owners at the reserved peak ({name})", d["owners_at_reserved_peak"])
+    out.table(f"Top allocating ops ({name})",
+              [Col("op", False), Col("allocs"), Col("bytes"), Col("largest"), Col("never freed")],
+              [[Text(r["op"]), _n(r["allocations"]), bytes_text(r["bytes"]), bytes_text(r["largest_bytes"]),
+                _n(r["never_freed"])] for r in d["top_ops"]])
+    out.table(f"By profiler step ({name})",
+              [Col("step", False), Col("allocs"), Col("bytes"), Col("peak allocated"), Col("top op", False)],
+              [[Text(r["step"]), _n(r["allocations"]), bytes_text(r["bytes"]), bytes_text(r["peak_allocated_bytes"]),
+                Text(r["top_ops"][0]["op"] if r["top_ops"] else "")] for r in d["by_step"]])
+    fb, nf = d["frees_before_trace"], d["never_freed"]
+    out.line(f"{name} counted apart: {fb['count']:,} frees of blocks allocated before the trace "
+             f"({bytes_text(fb['bytes'])}), {blocks_text(nf['count'])} never freed in it ({bytes_text(nf['bytes'])}); "
+             f"allocated {bytes_text(d['start_allocated_bytes'])} at the start, "
+             f"{bytes_text(d['end_allocated_bytes'])} at the end")
+    if d["totals_from"] != "trace":
+        out.line(f"{name}: no Total Allocated in the trace; totals are running sums from 0", "yellow")
+    elif d["totals_mismatches"]:
+        out.line(f"{name}: {d['totals_mismatches']:,} events whose Total Allocated is not the previous one plus "
+                 f"their Bytes", "yellow")
+
+
+def print_memory(out: Any, doc: dict[str, Any]) -> None:
+    """All of ``tracetui memory`` (a :func:`~tracetui.analysis.memory_doc.memory_document`)."""
+    out.line(doc["source"], "bold")
+    devs = doc["devices"]
+    if not devs:
+        out.line("No [memory] events in this trace: record with torch.profiler.profile(profile_memory=True) to "
+                 "see allocations.")
+        return
+    out.line(f"{doc['memory_events']:,} [memory] events on {len(devs)} device(s): "
+             f"{', '.join(d['device'] for d in devs)}; times in ms after the trace start")
+    device_table(out, "Devices (live at peak: allocated in the trace; from before: allocated before it)", devs)
+    for d in devs:
+        _device(out, d)
+    odd = doc["irregular"]
+    if doc["unreadable_events"] or any(odd.values()):
+        out.line(f"Irregular: {doc['unreadable_events']:,} [memory] events without address, size or device; "
+                 f"{odd['reallocated_live']:,} allocations at a live address, {odd['unmatched_frees']:,} second "
+                 f"frees, {odd['size_mismatches']:,} frees of another size than their allocation", "yellow")
