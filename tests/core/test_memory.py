@@ -238,3 +238,19 @@ def test_et_node_and_shapes_of_an_owner(tmp_path):
     got = memory_document(load_pair(folder / "et.json.gz", p))["devices"][0]["owners_at_peak"][0]
     assert got["op"] == "aten::view" and got["largest"][0]["et_node"] == node["id"]
     assert got["shapes"][0]["shapes"] == str(node["inputs"]["shapes"])
+
+
+def test_timeline_helpers_for_the_track(tmp_path):
+    """What a memory track draws: the step function of allocated bytes and its maximum per bin
+    (the hand-made trace starts at 1000 µs; the value held before its first event is 1000 B)."""
+    from tracetui.analysis.memory import allocated_at, binned_max, timeline
+    from tracetui.kineto import load_kineto
+
+    kt = load_kineto(_small_trace(tmp_path))
+    m = memory_model(kt)
+    gpu = m.device("cuda:0")
+    ts, alloc, reserved = timeline(m, gpu)
+    assert ts.tolist() == [5.0, 13.0, 25.0, 40.0, 65.0] and alloc.tolist() == [900, 1100, 1400, 1200, 1250]
+    assert (reserved == 4096).all()
+    assert [allocated_at(m, gpu, t) for t in (0.0, 5.0, 24.9, 25.0, 99.0)] == [1000, 900, 1100, 1400, 1250]
+    assert binned_max(ts, alloc, gpu.baseline, 0.0, 100.0, 4).tolist() == [1100, 1400, 1250, 1250]

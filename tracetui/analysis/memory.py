@@ -21,8 +21,10 @@ Rules (each defined here once):
   its allocation's (paired, counted in ``size_mismatches``), events of 0 bytes (ignored).
 - **who**: an event's ``host`` is the innermost host event open on its thread at its time
   (:func:`~tracetui.analysis.frames.host_event_at`), its ``op`` the innermost cpu_op at or
-  above that (-1: none), its ``node`` the host event, else its thread's lane node (the node
-  whose subtree counts it; -1 when its thread has no lane).  ``step``: the
+  above that (-1: none), its ``owner`` the op, else the host event when that is a python
+  function or an annotation (code outside any op), else -1; its ``node`` the host event,
+  else its thread's lane node (the node whose subtree counts it; -1 when its thread has no
+  lane).  ``step``: the
   ``ProfilerStep#N`` annotation whose span holds the event's time (any thread; -1 none).
 - **totals**: ``allocated``/``reserved`` are the trace's own ``Total Allocated``/``Total
   Reserved`` after each event; where a device's events lack ``Total Allocated`` the running
@@ -35,6 +37,7 @@ Units: bytes (int64), times µs relative to the trace origin, like the model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -101,6 +104,7 @@ class MemoryModel:
     host: np.ndarray  #: int64 innermost host event open at the row's time on its thread (-1)
     op: np.ndarray  #: int64 innermost cpu_op at or above ``host`` (-1)
     node: np.ndarray  #: int64 tree node counting the row: ``host``, else its lane node (-1)
+    owner: np.ndarray  #: int64 event the row is attributed to: ``op``, else a python/annotation ``host`` (-1)
     step: np.ndarray  #: int32 index into ``steps`` (-1: outside every profiler step)
     devices: list[Device]
     steps: list[int]  #: ProfilerStep#N annotation events, by start time
@@ -179,23 +183,26 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
     """Decode, order, pair and attribute every ``[memory]`` event (see the module docstring)."""
     ev = memory_events(trace)
     args = trace.args_batch(ev, _MemArgs)
-    addr, ok_a = _ints([a.addr for a in args])
-    nbytes, ok_b = _ints([a.nbytes for a in args])
-    dtype_, ok_t = _ints([a.device_type for a in args])
-    did, ok_d = _ints([a.device_id for a in args])
-    tot_a, ok_ta = _ints([a.total_allocated for a in args])
-    tot_r, ok_tr = _ints([a.total_reserved for a in args])
+    addr, ok_a = _ints(list(map(attrgetter("addr"), args)))
+    nbytes, ok_b = _ints(list(map(attrgetter("nbytes"), args)))
+    dtype_, ok_t = _ints(list(map(attrgetter("device_type"), args)))
+    did, ok_d = _ints(list(map(attrgetter("device_id"), args)))
+    tot_a, ok_ta = _ints(list(map(attrgetter("total_allocated"), args)))
+    tot_r, ok_tr = _ints(list(map(attrgetter("total_reserved"), args)))
     ok = ok_a & ok_b & ok_t
     did = np.where(ok_d, did, -1)
     keep = np.flatnonzero(ok)
     ev, addr, nbytes, dtype_, did = ev[keep], addr[keep], nbytes[keep], dtype_[keep], did[keep]
     tot_a, ok_ta, tot_r, ok_tr = tot_a[keep], ok_ta[keep], tot_r[keep], ok_tr[keep]
     # devices, named and ordered: GPUs by type and id, the CPU last
-    pairs = sorted({(int(t), int(d)) for t, d in zip(dtype_.tolist(), did.tolist())},
-                   key=lambda p: (p[0] == 0, p[0], p[1]))
-    dev_of = {p: i for i, p in enumerate(pairs)}
-    dev = np.array([dev_of[(int(t), int(d))] for t, d in zip(dtype_.tolist(), did.tolist())], dtype=np.int32) \
-        if ev.size else np.zeros(0, np.int32)
+    if ev.size and 0 <= dtype_.min() and dtype_.max() < 2**20 and -1 <= did.min() and did.max() < 2**30:
+        key = (dtype_ == 0).astype(np.int64) << 52 | dtype_ << 31 | (did + 1)  # one sortable int64
+        uniq, inv = np.unique(key, return_inverse=True)
+        pairs = [(int(k >> 31 & (2**20 - 1)), int((k & (2**31 - 1)) - 1)) for k in uniq.tolist()]
+    else:  # odd values (negative types, huge ids): compare the triples themselves
+        uniq, inv = np.unique(np.stack((dtype_ == 0, dtype_, did), axis=1), axis=0, return_inverse=True)
+        pairs = [(int(t), int(d)) for _, t, d in uniq.tolist()]
+    dev = inv.reshape(-1).astype(np.int32)
     ts = trace.ts[ev]
     order = np.lexsort((ev, ts, dev))
     ev, ts, dev, addr, nbytes = ev[order], ts[order], dev[order], addr[order], nbytes[order]
@@ -221,7 +228,7 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
     none = np.full(n, -1, dtype=np.int64)
     m = MemoryModel(event=ev, ts=ts, dev=dev, addr=addr, nbytes=nbytes, allocated=allocated, reserved=reserved,
                     pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none.copy(), op=none.copy(),
-                    node=none.copy(), step=np.full(n, -1, np.int32), devices=devices, steps=[],
+                    node=none.copy(), owner=none.copy(), step=np.full(n, -1, np.int32), devices=devices, steps=[],
                     unreadable=int((~ok).sum()), reallocated_live=0, unmatched_frees=0, size_mismatches=0)
     _pair(m)
     _attribute(trace, m)
@@ -259,6 +266,9 @@ def _attribute(trace: KinetoTrace, m: MemoryModel) -> None:
     has = m.host >= 0
     m.op[has] = trace.cpu_op_of[m.host[has]]
     m.node[:] = np.where(has, m.host, np.where(lanes >= 0, trace.n_events + lanes, -1))
+    code = np.zeros(m.n_rows, dtype=bool)
+    code[has] = np.isin(trace.kind[m.host[has]], [int(Kind.PYTHON), int(Kind.ANNOTATION)])
+    m.owner[:] = np.where(m.op >= 0, m.op, np.where(code, m.host, -1))
     ann = np.flatnonzero(trace.kind == int(Kind.ANNOTATION))
     steps = [int(i) for i in ann.tolist() if trace.names[trace.name_id[i]].startswith(_STEP_PREFIX)]
     steps.sort(key=lambda i: (trace.ts[i], i))
@@ -269,15 +279,6 @@ def _attribute(trace: KinetoTrace, m: MemoryModel) -> None:
         k = np.searchsorted(start, m.ts, side="right") - 1
         inside = (k >= 0) & (m.ts <= end[np.maximum(k, 0)])
         m.step[:] = np.where(inside, k, -1)
-
-
-def owner_events(trace: KinetoTrace, m: MemoryModel) -> np.ndarray:
-    """Per row, the event it is attributed to: its ``op``, else its host event when that is a
-    python function or an annotation (code outside any op), else -1."""
-    host_ok = m.host >= 0
-    hk = np.where(host_ok, trace.kind[np.maximum(m.host, 0)], 255)
-    code = host_ok & np.isin(hk, [int(Kind.PYTHON), int(Kind.ANNOTATION)])
-    return np.where(m.op >= 0, m.op, np.where(code, m.host, -1))
 
 
 def allocated_at(m: MemoryModel, device: Device, t: float) -> int:

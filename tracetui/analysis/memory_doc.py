@@ -12,7 +12,7 @@ import numpy as np
 
 from ..kineto.trace import KinetoTrace
 from ..session import LinkedTrace
-from .memory import Device, MemoryModel, memory_model, owner_events
+from .memory import Device, MemoryModel, memory_model
 from .memory_peak import OUTSIDE, Owner, Peak, allocating_ops, node_index, owners, peak, step_rows
 
 #: blocks listed per owner (the largest) in the JSON
@@ -140,7 +140,7 @@ def subtree_memory(linked: LinkedTrace, root: int | None) -> dict[str, Any] | No
     inside = np.zeros(m.n_rows, dtype=bool)
     inside[rows] = True
     rows = rows[np.lexsort((m.event[rows], m.ts[rows]))]  # by time, all devices together
-    own = owner_events(kt, m)
+    own = m.owner
     names = np.asarray(kt.names, dtype=object)
 
     def name(ev: int) -> str | None:

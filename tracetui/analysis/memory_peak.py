@@ -9,8 +9,8 @@ everything under it) allocated and freed.
   the peak).  Both parts are computed apart, so their sum is a check of the trace's own
   ``Total Allocated`` (docs/memory.md).
 - **owners**: live blocks grouped by their allocating event's name
-  (:func:`~tracetui.analysis.memory.owner_events`: the innermost cpu_op, else the python
-  function or annotation, else ``(outside any op)``), largest first, with their shapes (the
+  (``MemoryModel.owner``: the innermost cpu_op, else the python function or annotation,
+  else ``(outside any op)``), largest first, with their shapes (the
   op's ``Input Dims``, or the linked ET node's input shapes) and callers (the event just
   above the allocating op: a cpu_op, python function or annotation).
 - **per node**: the allocations counted by a node's subtree (their ``node`` is in it),
@@ -31,7 +31,7 @@ from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
 from ..session import LinkedTrace
 from .frames import input_dims_texts, per_trace
-from .memory import Device, MemoryModel, memory_model, owner_events
+from .memory import Device, MemoryModel, memory_model
 
 #: owner label of blocks allocated outside any op, python function or annotation
 OUTSIDE = "(outside any op)"
@@ -146,7 +146,7 @@ def owners(trace: KinetoTrace, m: MemoryModel, rows: np.ndarray, linked: LinkedT
            detail: int = 3) -> list[Owner]:
     """Allocation ``rows`` grouped by owner (module docstring), most bytes first; each with
     its ``detail`` largest shapes and callers."""
-    own = owner_events(trace, m)[rows]
+    own = m.owner[rows]
     labels = _names(trace, own, OUTSIDE)
     out = []
     for label, idx in _group(labels, np.arange(rows.size), m.nbytes[rows]):
@@ -164,7 +164,7 @@ def owners(trace: KinetoTrace, m: MemoryModel, rows: np.ndarray, linked: LinkedT
 def allocating_ops(trace: KinetoTrace, m: MemoryModel, rows: np.ndarray) -> list[dict[str, Any]]:
     """Allocation ``rows`` by owner name, most bytes first: ``op``, ``allocations``,
     ``bytes``, ``largest_bytes``, ``never_freed`` (blocks without a free in the trace)."""
-    labels = _names(trace, owner_events(trace, m)[rows], OUTSIDE)
+    labels = _names(trace, m.owner[rows], OUTSIDE)
     out = []
     for label, idx in _group(labels, np.arange(rows.size), m.nbytes[rows]):
         r = rows[idx]
