@@ -254,3 +254,18 @@ def test_timeline_helpers_for_the_track(tmp_path):
     assert (reserved == 4096).all()
     assert [allocated_at(m, gpu, t) for t in (0.0, 5.0, 24.9, 25.0, 99.0)] == [1000, 900, 1100, 1400, 1250]
     assert binned_max(ts, alloc, gpu.baseline, 0.0, 100.0, 4).tolist() == [1100, 1400, 1250, 1250]
+
+
+def test_memory_of_an_execution_trace_alone_is_one_line(capsys):
+    et = str(ET_DIR / "torch_cpu_pair" / "et.json.gz")
+    assert main(["memory", et, "--no-cache"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"tracetui: {et}: `memory` needs a Kineto trace (this is an Execution Trace only)"
+
+
+def test_a_trace_without_memory_events_says_how_to_record_them(capsys):
+    assert main(["memory", str(kineto_path("a100_triton.json.gz")), "--no-cache"]) == 0
+    assert "profile_memory=True" in capsys.readouterr().out
+    assert main(["memory", str(kineto_path("a100_triton.json.gz")), "--json", "--no-cache"]) == 0
+    doc = orjson.loads(capsys.readouterr().out)
+    assert doc["devices"] == [] and doc["memory_events"] == 0
