@@ -99,14 +99,15 @@ def memory_document(linked: LinkedTrace, top: int = 10) -> dict[str, Any]:
             "devices": [device_json(kt, m, d, linked, top) for d in m.devices]}
 
 
-def memory_summary(kt: KinetoTrace, top: int = 5) -> dict[str, Any] | None:
+def memory_summary(linked: LinkedTrace, top: int = 5) -> dict[str, Any] | None:
     """The ``memory`` key of ``summary``: ``devices`` in the short form of :func:`device_json`;
     None when the trace has no ``[memory]`` events."""
+    kt = linked.kineto
     m = memory_model(kt)
     if not m.n_rows:
         return None
     return {"memory_events": m.n_rows + m.unreadable,
-            "devices": [device_json(kt, m, d, None, top, full=False) for d in m.devices]}
+            "devices": [device_json(kt, m, d, linked, top, full=False) for d in m.devices]}
 
 
 def subtree_memory(linked: LinkedTrace, root: int | None) -> dict[str, Any] | None:

@@ -97,7 +97,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "roofline": _records(roofline_table(kt).head(top)),
         "warnings": [w.message for w in linked.all_warnings()],
     }
-    memory = memory_summary(kt)
+    memory = memory_summary(linked)
     if memory is not None:  # [memory] events (analysis/memory_doc.py); absent when none
         out["memory"] = memory
     counters = counters_summary(kt)
