@@ -67,7 +67,7 @@ def main() -> int:
     kt = load_kineto(args.trace)
     linked = LinkedTrace(kt)
     ev = memory_events(kt)
-    kt.order  # the preorder numbering is the model's, built at the first tree query anyway
+    _ = kt.order  # the preorder numbering is the model's, built at the first tree query anyway
     m = build_memory_model(kt)
 
     def analysis() -> None:
@@ -89,8 +89,9 @@ def main() -> int:
         ("analysis", _time(analysis, args.repeat)),
     ]
     floor = rows[0][1][0]
-    print(f"{Path(args.trace).name}: {kt.n_events:,} model events (flows and metadata apart), {ev.size:,} [memory] events, "
-          f"{len(memory_model(kt).devices)} devices; {args.repeat} runs each; CPU = time.process_time()")
+    print(f"{Path(args.trace).name}: {kt.n_events:,} model events (flows and metadata apart), "
+          f"{ev.size:,} [memory] events, {len(memory_model(kt).devices)} devices; "
+          f"{args.repeat} runs each; CPU = time.process_time()")
     print()
     print("| step | CPU min s | CPU median s | wall min s | x args floor |")
     print("|---|---|---|---|---|")
