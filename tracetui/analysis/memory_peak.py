@@ -161,13 +161,18 @@ def owners(trace: KinetoTrace, m: MemoryModel, rows: np.ndarray, linked: LinkedT
     return out
 
 
+def by_owner(trace: KinetoTrace, m: MemoryModel, rows: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """Allocation ``rows`` grouped by owner name (:data:`OUTSIDE` for none): (name, its rows
+    in the given order), most bytes first (ties: name)."""
+    labels = _names(trace, m.owner[rows], OUTSIDE)
+    return [(label, rows[idx]) for label, idx in _group(labels, np.arange(rows.size), m.nbytes[rows])]
+
+
 def allocating_ops(trace: KinetoTrace, m: MemoryModel, rows: np.ndarray) -> list[dict[str, Any]]:
     """Allocation ``rows`` by owner name, most bytes first: ``op``, ``allocations``,
     ``bytes``, ``largest_bytes``, ``never_freed`` (blocks without a free in the trace)."""
-    labels = _names(trace, m.owner[rows], OUTSIDE)
     out = []
-    for label, idx in _group(labels, np.arange(rows.size), m.nbytes[rows]):
-        r = rows[idx]
+    for label, r in by_owner(trace, m, rows):
         out.append({"op": label, "allocations": int(r.size), "bytes": int(m.nbytes[r].sum()),
                     "largest_bytes": int(m.nbytes[r].max()), "never_freed": int((m.pair[r] < 0).sum())})
     return out

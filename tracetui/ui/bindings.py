@@ -47,6 +47,11 @@ MAIN_BINDINGS: list[BindingType] = [
             tooltip="from a NCCL kernel or a collective op: the same collective on another rank of the job"),
     Binding("X", "job_summary", "Cross-rank summary", show=False, id="main.job_summary",
             tooltip="a whole job: GPU time per rank, collectives matched across ranks, stragglers"),
+    Binding("M", "memory", "Memory", show=False, id="main.memory",
+            tooltip="a trace recorded with profile_memory=True: per device the peak, the ops that own it, the "
+                    "top allocating ops; Enter goes to the op"),
+    Binding("circumflex_accent", "memory_peak", "Memory peak", show=False, id="main.memory_peak", key_display="^",
+            tooltip="select the op open when a device's allocated bytes were highest; again: the next device"),
 ]
 
 #: Keys of the application (every screen).

@@ -24,6 +24,7 @@ from ..bindings import MAIN_BINDINGS
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
+from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
@@ -49,11 +50,12 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, Screen):
+class MainScreen(JobActions, MemoryActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
-    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`); the
+    memory keys are :class:`~tracetui.ui.memory.memory_actions.MemoryActions`;
     ``initial_select`` = (node, note) is selected once the screen is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
@@ -325,6 +327,34 @@ class MainScreen(JobActions, Screen):
         i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
         note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
         self.select(int(self.matches[i]), note)
+
+    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
+        """Make ``nodes`` of ``result`` = (nodes, label) the match list (as a search would: the
+        status line and ``n``/``N`` use it, in tree order) and select the first one in tree
+        order, or (``first_given``) the first one given (the summaries' and the memory
+        screen's Enter)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label = result
+        src = self.source
+        positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
+        keep = positions >= 0
+        nodes, positions = nodes[keep], positions[keep]
+        if not nodes.size:
+            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            return
+        o = np.argsort(positions, kind="stable")
+        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
+        self.query_text = label
+        self.matches, self.match_positions = nodes[o], positions[o]
+        self.matches_fixed = True
+        if src.filtered:
+            self._set_filter(True)
+        self.update_status()
+        self.op_tree.focus()
+        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
+        # after the browser screen is back on and laid out, so the tree can scroll to the row
+        self.call_after_refresh(self.select, int(self.matches[first]), note)
 
     def action_next_match(self) -> None:
         self._goto_match(1)
