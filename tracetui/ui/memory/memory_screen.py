@@ -70,10 +70,11 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
     DEFAULT_CSS = """
     MemoryScreen #memory-title { height: 1; }
     MemoryScreen TabbedContent { height: 1fr; }
-    MemoryScreen TabPane { padding: 0; }
+    MemoryScreen ContentSwitcher { height: 1fr; }
+    MemoryScreen TabPane { padding: 0; height: 1fr; }
     MemoryScreen .head { height: auto; width: 1fr; }
     MemoryScreen .table-title { height: auto; width: 1fr; margin-top: 1; }
-    MemoryScreen DataTable.owners { height: auto; max-height: 12; }
+    MemoryScreen DataTable.owners { height: auto; max-height: 30%; }
     MemoryScreen DataTable.top { height: 1fr; min-height: 4; }
     """
 

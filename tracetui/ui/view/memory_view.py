@@ -66,11 +66,15 @@ def _first_each(events: np.ndarray) -> np.ndarray:
 
 
 def _owner_table(key: str, title: str, m: MemoryModel, groups: list[Owner], note: str) -> SummaryTable:
+    """Owners: op, bytes, blocks, largest block, the shapes and caller with most bytes (the
+    shapes column only when the trace recorded shapes)."""
+    shapes = any(o.shapes for o in groups)
     t = SummaryTable(key, title, [("op", False), ("bytes", True), ("blocks", True), ("largest", True),
-                                  ("shapes (largest)", False), ("called from", False)], note=note)
+                                  *([("shapes (largest)", False)] if shapes else []), ("called from", False)],
+                     note=note)
     for o in groups[:MAX_ROWS]:
         t.add((o.op, units.bytes_rounded(o.bytes), o.count, units.bytes_rounded(int(m.nbytes[o.rows[0]])),
-               o.shapes[0][0] if o.shapes else "", o.callers[0][0] if o.callers else ""),
+               *([o.shapes[0][0] if o.shapes else ""] if shapes else []), o.callers[0][0] if o.callers else ""),
               o.op, _first_each(o.op_events))
     return t
 
@@ -82,7 +86,7 @@ def _top_ops(kt: KinetoTrace, m: MemoryModel, d: Device) -> SummaryTable:
     never = m.never_freed()
     t = SummaryTable("top", "Top allocating ops", [("op", False), ("allocs", True), ("bytes", True),
                                                    ("largest", True), ("never freed", True)],
-                     note="every allocation of the device in the trace, by the op that made it")
+                     note="every allocation in the trace, by op")
     for op, rows in by_owner(kt, m, allocs)[:MAX_ROWS]:
         ev = m.owner[rows]
         ev = ev[ev >= 0]
@@ -152,7 +156,7 @@ def memory_views(linked: LinkedTrace) -> list[DeviceMemoryView]:
     for d in m.devices:
         p, r = peak(m, d, "allocated"), peak(m, d, "reserved")
         live = owners(kt, m, p.live, linked) if p is not None else []
-        note = "blocks allocated in the trace and live at the peak, by the op that allocated them"
+        note = "the blocks live there, allocated in the trace, by op"
         view = DeviceMemoryView(d.name, _head(d, m, p, r), _owner_table("owners", "Owners at the peak", m, live, note),
                                 _top_ops(kt, m, d))
         view.peak = peak_target(kt, m, p) if p is not None else None
