@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from pilot import BERT, SIZES, loaded, open_app, pane_lines, press, screen_text, toasts
+from pilot import BERT, SIZES, loaded, open_app, open_by_key, pane_lines, press, screen_text, toasts
 from shared_traces import kineto_path
 
 from tracetui import units
@@ -64,12 +64,7 @@ def _ext(screen: MainScreen) -> int:
 
 
 async def open_memory(app, pilot) -> MemoryScreen:
-    await open_app(app, pilot)
-    await press(pilot, "M")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    assert isinstance(app.screen, MemoryScreen), screen_text(app)
-    return app.screen
+    return await open_by_key(app, pilot, "M", MemoryScreen)
 
 
 async def test_memory_screen_shows_the_peak_and_enter_goes_to_the_allocating_op():

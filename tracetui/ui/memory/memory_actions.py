@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.worker import get_current_worker
-
 from ...analysis.memory import memory_model
 from ..notify import show_note
+from ..shown import show_when_computed
 from ..view.keep_text import KeepText
 from ..view.memory_view import NO_MEMORY, PeakTarget, memory_views, peak_targets
 from .memory_screen import MemoryScreen
@@ -40,22 +39,10 @@ class MemoryActions:
         kt = self._memory_trace()
         if kt is None:
             return
-        screen, app, linked = self, self.app, self.linked
-
-        def push(views: list) -> None:
-            if app.screen is screen:
-                app.push_screen(MemoryScreen(f"{kt.name_of_file}: memory", views), screen._memory_choice)
-
-        def compute() -> None:
-            views = memory_views(linked)
-            if get_current_worker().is_cancelled:  # the app is closing, or M was pressed again
-                return
-            try:
-                app.call_from_thread(push, views)
-            except RuntimeError:  # the app stopped meanwhile
-                pass
-
-        self.run_worker(compute, thread=True, exclusive=True, group="memory", name="memory")
+        linked = self.linked
+        show_when_computed(self, lambda: memory_views(linked),
+                           lambda views: self.app.push_screen(MemoryScreen(f"{kt.name_of_file}: memory", views),
+                                                              self._memory_choice), "memory")
 
     def _memory_choice(self, choice: tuple[str, Any] | None) -> None:
         if choice is None or not self.is_attached:

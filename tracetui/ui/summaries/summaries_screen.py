@@ -28,13 +28,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
-from textual.worker import get_current_worker
 
 from ... import units
 from ...errors import one_line
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
-from ..shown import only_while_shown
+from ..shown import only_while_shown, show_when_computed
 from ..view.summary_table import SummaryTable
 from ..view.summary_tables import summary_tables
 
@@ -237,19 +236,6 @@ def open_summaries(screen: Any) -> None:
     """From the browser screen: compute the tables in a worker thread, then show them (not
     when the user has left the browser screen meanwhile)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
-    app = screen.app
-
-    def push(tables: list[SummaryTable]) -> None:
-        if app.screen is screen:
-            app.push_screen(SummariesScreen(kt, tables), screen.show_occurrences)
-
-    def compute() -> None:
-        tables = summary_tables(kt, categorizer)
-        if get_current_worker().is_cancelled:  # the app is closing, or s was pressed again
-            return
-        try:
-            app.call_from_thread(push, tables)
-        except RuntimeError:  # the app stopped meanwhile
-            pass
-
-    screen.run_worker(compute, thread=True, exclusive=True, group="summaries", name="summaries")
+    show_when_computed(screen, lambda: summary_tables(kt, categorizer),
+                       lambda tables: screen.app.push_screen(SummariesScreen(kt, tables), screen.show_occurrences),
+                       "summaries")

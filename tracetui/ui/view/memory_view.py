@@ -124,6 +124,14 @@ def peak_targets(kt: KinetoTrace) -> list[PeakTarget]:
     return out
 
 
+def _peak_line(p: Peak, style: str, tail: str) -> Text:
+    """``Peak allocated 101,305,344 B (101.3 MB) at 4.776 ms`` and what follows."""
+    line = KeepText(f"Peak {p.what} ", style="bold")
+    line.append(f"{units.bytes_text(p.value)} at {at_ms(p.ts)}", style=style)
+    line.append(tail)
+    return line
+
+
 def _head(d: Device, m: MemoryModel, p: Peak | None, r: Peak | None) -> list[Text]:
     s = m.rows_of(d)
     b = m.nbytes[s]
@@ -131,17 +139,12 @@ def _head(d: Device, m: MemoryModel, p: Peak | None, r: Peak | None) -> list[Tex
                   f"allocated {units.bytes_rounded(d.baseline)} when the trace began, "
                   f"{units.bytes_rounded(int(m.allocated[d.hi - 1]))} at its end", style="dim")]
     if p is not None:
-        line = KeepText("Peak allocated ", style="bold")
-        line.append(f"{units.bytes_text(p.value)} at {at_ms(p.ts)}", style="bold yellow")
-        line.append(f" = {units.bytes_rounded(p.live_bytes)} in {units.plural(int(p.live.size), 'block')} allocated "
-                    f"in the trace + {units.bytes_rounded(p.before_trace_bytes)} allocated before it")
-        lines.append(line)
+        lines.append(_peak_line(p, "bold yellow", f" = {units.bytes_rounded(p.live_bytes)} in "
+                                f"{units.plural(int(p.live.size), 'block')} allocated in the trace + "
+                                f"{units.bytes_rounded(p.before_trace_bytes)} allocated before it"))
     if r is not None:
-        line = KeepText("Peak reserved ", style="bold")
-        line.append(f"{units.bytes_text(r.value)} at {at_ms(r.ts)}", style="bold")
-        line.append(f": {units.bytes_rounded(r.allocated)} allocated then, "
-                    f"{units.bytes_rounded(r.value - r.allocated)} cached by the allocator and unused")
-        lines.append(line)
+        lines.append(_peak_line(r, "bold", f": {units.bytes_rounded(r.allocated)} allocated then, "
+                                f"{units.bytes_rounded(r.value - r.allocated)} cached by the allocator and unused"))
     else:
         lines.append(KeepText("No reserved bytes in the trace for this device (the CPU allocator caches nothing)",
                           style="dim"))
