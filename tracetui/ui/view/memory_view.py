@@ -146,8 +146,8 @@ def _head(d: Device, m: MemoryModel, p: Peak | None, r: Peak | None) -> list[Tex
         lines.append(_peak_line(r, "bold", f": {units.bytes_rounded(r.allocated)} allocated then, "
                                 f"{units.bytes_rounded(r.value - r.allocated)} cached by the allocator and unused"))
     else:
-        lines.append(KeepText("No reserved bytes in the trace for this device (the CPU allocator caches nothing)",
-                          style="dim"))
+        why = " (the CPU allocator caches nothing)" if d.device_type == 0 else ""
+        lines.append(KeepText(f"No reserved bytes in the trace for this device{why}", style="dim"))
     return lines
 
 
