@@ -6,6 +6,7 @@
     tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -92,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
+                                             "threads, streams and ranks (docs/critical_path.md)")
+    _add_inputs(p)
+    _add_job_options(p)
+    from .critical_path import add_arguments
+
+    add_arguments(p)
+
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
     return parser
@@ -141,12 +150,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
-        if args.command in ("open", "summary") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "critical-path") and looks_like_job(_paths(args)):
             if args.command == "open":
                 from ..ui.app import run_job_app
 
                 return run_job_app(_paths(args), use_cache=not args.no_cache, workers=args.workers,
                                    scheduler=args.scheduler)
+            if args.command == "critical-path":
+                from .critical_path import job_critical_path_command
+
+                return job_critical_path_command(_paths(args), args)
             from .job import job_command
 
             return job_command(args.command, _paths(args), args)
@@ -163,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .memory import memory_command
 
             return memory_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, top=args.top)
+        if args.command == "critical-path":
+            from .critical_path import critical_path_command
+
+            return critical_path_command(_paths(args), args)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info

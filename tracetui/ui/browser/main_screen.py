@@ -21,6 +21,7 @@ from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
@@ -50,13 +51,14 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, MemoryActions, Screen):
+class MainScreen(PathActions, JobActions, MemoryActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
-    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`); the
-    memory keys are :class:`~tracetui.ui.memory.memory_actions.MemoryActions`;
-    ``initial_select`` = (node, note) is selected once the screen is shown."""
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
+    ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -79,6 +81,14 @@ class MainScreen(JobActions, MemoryActions, Screen):
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
         self._sync_pending = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No action runs on a browser whose widgets are not there: before its first mount (a key
+        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
+        quit); Textual would raise NoMatches looking them up."""
+        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
+            return False
+        return super().check_action(action, parameters)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -113,6 +123,9 @@ class MainScreen(JobActions, MemoryActions, Screen):
             timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
+        if self.path_state() is not None:  # a job's path, computed on another rank's screen
+            self.walk = "path"
+            self.apply_path()
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
@@ -128,7 +141,7 @@ class MainScreen(JobActions, MemoryActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export)
+            exported=self.last_export, path=self.path_status())
 
     def status_text(self) -> Text:
         """The status line as drawn: fitted to one line of the status widget's width."""
@@ -303,6 +316,7 @@ class MainScreen(JobActions, MemoryActions, Screen):
         self.query_text = query
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
+        self.walk = "search"
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -348,6 +362,7 @@ class MainScreen(JobActions, MemoryActions, Screen):
         self.query_text = label
         self.matches, self.match_positions = nodes[o], positions[o]
         self.matches_fixed = True
+        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
         if src.filtered:
             self._set_filter(True)
         self.update_status()
@@ -357,10 +372,17 @@ class MainScreen(JobActions, MemoryActions, Screen):
         self.call_after_refresh(self.select, int(self.matches[first]), note)
 
     def action_next_match(self) -> None:
-        self._goto_match(1)
+        """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(1)
+        else:
+            self._goto_match(1)
 
     def action_prev_match(self) -> None:
-        self._goto_match(-1)
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(-1)
+        else:
+            self._goto_match(-1)
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):
@@ -379,13 +401,18 @@ class MainScreen(JobActions, MemoryActions, Screen):
         self.update_status()
 
     def action_clear(self) -> None:
+        """Esc: the filter, else the search, else a critical path (being computed, or its marks)."""
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
             self.query_text = None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
+            if self.path_state() is not None:
+                self.walk = "path"
             self.update_status()
+        else:
+            self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles
