@@ -28,7 +28,7 @@ from .fit_table import Col
 
 if TYPE_CHECKING:
     from ..diff.runs import DiffRequest
-    from .summary_render import TableOut
+    from .summary_render import Out
 
 EXIT_REGRESSED = 1
 _GLOB = "*?["
@@ -189,10 +189,9 @@ def _steps_line(side: dict[str, Any]) -> str:
 
 def print_diff(doc: dict[str, Any], console: Any = None) -> None:
     """Print a diff document as tables (fitted to the terminal, or as wide as the content when piped)."""
-    from .summary_render import TableOut, stdout_console  # here: the parser of every command loads this module
+    from .summary_render import console_out  # here: the parser of every command loads this module
 
-    con, width = (console, console.width) if console is not None else stdout_console()
-    out = TableOut(con, width)
+    out = console_out(console)
     for key in ("a", "b"):
         s = doc[key]
         out.line(f"{s['label']}: {s['source']}: {_steps_line(s)}", "bold")
@@ -242,7 +241,7 @@ def print_diff(doc: dict[str, Any], console: Any = None) -> None:
     _print_tree(out, doc)
 
 
-def _print_launches(out: TableOut, doc: dict[str, Any], per: str) -> None:
+def _print_launches(out: Out, doc: dict[str, Any], per: str) -> None:
     rows = []
     for cls, v in doc["launches"].items():
         rows.append([Text(cls), fmt.count(v["count"]["a"]), fmt.count(v["count"]["b"]),
@@ -263,7 +262,7 @@ def _tree_rows(rows: list[dict[str, Any]], what: str = "gpu") -> list[list[Any]]
     return out
 
 
-def _print_tree(out: TableOut, doc: dict[str, Any]) -> None:
+def _print_tree(out: Out, doc: dict[str, Any]) -> None:
     out.table("Merged tree: ops whose own GPU time changed most (kernels their own calls launched)",
               [Col("op (path)", False), Col("matched by", False), *_ABD], _tree_rows(doc["tree"]))
     out.table("Merged tree: ops whose own host time changed most (time not in an op below)",
@@ -300,10 +299,9 @@ def _launch(k: dict[str, Any], side: str) -> str:
 
 def print_jobs(doc: dict[str, Any], console: Any = None) -> None:
     """Print a job-against-job document: one row per rank."""
-    from .summary_render import TableOut, stdout_console
+    from .summary_render import console_out
 
-    con, width = (console, console.width) if console is not None else stdout_console()
-    out = TableOut(con, width)
+    out = console_out(console)
     out.line(f"A: {doc['a']['inputs']} ({len(doc['a']['ranks'])} ranks); B: {doc['b']['inputs']} "
              f"({len(doc['b']['ranks'])} ranks)", "bold")
     rows = []

@@ -68,6 +68,11 @@ MAIN_BINDINGS: list[BindingType] = [
                     "streams (and ranks of a job); marks it in the tree and timeline, n/N walk it, Esc clears"),
     Binding("X", "job_summary", "Cross-rank summary", show=False, id="main.job_summary",
             tooltip="a whole job: GPU time per rank, collectives matched across ranks, stragglers"),
+    Binding("M", "memory", "Memory", show=False, id="main.memory",
+            tooltip="a trace recorded with profile_memory=True: per device the peak, the ops that own it, the "
+                    "top allocating ops; Enter goes to the op"),
+    Binding("circumflex_accent", "memory_peak", "Memory peak", show=False, id="main.memory_peak", key_display="^",
+            tooltip="select the op open when a device's allocated bytes were highest; again: the next device"),
 ]
 
 #: Keys of the diff browser (``tracetui diff A B``; its tree adds its own).

@@ -24,6 +24,7 @@ from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
+from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
@@ -48,13 +49,14 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(PathActions, JobActions, PanesScreen):
+class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
-    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
-    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`."""
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -258,6 +260,35 @@ class MainScreen(PathActions, JobActions, PanesScreen):
             return
         if select:
             self._goto_match(0, inclusive=True)
+
+    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
+        """Make ``nodes`` of ``result`` = (nodes, label) the match list (as a search would: the
+        status line and ``n``/``N`` use it, in tree order) and select the first one in tree
+        order, or (``first_given``) the first one given (the summaries' and the memory
+        screen's Enter)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label = result
+        src = self.source
+        positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
+        keep = positions >= 0
+        nodes, positions = nodes[keep], positions[keep]
+        if not nodes.size:
+            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            return
+        o = np.argsort(positions, kind="stable")
+        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
+        self.query_text = label
+        self.matches, self.match_positions = nodes[o], positions[o]
+        self.matches_fixed = True
+        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
+        if src.filtered:
+            self._set_filter(True)
+        self.update_status()
+        self.op_tree.focus()
+        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
+        # after the browser screen is back on and laid out, so the tree can scroll to the row
+        self.call_after_refresh(self.select, int(self.matches[first]), note)
 
     def action_next_match(self) -> None:
         """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""

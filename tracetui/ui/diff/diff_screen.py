@@ -30,7 +30,8 @@ from ..browser.status_line import StatusLine
 from ..browser.warnings_screen import WarningsScreen
 from ..detail.detail_pane import DetailPane
 from ..notify import show_note
-from ..summaries.summaries_screen import open_tables
+from ..shown import show_when_computed
+from ..summaries.summaries_screen import SummariesScreen
 from ..timeline.timeline_strip import TimelineStrip
 from ..tree.virtual_tree import VirtualTree
 from ..view.diff_session import DiffSession
@@ -204,7 +205,9 @@ class DiffScreen(PanesScreen):
         t, diff = self.tree_model, self.session.diff
         title = Text.assemble(("Summary deltas", "bold"), f" · {one_line(t.a.label)} ↔ {one_line(t.b.label)} · "
                               "Enter: the ops in the merged tree, n/N cycle them")
-        open_tables(self, lambda: diff_tables(diff), title, self.show_rows)
+        show_when_computed(self, lambda: diff_tables(diff),
+                           lambda tables: self.app.push_screen(SummariesScreen(title, tables), self.show_rows),
+                           "summaries")
 
     def show_rows(self, result: tuple[np.ndarray, str] | None) -> None:
         """Make ``rows`` the match list (``n`` / ``N`` cycle them) and select the first."""
