@@ -36,6 +36,18 @@ async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
     The worker starts after the loading screen's first frame, so waiting for workers alone
     can return before it exists; the browser focuses its tree in on_mount, which Textual
     applies a few messages later (on a loaded machine after the first pause)."""
+    return await _shown(app, pilot, MainScreen, timeout)
+
+
+async def open_diff(app, pilot, timeout: float = 120.0):
+    """Wait until the diff browser (``TraceApp(..., diff=request)``) is shown with its tree
+    focused, at most ``timeout`` s (as :func:`open_app` for the single-trace browser)."""
+    from tracetui.ui.app import DiffScreen
+
+    return await _shown(app, pilot, DiffScreen, timeout)
+
+
+async def _shown(app, pilot, screen_class, timeout: float):
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -43,10 +55,10 @@ async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
     while loop.time() < deadline:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if (isinstance(app.screen, MainScreen) and app.screen.focused is not None) or app.load_failed:
+        if (isinstance(app.screen, screen_class) and app.screen.focused is not None) or app.load_failed:
             break
         await asyncio.sleep(0.05)
-    assert isinstance(app.screen, MainScreen), screen_text(app)
+    assert isinstance(app.screen, screen_class), screen_text(app)
     return app.screen
 
 
