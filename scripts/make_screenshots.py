@@ -2,11 +2,14 @@
 
     python scripts/make_screenshots.py [--out screenshots]
 
-GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``); the
+GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``), the
+memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``); the
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
-of the BERT run (``tracetui/driver/synthetic.py``).
+of the BERT run (``tracetui/driver/synthetic.py``); the diff views compare the BERT trace
+with a copy written by ``tests/diff_files.py`` (one attention op's kernels removed, one GEMM 3x
+slower).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
 ``App.save_screenshot``.  The output is deterministic (no clocks on screen).
 """
@@ -24,10 +27,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the driver-call trace writers (driver_ui_files.py)
 
 from tracetui.config import Settings  # noqa: E402
+from tracetui.diff.runs import DiffRequest  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
+QWEN = REPO.parent / "shared" / "traces" / "kineto" / "h100_qwen_chat_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
+MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 #: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
@@ -36,6 +42,8 @@ SIZE = (140, 42)
 #: driver-call traces written by main() before the views that need them
 DRIVER_ALONE = Path("<written: a bpftrace driver-call trace>")
 DRIVER_OF_BERT = Path("<written: the driver calls of the BERT run>")
+#: the BERT trace with one attention op's kernels removed and one GEMM 3x slower (tests/diff_files.py)
+BERT_NEW = Path("<written: bert_new.json.gz, a modified copy of the BERT trace>")
 
 #: (file name, traces, keys pressed after loading, terminal size, what it shows)
 VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
@@ -56,42 +64,74 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "e: the export dialog (format first, default name from op name and External id)"),
     ("summaries.svg", [BERT], ["s", "4"], SIZE,
      "s: the summaries, roofline tab (ops with FLOPs from shapes, TFLOP/s, GB/s, % of the H100's roofline)"),
+    ("summaries_gaps.svg", [BERT], ["s", "5"], SIZE,
+     "s, the idle-gaps tab: every gap longest first, with its stream, start, length, class, the host op the "
+     "launching thread was in and what it ran"),
+    ("gap_in_timeline.svg", [BERT], ["s", "5", "enter"], SIZE,
+     "Enter on the longest idle gap: the GPU event before it selected, the gap fitted and tinted in the timeline"),
     ("kernel_occupancy.svg", [BERT], ["slash", *"sm90_xmma", "enter"], SIZE,
      "an H100 GEMM: Kineto's 0 % estimate beside the theoretical occupancy (18.75 %, registers + shared memory)"),
     ("raw_args.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign", "a"], (100, 36),
      "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
+    ("memory.svg", [QWEN], ["M"], SIZE,
+     "M: the memory screen (per device the peak and its two parts, the reserved peak, the ops owning the peak, "
+     "the top allocating ops)"),
+    ("memory_peak.svg", [QWEN], ["circumflex_accent"], SIZE,
+     "^: the op open at the peak of allocated bytes, and the allocated/reserved tracks in the timeline"),
+    ("critical_path.svg", [MI300], ["P", "v", "enter", "down", "down"], SIZE,
+     "P: the critical path of the longest step of a ResNet DDP training step on an MI300X, by kind and name "
+     "(v: segments in time order / by kind / least slack)"),
+    ("critical_path_marks.svg", [MI300], ["P", "v", "v", "enter"], SIZE,
+     "after P: the Path column (path time under each row, ● on the path), the path marked on the streams, "
+     "the slack of the nearly critical kernel in the detail pane; n/N walk the path"),
     ("driver_trace.svg", [DRIVER_ALONE], ["slash", *"kernel launch", "enter"], SIZE,
      "a driver-call trace (bpftrace): calls, ioctls and records by phase, a kernel launch record's detail, "
      "the threads, phases and bytes allocated in the timeline"),
     ("driver_linked.svg", [BERT, DRIVER_OF_BERT], ["slash", *"cudaLaunchKernel", "enter", "greater_than_sign"], SIZE,
      "a Kineto trace with the driver calls of the same run: > from cudaLaunchKernel to its driver call"),
+    # views whose name starts with "diff": the diff browser over the two traces
+    ("diff.svg", [BERT, BERT_NEW], ["o", "down", "l", "down"], SIZE,
+     "tracetui diff: the merged tree by |ΔGPU| (o), the 3x slower addmm's numbers and kernels, both runs' streams"),
+    ("diff_summary.svg", [BERT, BERT_NEW], ["s", "3"], SIZE,
+     "s in the diff: the summary deltas, kernels tab (A, B, Δ per kernel)"),
 ]
 
 
 def write_driver_traces(folder: Path) -> dict[Path, Path]:
     """Write the driver-call traces the driver views open; returns placeholder -> file."""
+    from diff_files import write_modified_bert
     from driver_ui_files import write_bpftrace, write_linked
 
     _, linked = write_linked(folder)
-    return {DRIVER_ALONE: write_bpftrace(folder / "trace_cuda.jsonl"), DRIVER_OF_BERT: linked}
+    return {DRIVER_ALONE: write_bpftrace(folder / "trace_cuda.jsonl"), DRIVER_OF_BERT: linked,
+            BERT_NEW: write_modified_bert(folder / "bert_new.json.gz")}
 
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
+    screen = "MainScreen"
     if traces[0].is_dir():
         app = TraceApp([], use_cache=False, job_inputs=[str(traces[0])], workers=1, settings=Settings())
+    elif name.startswith("diff"):
+        request = DiffRequest((str(traces[0]),), (str(traces[1]),), use_cache=False)
+        app = TraceApp([], use_cache=False, diff=request, settings=Settings())
+        screen = "DiffScreen"
     else:
         app = TraceApp([str(p) for p in traces], use_cache=False, settings=Settings())  # not the user's theme
     async with app.run_test(size=size) as pilot:
-        while type(app.screen).__name__ != "MainScreen":  # the load worker starts after the first frame
+        while type(app.screen).__name__ != screen:  # the load worker starts after the first frame
             await app.workers.wait_for_complete()
             await pilot.pause(0.05)
         for key in keys:
             await pilot.press(key)
-            if key == "s":  # the summaries are computed in a worker before their screen opens
+            if key in ("s", "M"):  # the summaries and memory are computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
+            if key == "P":  # the path too
+                while type(app.screen).__name__ != "CriticalPathScreen":
+                    await app.workers.wait_for_complete()
+                    await pilot.pause(0.05)
         await pilot.pause()
         path = out / name
         app.save_screenshot(filename=name, path=str(out))
@@ -105,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    written = (DRIVER_ALONE, DRIVER_OF_BERT)
+    written = (DRIVER_ALONE, DRIVER_OF_BERT, BERT_NEW)
     missing = [p for _, traces, _, _, _ in VIEWS for p in traces if p not in written and not p.exists()]
     if missing:
         print(f"make_screenshots: trace not found: {missing[0]}", file=sys.stderr)

@@ -25,8 +25,9 @@ from tracetui.store.traces import load_cached
 
 SAMPLE = SAMPLES / "h100_bert_inference.json.gz"
 ROOT = "name:nn.Module: BertLMHeadModel_0"
+#: the sample records [memory] events (profile_memory): its report has the allocations after the gaps
 SUBTREE_ORDER = ["Ops by GPU time", "GPU events by name", "GPU events", "Kernel categories", "GPU time breakdown",
-                 "Idle time by class", "Idle gaps in the GPU window", "Parent chain", "Op tree"]
+                 "Idle time by class", "Idle gaps in the GPU window", "Memory: allocations", "Parent chain", "Op tree"]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def test_report_leads_with_ops_ranked_by_gpu_time(lt):
 def test_whole_trace_report_order(lt):
     md = export_bytes(lt, None, "md").decode()
     assert _headings(md) == ["Ops by GPU time", "Ops by name", "GPU events by name", "Kernel categories",
-                             "GPU time breakdown", "Idle time by class", "Largest idle gaps"]
+                             "GPU time breakdown", "Idle time by class", "Largest idle gaps", "Memory: allocations"]
 
 
 def test_python_frames_only_when_asked(lt, tmp_path, capsys):

@@ -3,9 +3,11 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 12 walks, 5,750 keys:
-5,000 over nine shared traces (one of them cut), then two driver-call traces (one alone, one
-linked to its Kineto trace) and a file that is not a trace.
+fails with the trace, the seed and the last keys pressed.  Per CI run: 14 walks, 6,400 keys:
+5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
+two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
+and the diff browser (a shared trace against a modified copy: its sides' browsers and summary
+deltas too).
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -15,11 +17,13 @@ import gzip
 from pathlib import Path
 
 import pytest
+from diff_files import write_modified_bert
 from driver_ui_files import write_bpftrace, write_linked
 from monkey import walk
-from pilot import open_app
+from pilot import open_app, open_diff
 from shared_traces import ET_DIR, SHARED, kineto_path
 
+from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import MainScreen, TraceApp
 from tracetui.ui.browser.error_dialog import ErrorDialog
 from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
@@ -27,6 +31,8 @@ from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
 #: (label, paths or a maker taking tmp_path, keys, terminal size)
 WALKS = [
     ("NVIDIA H100 (BERT)", [kineto_path("h100_bert_inference.json.gz")], 750, (80, 24)),
+    # starts on the memory screen (M): its tabs, tables, Enter, p/r, then wherever they lead
+    ("NVIDIA H100 (BERT), memory screen", [kineto_path("h100_bert_inference.json.gz")], 250, (80, 24)),
     ("AMD MI250 training", [kineto_path("mi250_minitoy_train.json.gz")], 500, (120, 40)),
     ("AMD hipGraph launches", [kineto_path("amd_vllm_hipgraph.json.gz")], 650, (120, 40)),
     ("ET + Kineto pair (CUDA)", [ET_DIR / "hta_simple_add_cuda_pair" / "kineto.json.gz",
@@ -40,6 +46,8 @@ WALKS = [
     ("driver-call trace (bpftrace)", "driver", 250, (80, 24)),
     ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
+    ("critical path screen (BERT)", "critical", 300, (80, 24)),
+    ("diff: BERT against a modified copy", "diff", 400, (80, 24)),
 ]
 
 
@@ -53,6 +61,11 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))]
     if spec == "driver-linked":
         return [str(p) for p in write_linked(tmp_path)]
+    if spec == "critical":
+        return [str(kineto_path("h100_bert_inference.json.gz"))]
+    if spec == "diff":
+        modified = write_modified_bert(tmp_path / "modified.json.gz")
+        return [str(kineto_path("h100_bert_inference.json.gz")), str(modified)]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
         bad.write_text('{"hello": [1, 2, 3]}')
@@ -60,7 +73,16 @@ def _paths(spec, tmp_path: Path) -> list[str]:
     return [str(p) for p in spec]
 
 
+def _app(spec, paths: list[str]) -> TraceApp:
+    if spec == "diff":
+        return TraceApp([], use_cache=False, diff=DiffRequest((paths[0],), (paths[1],), use_cache=False))
+    return TraceApp(paths=paths, use_cache=False)
+
+
 async def _ready(app, pilot) -> None:
+    if app.diff_request is not None:
+        await open_diff(app, pilot)
+        return
     if app.paths and app.paths[0].endswith("notes.json"):
         while not isinstance(app.screen, ErrorDialog):
             await app.workers.wait_for_complete()
@@ -104,17 +126,33 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
 
     async def opened(app, pilot):
         await _ready(app, pilot)
+        if spec == "critical" and isinstance(app.screen, MainScreen):  # each app of the walk starts on P's screen
+            await pilot.press("P")
+            while type(app.screen).__name__ != "CriticalPathScreen":
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.01)
         if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
             for path in await _export_every_format(app, pilot, exports):
                 assert path.exists() and path.stat().st_size > 0, path
+        if "memory screen" in label:
+            await pilot.press("M")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert type(app.screen).__name__ == "MemoryScreen"
 
-    record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
+    record = await walk(lambda: _app(spec, paths), opened, label=label, seed=seed,
                         n_keys=n_keys, size=size)
     assert len(record.keys) >= n_keys
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
+    elif spec == "critical":
+        assert {"CriticalPathScreen", "MainScreen"} <= record.screens
+    elif spec == "diff":
+        assert "DiffScreen" in record.screens
     else:
         assert "MainScreen" in record.screens
+    if "memory screen" in label:
+        assert "MemoryScreen" in record.screens
 
 
 def test_the_walks_cover_what_the_issue_asks():

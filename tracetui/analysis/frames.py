@@ -25,7 +25,7 @@ import msgspec
 import numpy as np
 
 from ..kineto import schema
-from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.launch_facts import blocks_texts, external_ids_are_correlations
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
@@ -161,6 +161,39 @@ def nums_or_nan(values: list[Any]) -> np.ndarray:
     return pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
 
+def host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Innermost host event on lane ``lanes[i]`` open at time ``t[i]`` (-1: none; -1 lanes too).
+
+    An event open at ``t`` includes its start and end instants.  Per lane: the last event that
+    started at or before ``t`` (the deepest of those starting together), then up its parents
+    while they ended before ``t``."""
+    out = np.full(t.shape, -1, dtype=np.int64)
+    if not t.size:
+        return out
+    n = trace.n_events
+    host = np.flatnonzero((trace.lane_of >= 0) & (trace.parent[:n] >= 0)
+                          & ~np.isin(trace.kind, [int(k) for k in GPU_KINDS]) & (trace.kind != int(Kind.INSTANT)))
+    end = trace.ts + trace.dur
+    parent = trace.parent.astype(np.int64)
+    for ln in np.unique(lanes[lanes >= 0]).tolist():
+        sel = np.flatnonzero(lanes == ln)
+        evs = host[trace.lane_of[host] == ln]
+        if not evs.size:
+            continue
+        evs = evs[np.lexsort((trace.depth[evs], trace.ts[evs]))]  # a child starting with its parent after it
+        pos = np.searchsorted(trace.ts[evs], t[sel], side="right") - 1
+        cand = np.where(pos >= 0, evs[np.maximum(pos, 0)], -1)
+        for _ in range(int(trace.depth.max()) + 1):
+            is_ev = (cand >= 0) & (cand < n)
+            bad = is_ev & (end[np.clip(cand, 0, n - 1)] < t[sel])
+            if not bad.any():
+                break
+            cand = np.where(bad, parent[np.maximum(cand, 0)], cand)
+        cand = np.where((cand >= 0) & (cand < n), cand, -1)
+        out[sel] = cand
+    return out
+
+
 def top_cpu_op(trace: KinetoTrace) -> np.ndarray:
     """Per node: the outermost cpu_op at or above it (GPU events: above their launch), -1 none."""
     return per_trace(trace, "top_cpu_op", _top_cpu_op)
@@ -235,7 +268,7 @@ def _gpu_time_per_node(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None = None,
-                     events: np.ndarray | None = None) -> pd.DataFrame:
+                     events: np.ndarray | None = None, with_args: bool = True) -> pd.DataFrame:
     """One row per GPU work event (kernel, memcpy, memset), sorted by start time.
 
     Columns (see :data:`GPU_COLUMNS`): ``event`` (model index), ``kind`` ("kernel",
@@ -254,6 +287,8 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
     (est. achieved %), ``bytes`` (memcpy/memset size).  Missing values are NaN/None.
 
     ``events`` restricts the frame to some event indices (e.g. a subtree's GPU events).
+    ``with_args=False`` leaves the columns read from the args empty (None/NaN) and skips
+    decoding them (the tables that need only names and times: a third of the time).
     """
     import pandas as pd
 
@@ -289,8 +324,12 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         out[ok] = name_arr[trace.name_id[idx[ok]]]
         return out
 
-    args = decode_args_batch(trace, ev, _GpuArgs)
-    cols: dict[str, Any] = {f: list(map(attrgetter(f), args)) for f in _GPU_ARG_FIELDS}
+    if with_args:
+        args = decode_args_batch(trace, ev, _GpuArgs)
+        cols: dict[str, Any] = {f: list(map(attrgetter(f), args)) for f in _GPU_ARG_FIELDS}
+    else:
+        cols = {f: [None] * int(ev.size) for f in _GPU_ARG_FIELDS}
+        cols["grid"] = cols["block"] = [b""] * int(ev.size)
     dim_texts = _DimTexts()
     for f in ("grid", "block"):
         cols[f] = list(map(dim_texts.__getitem__, map(bytes, cols[f])))
@@ -367,6 +406,11 @@ def _op_shape_texts(args: list[_OpArgs]) -> tuple[list[str], list[str]]:
             if d is None or t is None:
                 dims[i] = types[i] = ""
     return dims, types
+
+
+def input_dims_texts(trace: KinetoTrace, ops: np.ndarray) -> list[str]:
+    """The ``Input Dims`` text of each cpu_op in ``ops`` ("" without shapes), as ``cpu_ops_frame``'s."""
+    return _op_shape_texts(decode_args_batch(trace, ops, _OpArgs))[0]
 
 
 def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.DataFrame:

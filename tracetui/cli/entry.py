@@ -3,8 +3,12 @@
     tracetui TRACE [--et ET] [--driver FILE] open the terminal browser (TRACE: Kineto, ET or driver-call trace)
     tracetui summary TRACE [--et ET] [--json]
     tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT [--python-frames]
+    tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
+                                             or text / JSON / a CI check (docs/diff.md)
+    tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -21,7 +25,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "diff", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -66,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=15, help="rows in the kernel and op tables (default 15)")
     _add_job_options(p)
 
+    p = sub.add_parser("memory", help="allocations per device, the peak and the ops that own it (profile_memory=True)")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables (docs/memory.md)")
+    p.add_argument("--top", type=int, default=10, help="rows in the owner and op tables (default 10)")
+
     p = sub.add_parser("export", help="export the whole trace or one subtree as a report or a Chrome trace")
     _add_inputs(p)
     p.add_argument("--select", default=None, metavar="SELECTOR",
@@ -89,12 +98,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    from .diff import add_parser as add_diff_parser
+
+    add_diff_parser(sub)
+    p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
+                                             "threads, streams and ranks (docs/critical_path.md)")
+    _add_inputs(p)
+    _add_job_options(p)
+    from .critical_path import add_arguments
+
+    add_arguments(p)
+
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
     return parser
 
 
 def _paths(args: argparse.Namespace) -> list[str]:
+    if args.command == "diff":
+        return [p for p in (args.a, args.b, args.et_a, args.et_b) if p]
     paths = [args.trace]
     if args.second:
         paths.append(args.second)
@@ -134,16 +156,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command == "diff":
+            from .diff import browse_request, diff_command
+
+            request = browse_request(args)
+            if request is not None:
+                from ..ui.app import run_diff_app
+
+                return run_diff_app(request)
+            return diff_command(args)
         from ..job import looks_like_job
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
-        if args.command in ("open", "summary") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "critical-path") and looks_like_job(_paths(args)):
             if args.command == "open":
                 from ..ui.app import run_job_app
 
                 return run_job_app(_paths(args), use_cache=not args.no_cache, workers=args.workers,
                                    scheduler=args.scheduler)
+            if args.command == "critical-path":
+                from .critical_path import job_critical_path_command
+
+                return job_critical_path_command(_paths(args), args)
             from .job import job_command
 
             return job_command(args.command, _paths(args), args)
@@ -156,6 +191,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
                                    top=args.top)
+        if args.command == "memory":
+            from .memory import memory_command
+
+            return memory_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, top=args.top)
+        if args.command == "critical-path":
+            from .critical_path import critical_path_command
+
+            return critical_path_command(_paths(args), args)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info

@@ -162,8 +162,9 @@ def _context_sections(rep: SubtreeReport) -> list[Section]:
 
 def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list[Section]:
     """The report's sections in reading order: the ops ranked by GPU time first, then the
-    kernels (by name, then each GPU event), kernel categories, the GPU time breakdown and the
-    idle gaps; then where the root sits (inputs, ET node, parent chain) and the op tree."""
+    kernels (by name, then each GPU event), kernel categories, the GPU time breakdown, the
+    idle gaps and (a trace with [memory] events) the memory allocated; then where the root sits
+    (inputs, ET node, parent chain) and the op tree."""
     whole = rep.root is None
     out: list[Section] = [_ranking_section(rep, max_rows)]
     if whole:
@@ -222,6 +223,8 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
         ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
         code=("next_name", "next_op_name", "host_event_name")))
+    if rep.memory is not None:
+        out.append(_memory_section(rep.memory, whole, max_rows))
     out += _context_sections(rep)
     if not whole:
         out.append(table_section("Op tree", rep.ops, [
@@ -232,3 +235,25 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             ("input dims", "input_dims", ftext)], max_rows, code=("name",),
             lines=["Host events of the subtree in tree order (level: depth below the root)."]))
     return out
+
+
+def _memory_section(mem: dict[str, Any], whole: bool, max_rows: int) -> Section:
+    """The blocks the subtree allocated, with per device totals as lines."""
+    lines = []
+    b, blocks = units.bytes_text, (lambda n: units.plural(n, "block"))
+    for d in mem["devices"]:
+        lines.append(f"{d['device']}: allocated {b(d['allocated_bytes'])} in {blocks(d['allocations'])}, "
+                     f"freed {b(d['freed_bytes'])} in {blocks(d['frees'])}, net {b(d['net_bytes'])}; "
+                     f"transient (allocated and freed inside): {b(d['transient_bytes'])} in {blocks(d['transient'])}")
+    if mem["outside_frees"]:
+        lines.append(f"{len(mem['outside_frees']):,} frees of blocks allocated outside "
+                     f"{'the trace' if whole else 'the subtree'} (in the JSON export)")
+    what = "every [memory] allocation of the trace" if whole else "blocks allocated in the subtree"
+    lines.append(f"Rows: {what}; sizes in bytes, times in {units.US} after the trace start.")
+    df = pd.DataFrame(mem["allocations"], columns=["ts_us", "device", "bytes", "op", "freed_ts_us", "lifetime_us",
+                                                   "freed_by"])
+    return table_section("Memory: allocations", df, [
+        (f"start ({units.US})", "ts_us", _us), ("device", "device", ftext), ("bytes", "bytes", int_cell),
+        ("op", "op", ftext),
+        (f"lifetime ({units.US})", "lifetime_us", _us), ("freed by", "freed_by", ftext)], max_rows,
+        code=("op", "freed_by"), lines=lines)

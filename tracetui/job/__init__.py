@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from .discover import expand_inputs, looks_like_job
 
 if TYPE_CHECKING:
-    from .job import Job, RankResult, job_summary, open_job
+    from .job import Job, RankResult, find_layout, job_summary, open_job
 
-__all__ = ["Job", "RankResult", "expand_inputs", "job_summary", "looks_like_job", "open_job"]
+__all__ = ["Job", "RankResult", "expand_inputs", "find_layout", "job_summary", "looks_like_job", "open_job"]
 
-_LAZY = frozenset({"Job", "RankResult", "job_summary", "open_job"})
+_LAZY = frozenset({"Job", "RankResult", "find_layout", "job_summary", "open_job"})
 
 
 def __getattr__(name: str) -> Any:

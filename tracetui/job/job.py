@@ -103,18 +103,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     """
     report = progress or (lambda msg, frac: None)
     skipped: list[str] = []
-    files = expand_inputs(list(inputs), skipped)
-    if not files:
-        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
-    report(f"identifying {len(files)} files", 0.0)
     with Runner(workers, scheduler) as run:
-        infos = run.map(identify, files, on_error=_unidentified,
-                        progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
-        layout = group_ranks(infos)
-        if not layout.ranks:
-            raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
-                                   "no Kineto trace with a rank among the files of this job"
-                                   + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+        layout = find_layout(inputs, run, report, skipped)
         tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top,
                   "rules": rules} for r in layout.ranks]
         outs = run.map(summarise_rank, tasks, on_error=_failed,
@@ -133,6 +123,26 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     report("ready", 1.0)
     arr = arrivals(colls, sorted(per_rank))
     return Job(list(inputs), layout, results, colls, arr["per_rank"], warnings, arr["verdict"], arr["per_collective"])
+
+
+def find_layout(inputs: list[str], run: Runner, progress: Progress | None = None,
+                skipped: list[str] | None = None) -> JobLayout:
+    """The files of each rank of the job named by ``inputs`` (identified on ``run``'s workers);
+    files left out are said in ``skipped`` (see :func:`expand_inputs`).
+    Raises TraceFormatError when the inputs hold no Kineto trace with a rank."""
+    report = progress or (lambda msg, frac: None)
+    files = expand_inputs(list(inputs), skipped)
+    if not files:
+        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
+    report(f"identifying {len(files)} files", 0.0)
+    infos = run.map(identify, files, on_error=_unidentified,
+                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+    layout = group_ranks(infos)
+    if not layout.ranks:
+        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                               "no Kineto trace with a rank among the files of this job"
+                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    return layout
 
 
 def _flag_foreign(results: dict[int, RankResult]) -> list[str]:

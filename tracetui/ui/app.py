@@ -1,11 +1,13 @@
 """The terminal trace browser: ``run_app(paths)`` loads a trace in a worker behind a
-progress screen, then shows the op tree, the detail pane and the stream timeline.
+progress screen, then shows the op tree, the detail pane and the stream timeline;
+``run_job_app`` does it for a whole job, ``run_diff_app`` for two runs compared (the diff
+browser, :mod:`tracetui.ui.diff.diff_screen`).
 
 The first frame comes first: this module imports only what the loading screen needs
 (Textual's app, a label and a progress bar; no numpy, no pandas, no trace model).  The
 browser's screens, the loader and the trace model are imported by the load worker once the
-loading screen is painted (``tests/core/test_startup_imports.py`` and
-``tests/ui/test_ui_startup.py`` hold it; ``bench/bench_ui.py`` times it).
+loading screen is painted (``tests/ui/test_ui_first_minutes.py`` holds it;
+``bench/bench_ui.py`` times it).
 
 Two-way jumps: ``>`` on an op (or runtime call) goes to its first GPU event and, pressed
 again, cycles through that op's GPU events in start order; ``<`` on a kernel, memcpy or
@@ -46,9 +48,12 @@ from .notify import show_note
 from .textual_guards import install_guards
 
 if TYPE_CHECKING:
+    from ..diff.runs import DiffRequest
     from ..session import LinkedTrace
     from .browser.main_screen import MainScreen
+    from .diff.diff_screen import DiffScreen
     from .tree.trace_tree import TraceTree
+    from .view.diff_session import DiffSession
     from .view.trace_row_source import TraceRowSource
 
 install_guards()
@@ -56,10 +61,11 @@ install_guards()
 #: Exit status of ``run_app`` when the initial load failed and the user quit.
 EXIT_LOAD_FAILED = 2
 
-__all__ = ["EXIT_LOAD_FAILED", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_job_app"]
+__all__ = ["EXIT_LOAD_FAILED", "DiffScreen", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_diff_app",
+           "run_job_app"]
 
 #: names this module offers but imports only when asked for (the first frame does not need them)
-_LAZY = {"MainScreen": ".browser.main_screen", "TraceTree": ".tree.trace_tree"}
+_LAZY = {"MainScreen": ".browser.main_screen", "TraceTree": ".tree.trace_tree", "DiffScreen": ".diff.diff_screen"}
 
 
 def __getattr__(name: str) -> Any:
@@ -88,11 +94,13 @@ class TraceApp(App[int]):
 
     def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None,
                  job_inputs: list[str] | None = None, workers: int | None = None,
-                 scheduler: str | None = None, settings: Settings | None = None) -> None:
+                 scheduler: str | None = None, settings: Settings | None = None,
+                 diff: DiffRequest | None = None) -> None:
         super().__init__()
         #: theme and keymap (config.toml: tracetui/config.py); a bad file raised TraceError already
         self.settings = settings if settings is not None else load_settings()
         self._keys = KeyRouter(self, self._route_key)
+        self.exiting = False  #: set by exit(): keys typed after it are dropped
         self.paths = list(paths)
         #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
         self.job_inputs = list(job_inputs) if job_inputs else None
@@ -104,6 +112,11 @@ class TraceApp(App[int]):
         #: the export dialog offers the folder and the python-frames choice of the last export
         self.export_folder: str | None = None
         self.export_python_frames = False
+        #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
+        self.critical = None
+        #: two runs compared (``tracetui diff A B``, docs/diff.md): the request, then what the diff browser shows
+        self.diff_request = diff
+        self.diff_session: DiffSession | None = None
         self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer
@@ -153,6 +166,11 @@ class TraceApp(App[int]):
         if self.job_inputs:
             self.push_screen(LoadingScreen(self.job_inputs))
             self.call_after_refresh(self.load_job, self.job_inputs)
+            return
+        if self.diff_request is not None:
+            req = self.diff_request
+            self.push_screen(LoadingScreen([*req.paths_a, *req.paths_b]))
+            self.call_after_refresh(self.load_diff, req)
             return
         self.push_screen(LoadingScreen(self.paths))
         # start the worker once the loading screen is painted: the first frame comes first
@@ -227,14 +245,8 @@ class TraceApp(App[int]):
             relay("showing the browser", 1.0)
         except LoadCancelled:
             return
-        except TraceError as exc:
-            self.post_message(LoadFailed(str(exc)))
-            return
-        except MemoryError:
-            self.post_message(LoadFailed(f"{paths[0]}: not enough memory to load this trace"))
-            return
         except Exception as exc:  # a bug must still end in the dialog, not a traceback
-            self.post_message(LoadFailed(f"{paths[0]}: internal error while loading: {type(exc).__name__}: {exc}"))
+            self._post_load_error(exc, paths[0])
             return
         shown = self._browser_shown = threading.Event()
         self.post_message(LoadDone(linked, source, categorizer))
@@ -246,6 +258,48 @@ class TraceApp(App[int]):
                 return
         for write in pending:
             write()
+
+    def _post_load_error(self, exc: Exception, path: str) -> None:
+        """The :class:`LoadFailed` of a load that raised ``exc``: bad input's one line, too
+        little memory, or a bug (still the dialog, never a traceback)."""
+        if isinstance(exc, TraceError):
+            message = str(exc)
+        elif isinstance(exc, MemoryError):
+            message = f"{path}: not enough memory to load this trace"
+        else:
+            message = f"{path}: internal error while loading: {type(exc).__name__}: {exc}"
+        self.post_message(LoadFailed(message))
+
+    @work(thread=True, exclusive=True, group="load")
+    def load_diff(self, request: DiffRequest) -> None:
+        """Load both runs, diff them and build the diff browser's views (worker thread;
+        :mod:`tracetui.ui.view.diff_session`), then show the diff browser."""
+        relay = ProgressRelay(self, get_current_worker())
+        try:
+            from .diff import diff_screen  # noqa: F401 -- the diff browser, ready when the load is done
+            from .view.diff_session import load_diff_session
+
+            session = load_diff_session(request, relay)
+            relay("showing the diff", 1.0)
+        except LoadCancelled:
+            return
+        except Exception as exc:  # noqa: BLE001 -- the dialog, never a traceback
+            self._post_load_error(exc, request.paths_a[0])
+            return
+        self.call_from_thread(self._diff_loaded, session)
+
+    def _diff_loaded(self, session: DiffSession) -> None:
+        from .diff.diff_screen import DiffScreen
+
+        if self.load_cancelled:
+            return
+        self.diff_session = session
+        self.linked = session.sides["a"][0]
+        self.load_failed = False
+        self.sub_title = "diff"
+        self.switch_screen(DiffScreen(session))
+        self.call_after_refresh(self._browser_shown.set)
+        self.call_after_refresh(self._show_config_notes)
 
     def on_load_progress(self, message: LoadProgress) -> None:
         screen = self.screen
@@ -288,16 +342,28 @@ class TraceApp(App[int]):
         self._exit_renderables.clear()  # saved to the crash file; never dumped on the terminal
         self._return_code = EXIT_INTERNAL_ERROR
 
+    def exit(self, *args, **kwargs) -> None:
+        self.exiting = True  # keys typed after the quit are dropped (on_event)
+        super().exit(*args, **kwargs)
+
+    def _keys_dropped(self) -> bool:
+        """Keys typed ahead of a quit arrive while the screens are torn down (their widgets
+        removed) or after the last screen is gone; Textual would look up the missing screen or
+        widget for them (ScreenStackError, NoMatches).  So once the app exits, keys are dropped:
+        those routed now, those held by the key router, and those a screen forwards back up."""
+        return self.exiting or not self.screen_stack
+
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            await self._keys.key(event)  # in order: each after the keys before it (key_order.py)
-            return
+        if isinstance(event, events.Key):
+            if self._keys_dropped():
+                return
+            if not event.is_forwarded:
+                await self._keys.key(event)  # in order: each after the keys before it (key_order.py)
+                return
         await super().on_event(event)
 
     async def _route_key(self, event: events.Key) -> None:
-        # Keys typed ahead of a quit arrive after the last screen is gone; Textual would look
-        # up the (missing) screen for them and raise ScreenStackError while exiting.
-        if not self.screen_stack:
+        if self._keys_dropped():
             return
         await super().on_event(event)
 
@@ -307,6 +373,8 @@ class TraceApp(App[int]):
 
         self.linked = linked
         self.load_failed = False
+        if self.job is None:  # another file opened: its own path, if any, comes from P
+            self.critical = None
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
             from ..errors import LoadWarning
 
@@ -324,6 +392,9 @@ class TraceApp(App[int]):
         from .browser.error_dialog import ErrorDialog
 
         self.load_failed = True
+        if self.diff_request is not None:
+            self.push_screen(ErrorDialog(message, "Could not compare the runs", can_open=False), self._error_choice)
+            return
         self.push_screen(ErrorDialog(message), self._error_choice)
 
     def _error_choice(self, choice: tuple[str, str] | None) -> None:
@@ -373,20 +444,22 @@ class TraceApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: keys", "Show every key binding", self.action_help)
-        if not isinstance(screen, _main_screen_class()):  # the loading screen, a dialog: no browser keys
-            return
-        if self.job is not None:
+        from .diff.diff_screen import DiffScreen
+
+        MainScreen = _main_screen_class()  # noqa: N806 -- the class, imported once the browser is shown
+        if self.job is not None and isinstance(screen, MainScreen):
             for r in self.job.ranks:
                 if self.job.results[r].ok and r != self.rank:
                     yield SystemCommand(f"Rank {r}", f"show rank {r} of the job", partial(self.show_rank, r))
-        seen = set()
-        for binding in screen._bindings.key_to_bindings.values():
-            for b in binding:
-                if b.action in seen:
-                    continue
-                seen.add(b.action)
-                yield SystemCommand(b.description, f"key {self.get_key_display(b)}",
-                                    partial(self._run_browser_action, screen, b.action))
+        if isinstance(screen, (MainScreen, DiffScreen)):
+            seen = set()
+            for binding in screen._bindings.key_to_bindings.values():
+                for b in binding:
+                    if b.action in seen:
+                        continue
+                    seen.add(b.action)
+                    yield SystemCommand(b.description, f"key {self.get_key_display(b)}",
+                                        partial(self._run_browser_action, screen, b.action))
 
     async def _run_browser_action(self, screen: Screen, action: str) -> None:
         """A palette command runs after the palette closes: by then the browser screen may be
@@ -399,7 +472,7 @@ def _freeze_objects() -> None:
     """Once the browser is painted: leave the objects alive now (the trace's, the browser's
     widgets) out of the garbage collector's full passes (``gc.freeze``).  A full pass over them
     took 50-70 ms of CPU at random moments, often while a screen opened (216k-event trace, a
-    2-core machine).  Unfrozen when another trace or rank replaces them."""
+    2-core machine).  Unfrozen when another trace or rank replaces them, and at exit."""
     gc.collect()
     gc.freeze()
 
@@ -439,6 +512,12 @@ def run_job_app(inputs: list[str], use_cache: bool = True, workers: int | None =
 
     start_pool_helpers()  # before Textual replaces sys.stderr (the helpers' start needs its descriptor)
     return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler))
+
+
+def run_diff_app(request: DiffRequest) -> int:
+    """Open the diff browser on two runs (``tracetui diff A B``, docs/diff.md): both load in a
+    worker behind the loading screen, then the merged tree.  Exit status as :func:`run_app`."""
+    return _run(TraceApp([*request.paths_a, *request.paths_b], use_cache=request.use_cache, diff=request))
 
 
 def run_app(paths: list[str], use_cache: bool = True) -> int:

@@ -14,8 +14,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.screen import Screen
-from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from ... import units
@@ -24,35 +22,39 @@ from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions, precompute_job_summary
 from ..key_bar import KeyBar
+from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries, precompute_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
-from ..tree.virtual_tree import VirtualTree
 from ..view.driver_notes import back_texts, driver_link_note, hop_texts
 from ..view.jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op
-from ..view.match_list import ORDER_WORDS, MatchList
+from ..view.match_list import ORDER_WORDS
 from ..view.once import Once
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
 from ..view.trace_row_source import TraceRowSource
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
+from .panes_screen import PanesScreen
 from .search_bar import SearchBar
 from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, Screen):
+class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
-    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
-    ``initial_select`` = (node, note) is selected once the screen is shown."""
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
+    ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -65,43 +67,13 @@ class MainScreen(JobActions, Screen):
         self.linked = linked
         self.source = source
         self.detail_model = detail_model
-        self.current: int | None = None
         self.cycle: JumpCycle | None = None
-        #: what n/N step through: a search's matches or a summaries row's occurrences (view/match_list.py)
-        self.match_list: MatchList | None = None
-        self._notes: dict[int, Text] = {}
+        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
+        self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
+        self.last_export: str | None = None  # absolute path of the last file written by e
         self._spans: dict[int, tuple[float, float]] = {}  # node -> span the timeline shows once it is selected
         #: what the screens need, computed once per trace (view/once.py); filled in the background
         self.once = Once()
-        self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
-        self.last_export: str | None = None  # absolute path of the last file written by e
-        self._sync_pending = False
-
-    # ------------------------------------------------------------------ matches
-    @property
-    def query_text(self) -> str | None:
-        """The search text (or the summaries row) whose matches n/N step through; None: none."""
-        return self.match_list.label if self.match_list is not None else None
-
-    @property
-    def matches(self) -> np.ndarray:
-        """The matches in tree order (empty: none)."""
-        return self.match_list.nodes if self.match_list is not None else np.empty(0, dtype=np.int64)
-
-    @property
-    def matches_fixed(self) -> bool:
-        """Set by the summaries screen (its row's occurrences), not a query to run again."""
-        return self.match_list is not None and self.match_list.fixed
-
-    def set_matches(self, nodes: np.ndarray, positions: np.ndarray, label: str, *, order: str = "tree",
-                    fixed: bool = False, span: tuple[float, float] | None = None) -> None:
-        """Make ``nodes`` (tree order, with their tree ``positions``) what n/N step through;
-        ``span`` (µs): what the timeline shows with each of them (an idle gap)."""
-        self.match_list = MatchList(self.source, nodes, positions, label, order=order, fixed=fixed, span=span)
-        if self.source.filtered:
-            self._set_filter(True)
-        self.update_status()
-        self.refresh_bindings()  # o (the order) applies while there are matches
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -118,10 +90,6 @@ class MainScreen(JobActions, Screen):
         return self.query_one("#tree", TraceTree)
 
     @property
-    def detail(self) -> DetailPane:
-        return self.query_one("#detail", DetailPane)
-
-    @property
     def timeline(self) -> TraceTimeline:
         return self.query_one("#timeline", TraceTimeline)
 
@@ -136,6 +104,9 @@ class MainScreen(JobActions, Screen):
             timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
+        if self.path_state() is not None:  # a job's path, computed on another rank's screen
+            self.walk = "path"
+            self.apply_path()
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
@@ -161,7 +132,8 @@ class MainScreen(JobActions, Screen):
     def key_applies(self, action: str) -> bool:
         """Does the key of ``action`` do something on the trace shown?  The key bar leaves out
         those that do not (``>``/``<`` without GPU events or a driver link, ``.`` without
-        python rows, ``t`` without a timeline); pressed anyway, they say why."""
+        python rows, ``t`` without a timeline, ``o`` without matches); pressed anyway, they
+        say why."""
         src = self.source
         if action in ("jump_gpu", "jump_op"):
             return src.has_jumps
@@ -170,7 +142,7 @@ class MainScreen(JobActions, Screen):
         if action == "focus_timeline":
             return bool(self.timeline.display)
         if action == "match_order":
-            return self.match_list is not None and self.match_list.size > 0
+            return bool(self.matches.size)
         return True
 
     # ------------------------------------------------------------------ status
@@ -184,39 +156,17 @@ class MainScreen(JobActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            order=ORDER_WORDS[self.match_list.order] if self.match_list is not None and self.match_list.order != "tree"
-            else None,
-            exported=self.last_export)
-
-    def status_text(self) -> Text:
-        """The status line as drawn: fitted to one line of the status widget's width."""
-        return self.query_one("#status", StatusLine).fitted()
-
-    def update_status(self) -> None:
-        """Give the status line the current parts; it fits them (again on every resize)."""
-        self.query_one("#status", StatusLine).set_parts(self.status_parts())
+            exported=self.last_export, path=self.path_status(),
+            order=ORDER_WORDS[self.match_order] if self.query_text is not None and self.match_order != "tree" else None)
 
     # ------------------------------------------------------------------ selection
-    @on(VirtualTree.NodeHighlighted)
-    def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
-        event.stop()
-        node = event.node
-        self.current = node
+    def moved_to(self, node: int) -> None:
         if self.cycle is not None and not (self.cycle.origin == node or
                                            int(self.cycle.events[self.cycle.index]) == node):
             self.cycle = None
-        # Detail and timeline follow once the queued input is handled: holding a key
-        # down renders the panes for the row the cursor stops on, not for every row.
-        if not self._sync_pending:
-            self._sync_pending = True
-            self.call_later(self._sync_panes)
 
-    def _sync_panes(self) -> None:
-        self._sync_pending = False
-        node = self.current
-        note = self._notes.pop(node, None) if node is not None else None
+    def sync_panes(self, node: int | None, note: Text | None) -> None:
         span = self._spans.pop(node, None) if node is not None else None
-        self._notes.clear()
         self._spans.clear()
         self.detail.show(node, note)
         self.timeline.show_selection(node)
@@ -339,30 +289,6 @@ class MainScreen(JobActions, Screen):
         return src.row_label(node).plain
 
     # ------------------------------------------------------------------ search
-    def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.value = ""
-        bar.display = True
-        bar.focus()
-
-    @on(Input.Submitted, "#search")
-    def _on_search(self, event: Input.Submitted) -> None:
-        event.stop()
-        bar = self.query_one(SearchBar)
-        query = event.value
-        bar.display = False
-        self.op_tree.focus()
-        if not query.strip():
-            return
-        self.run_search(query)
-
-    @on(SearchBar.Cancelled)
-    def _on_search_cancel(self, event: SearchBar.Cancelled) -> None:
-        event.stop()
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.op_tree.focus()
-
     def run_search(self, query: str, *, select: bool = True) -> None:
         try:
             nodes, positions = self.source.find(query)
@@ -370,59 +296,89 @@ class MainScreen(JobActions, Screen):
             show_note(self, str(exc), severity="error")
             return
         self.set_matches(nodes, positions, query)
+        self.matches_fixed = False
+        self.walk = "search"
+        if self.source.filtered:
+            self._set_filter(True)
+        self.update_status()
         if not nodes.size:
             show_note(self, f"no match for {query!r}", severity="warning")
             return
         if select:
             self._goto_match(0, inclusive=True)
 
-    def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
+    def show_occurrences(self, result: tuple | None, *, first_given: bool = False, longest_first: bool = False) -> None:
+        """Make the nodes of ``result`` = (nodes, label[, span]) the match list (as a search
+        would: the status line and ``n``/``N`` use it) and select the first one in tree order,
+        or (``first_given``) the first one given (the memory screen's Enter), or
+        (``longest_first``) the longest, with ``n``/``N`` going down by duration (the summaries'
+        Enter; ``o`` switches to time order).  ``span`` (µs): what the timeline shows with them
+        (an idle gap)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label, *rest = result
+        span = rest[0] if rest else None
+        src = self.source
+        positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
+        keep = positions >= 0
+        nodes, positions = nodes[keep], positions[keep]
+        if not nodes.size:
+            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            return
+        o = np.argsort(positions, kind="stable")
+        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
+        self.set_matches(nodes[o], positions[o], label, order="longest" if longest_first else "tree", fixed=True,
+                         span=span)
+        self.matches_fixed = True
+        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
+        if src.filtered:
+            self._set_filter(True)
+        self.update_status()
+        self.op_tree.focus()
+        # after the browser screen is back on and laid out, so the tree can scroll to the row
+        if longest_first:
+            self.call_after_refresh(self.goto_first_match)
+            return
+        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
+        self.call_after_refresh(self.select, int(self.matches[first]), note)
+
+    def match_note(self, i: int, n: int) -> Text:
+        """The detail pane's note for the ``i``-th of ``n`` matches in the current order."""
         ml = self.match_list
-        if ml is None:
-            show_note(self, "no search yet: press / to search", severity="warning")
-            return
-        n = ml.size
-        if not n:
-            show_note(self, f"no match for {ml.label!r}", severity="warning")
-            return
-        i = ml.step(self.current, direction, inclusive=inclusive)
-        nodes, _ = ml.sequence()
-        if ml.fixed and ml.span is not None:  # an idle gap: the event before it is selected
-            note = Text(f"{ml.label}: after this GPU event (tinted in the timeline)", style="bold")
-        elif ml.fixed:
+        if ml is not None and ml.fixed and ml.span is not None:  # an idle gap: the event before it is selected
+            return Text(f"{ml.label}: after this GPU event (tinted in the timeline)", style="bold")
+        if ml is not None and ml.fixed and ml.order != "tree":
             what = f"{ml.label}: occurrence {i + 1} of {n:,}"
             if ml.order == "longest":
                 what += f" ({units.duration_short_us(ml.duration_of(i))}), longest first"
             other = "time order" if ml.order == "longest" else "longest first"
-            note = Text(f"{what}   (n next, N previous, o {other})", style="bold")
-        else:
-            note = Text(f"/ match {i + 1} of {n:,} for {ml.label!r} ({ORDER_WORDS[ml.order]})   (n next, N previous)",
-                        style="bold")
-        self.select(int(nodes[i]), note, ml.span if ml.fixed else None)
+            return Text(f"{what}   (n next, N previous, o {other})", style="bold")
+        return super().match_note(i, n)
 
     def action_match_order(self) -> None:
         """``o``: n/N step through the matches longest first, or in time order."""
-        ml = self.match_list
-        if ml is None or not ml.size:
+        if not self.matches.size:
             show_note(self, "no matches to order: search (/) or Enter on a summaries row (s)", severity="warning")
             return
-        order = ml.toggle_order()
+        order = self.current_matches().toggle_order()
         self.update_status()
         show_note(self, f"n/N: {ORDER_WORDS[order]}")
 
-    def goto_first_match(self) -> None:
-        """Select the first match in the list's order (a summaries row: the longest occurrence)."""
-        if self.is_attached:
-            self._goto_match(1, inclusive=True)
-
     def action_next_match(self) -> None:
-        self._goto_match(1)
+        """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(1)
+        else:
+            self._goto_match(1)
 
     def action_prev_match(self) -> None:
-        self._goto_match(-1)
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(-1)
+        else:
+            self._goto_match(-1)
 
     def action_filter(self) -> None:
-        if not self.source.filtered and not self.matches.size:
+        if not self.source.filtered and (self.query_text is None or not self.matches.size):
             show_note(self, "filter shows the subtrees holding search matches: search first (/)", severity="warning")
             return
         self._set_filter(not self.source.filtered)
@@ -438,12 +394,17 @@ class MainScreen(JobActions, Screen):
         self.update_status()
 
     def action_clear(self) -> None:
-        if self.source.filtered:
-            self._set_filter(False)
-        if self.match_list is not None:
-            self.match_list = None
+        """Esc: the search and the filter together, else a critical path (being computed, or its marks)."""
+        if self.source.filtered or self.query_text is not None:
+            if self.source.filtered:
+                self._set_filter(False)
+            self.clear_matches()
+            if self.path_state() is not None:
+                self.walk = "path"
             self.update_status()
             self.refresh_bindings()
+        else:
+            self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles
@@ -456,10 +417,8 @@ class MainScreen(JobActions, Screen):
             return
         current = self.current
         src.set_hide_python(not src.hide_python)
-        ml = self.match_list
-        if ml is not None and not ml.fixed:
-            nodes, positions = src.find(ml.label)
-            self.match_list = MatchList(src, nodes, positions, ml.label, order=ml.order)
+        if self.query_text is not None and not self.matches_fixed:
+            self.set_matches(*src.find(self.query_text), self.query_text, order=self.match_order)
             if src.filtered:
                 src.set_filter(self.matches)
         self.op_tree.refresh_rows()
@@ -475,16 +434,6 @@ class MainScreen(JobActions, Screen):
         else:
             timeline.focus()
 
-    def action_toggle_detail(self) -> None:
-        detail = self.detail
-        detail.display = not detail.display
-
-    def action_maximize(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-        elif self.focused is not None:
-            self.maximize(self.focused, container=False)
-
     def action_toggle_cpu_lanes(self) -> None:
         timeline = self.timeline
         timeline.set_show_cpu(not timeline.show_cpu)
@@ -494,15 +443,9 @@ class MainScreen(JobActions, Screen):
     def action_zoom(self, factor: float) -> None:
         self.timeline.zoom_keep_selection(float(factor))
 
-    def action_pan(self, fraction: float) -> None:
-        self.timeline.pan(float(fraction))
-
     def action_zoom_selection(self) -> None:
         if not self.timeline.zoom_to_selection():
             show_note(self, "the selection has no time span", severity="warning")
-
-    def action_fit_all(self) -> None:
-        self.timeline.fit_all()
 
     def action_summaries(self) -> None:
         """``s``: the summary tables (:mod:`~tracetui.ui.summaries.summaries_screen`); Enter there

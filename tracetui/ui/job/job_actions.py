@@ -17,7 +17,7 @@ from rich.text import Text
 from ... import units
 from ...job.nav import collective_at, member_offsets
 from ..notify import show_note
-from ..ready import when_ready
+from ..shown import show_when_computed
 from .rank_picker import RankPicker
 
 #: the name of a job's cross-rank tables in the app's ``job_once``
@@ -122,11 +122,9 @@ class JobActions:
         from .job_summary_screen import JobSummaryScreen
 
         app = self.app
-
-        def show(doc: dict) -> None:
-            app.push_screen(JobSummaryScreen(job, app.rank, doc), self._summary_choice)
-
-        when_ready(self, app.job_once, JOB_SUMMARY, partial(job_summary, job), show, group="job_summary")
+        show_when_computed(self, partial(job_summary, job),
+                           lambda doc: app.push_screen(JobSummaryScreen(job, app.rank, doc), self._summary_choice),
+                           "job_summary", once=app.job_once, name=JOB_SUMMARY)
 
     def _summary_choice(self, choice: tuple[str, int] | None) -> None:
         if choice is None:

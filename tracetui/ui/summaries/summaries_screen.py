@@ -33,12 +33,10 @@ from textual.screen import Screen
 from textual.widgets import Label, Tab, Tabs
 
 from ...errors import one_line
-from ...kineto.trace import KinetoTrace
 from ..key_bar import KeyBar
 from ..notify import show_note
-from ..ready import when_ready
 from ..row_table import RowTable
-from ..shown import is_shown, only_while_shown
+from ..shown import is_shown, only_while_shown, show_when_computed
 from ..view.summary_table import SummaryTable
 from ..view.summary_tables import summary_tables
 
@@ -63,9 +61,9 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
     SummariesScreen RowTable { height: 1fr; }
     """
 
-    def __init__(self, kt: KinetoTrace, tables: list[SummaryTable]) -> None:
+    def __init__(self, title: Text, tables: list[SummaryTable]) -> None:
         super().__init__()
-        self.kt = kt
+        self.title_text = title
         self.tables = tables
         #: table key -> (column, reversed); a table starts sorted by its own column (its header says so)
         self.sort_state: dict[str, tuple[int, bool]] = {t.key: (t.sorted_by, False) for t in tables}
@@ -73,9 +71,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         self._shown: SummaryTable | None = None
 
     def compose(self) -> ComposeResult:
-        yield Label(Text.assemble((one_line(self.kt.name_of_file), "bold"),
-                                  " · Enter: the longest occurrence in the tree (a gap: the event before it), "
-                                  "n/N the next longest, o time order"), id="summaries-title")
+        yield Label(self.title_text, id="summaries-title")
         yield Tabs(*(Tab(Text(one_line(f"{t.title} ({len(t.rows):,})")), id=f"p-{t.key}") for t in self.tables),
                    id="summaries-tabs")
         yield Label("", id="summaries-note")
@@ -200,38 +196,19 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         self.dismiss(None)
 
 
-def show_occurrences(screen: Any, result: tuple[np.ndarray, str, Any] | None) -> None:
-    """On the browser screen: make ``nodes`` the match list (as a search would; the status line
-    and ``n``/``N`` use it), longest first, and select the longest; with a span (an idle gap)
-    the timeline then shows it."""
-    if result is None or not screen.is_attached:
-        return
-    nodes, label, span = result
-    src = screen.source
-    positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
-    keep = positions >= 0
-    nodes, positions = nodes[keep], positions[keep]
-    if not nodes.size:
-        show_note(screen, f"{label}: no occurrence in the tree", severity="warning")
-        return
-    o = np.argsort(positions, kind="stable")
-    screen.set_matches(nodes[o], positions[o], label, order="longest", fixed=True, span=span)
-    screen.op_tree.focus()
-    # after the browser screen is back on and laid out, so the tree can scroll to the row
-    screen.call_after_refresh(screen.goto_first_match)
-
-
 def open_summaries(screen: Any) -> None:
     """From the browser screen: show the tables, computed once per trace (in the background
     after the tree was shown, or now in a worker thread; not shown when the user has left the
-    browser screen meanwhile)."""
+    browser screen meanwhile).  Enter there selects a row's longest occurrence
+    (``MainScreen.show_occurrences``)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
-    app = screen.app
-
-    def show(tables: list[SummaryTable]) -> None:
-        app.push_screen(SummariesScreen(kt, tables), partial(show_occurrences, screen))
-
-    when_ready(screen, screen.once, SUMMARIES, lambda: summary_tables(kt, categorizer), show, group="summaries")
+    title = Text.assemble((one_line(kt.name_of_file), "bold"),
+                          " · Enter: the longest occurrence in the tree (a gap: the event before it), "
+                          "n/N the next longest, o time order")
+    show_when_computed(screen, lambda: summary_tables(kt, categorizer),
+                       lambda tables: screen.app.push_screen(SummariesScreen(title, tables),
+                                                             partial(screen.show_occurrences, longest_first=True)),
+                       "summaries", once=screen.once, name=SUMMARIES)
 
 
 #: the name of the summaries' tables in the browser screen's :class:`~tracetui.ui.view.once.Once`

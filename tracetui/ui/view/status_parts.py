@@ -26,13 +26,14 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "export", "driver_link", "driver",
-            "counts", "gpu_link", "et_link", "skipped", "devices", "python")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "steps", "search", "path", "sort", "matches", "export",
+            "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
-DISPLAY_ORDER = ("rank", "title", "driver", "devices", "counts", "skipped", "gpu_link", "driver_link", "et_link",
-                 "mismatch", "search", "filter", "python", "export", "warnings")
+DISPLAY_ORDER = ("rank", "title", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
+                 "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python", "export",
+                 "warnings")
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,13 @@ def trace_parts(linked) -> list[Part]:
                                style="bold red"))
     n_warn = len(linked.all_warnings())
     if n_warn:
-        parts.append(_part("warnings", f"⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow"))
+        parts.append(warnings_part(n_warn))
     return parts
+
+
+def warnings_part(n: int) -> Part:
+    """``⚠ N warnings (w)``: the cue that ``w`` lists what could not be read or linked."""
+    return _part("warnings", f"⚠ {n} warning{'s' if n != 1 else ''} (w)", style="bold yellow")
 
 
 def rank_part(rank: int, world_size: int) -> Part:
@@ -142,10 +148,12 @@ def _clip(s: str, n: int) -> str:
 
 
 def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
-                filtered: bool = False, exported: str | None = None, order: str | None = None) -> list[Part]:
+                filtered: bool = False, exported: str | None = None,
+                path: tuple[str, str] | None = None, order: str | None = None) -> list[Part]:
     """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
     (or summaries row) and its match count, with the order n/N follow when it is not tree
-    order, the filter flag, and the last export's absolute path."""
+    order, a critical path shown (its long and short forms), the filter flag, and the last
+    export's absolute path."""
     parts = []
     if python_hidden is not None:
         parts.append(_part("python", "python hidden" if python_hidden else "python shown",
@@ -154,6 +162,8 @@ def state_parts(*, python_hidden: bool | None = None, query: str | None = None, 
         how = f", {order}" if order else ""
         parts.append(_part("search", f"search {query!r}: {n_matches:,} matches{how}",
                            f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
+    if path is not None:
+        parts.append(_part("path", *path, style="red"))
     if filtered:
         parts.append(_part("filter", "FILTERED", style="bold"))
     if exported is not None:
