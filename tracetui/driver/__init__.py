@@ -8,8 +8,9 @@ costs nothing more, and a browser that opens a Kineto trace never imports the re
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .loader import load_driver
@@ -18,11 +19,4 @@ if TYPE_CHECKING:
 
 __all__ = ["DriverTrace", "What", "load_driver"]
 
-_HOME = {"DriverTrace": ".trace", "What": ".schema", "load_driver": ".loader"}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+__getattr__ = lazy_names(__name__, {"DriverTrace": ".trace", "What": ".schema", "load_driver": ".loader"})

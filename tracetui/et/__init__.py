@@ -10,8 +10,9 @@ JSON recovery) only when an ET file is opened.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .loader import is_execution_trace, load_et
@@ -28,12 +29,6 @@ __all__ = [
     "load_et",
 ]
 
-_HOME = {"ETArg": ".model", "ETNode": ".model", "ETTensor": ".model", "ETTrace": ".trace",
-         "is_execution_trace": ".loader", "is_thread_root_name": ".trace", "load_et": ".loader"}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+__getattr__ = lazy_names(__name__, {
+    "ETArg": ".model", "ETNode": ".model", "ETTensor": ".model", "ETTrace": ".trace",
+    "is_execution_trace": ".loader", "is_thread_root_name": ".trace", "load_et": ".loader"})

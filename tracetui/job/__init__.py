@@ -12,8 +12,9 @@ first asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .discover import expand_inputs, looks_like_job
 
 if TYPE_CHECKING:
@@ -21,12 +22,5 @@ if TYPE_CHECKING:
 
 __all__ = ["Job", "RankResult", "expand_inputs", "find_layout", "job_summary", "looks_like_job", "open_job"]
 
-_LAZY = frozenset({"Job", "RankResult", "find_layout", "job_summary", "open_job"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from . import job
-
-        return getattr(job, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, {name: ".job" for name in ("Job", "RankResult", "find_layout", "job_summary",
+                                                                "open_job")})

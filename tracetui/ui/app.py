@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -34,6 +34,7 @@ from ..config import Settings, load_settings
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
 from ..errors import LoadCancelled, TraceError, one_line
+from ..lazy import lazy_names
 from .bindings import APP_BINDINGS
 from .browser.loading_screen import (
     EXIT_LOAD_CANCELLED,
@@ -68,13 +69,7 @@ __all__ = ["EXIT_LOAD_FAILED", "DiffScreen", "MainScreen", "TraceApp", "TraceTre
 _LAZY = {"MainScreen": ".browser.main_screen", "TraceTree": ".tree.trace_tree", "DiffScreen": ".diff.diff_screen"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(home, __package__), name)
+__getattr__ = lazy_names(__name__, _LAZY, __package__)
 
 
 def _main_screen_class() -> type:

@@ -24,65 +24,66 @@ from textual.strip import Strip
 
 #: cells between two columns
 GAP = 2
+#: the moving keys of a list-like widget: what -> (keys, description)
+MOVE_KEYS = {"down": ("down,j", "Down"), "up": ("up,k", "Up"), "page_down": ("pagedown", "Page down"),
+             "page_up": ("pageup", "Page up"), "top": ("home,g", "Top"), "bottom": ("end,G", "Bottom")}
 
 
-class RowTable(ScrollView, can_focus=True):
-    """Header + rows of text cells with a cursor; posts :class:`RowSelected` (Enter, double
-    click) and :class:`HeaderSelected` (a click on a column's title)."""
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"row-table--header", "row-table--cursor", "row-table--even"}
-    DEFAULT_CSS = """
-    RowTable {
+def list_css(widget: str, prefix: str, extra: str = "") -> str:
+    """The CSS of a list-like widget drawn line by line (the op tree, a row table): the
+    surface, a vertical scrollbar, a bold header line (``<prefix>--header``) and a cursor line
+    (``<prefix>--cursor``, brighter while the widget has focus); ``extra``: its own rules."""
+    return f"""
+    {widget} {{
         background: $surface;
         color: $foreground;
         overflow-x: hidden;
         overflow-y: auto;
         scrollbar-size-vertical: 1;
         height: 1fr;
-        & > .row-table--header { background: $panel; text-style: bold; }
-        & > .row-table--even { background: $surface-lighten-1 20%; }
-        & > .row-table--cursor {
+        & > .{prefix}--header {{ background: $panel; text-style: bold; }}
+        {extra}
+        & > .{prefix}--cursor {{
             background: $block-cursor-blurred-background;
             text-style: $block-cursor-blurred-text-style;
-        }
-        &:focus > .row-table--cursor {
+        }}
+        &:focus > .{prefix}--cursor {{
             color: $block-cursor-foreground;
             background: $block-cursor-background;
             text-style: $block-cursor-text-style;
-        }
-    }
-    RowTable:ansi:nocolor > .row-table--cursor { text-style: reverse; }
+        }}
+    }}
+    {widget}:ansi:nocolor > .{prefix}--cursor {{ text-style: reverse; }}
     """
 
+
+def move_bindings(owner: str, actions: dict[str, str]) -> list[BindingType]:
+    """The moving keys of a list-like widget (the op tree, a row table): j/k and the arrows,
+    PgDn/PgUp, g/G and Home/End, each bound to ``actions[what]``, ids ``<owner>.<what>``."""
+    return [Binding(MOVE_KEYS[what][0], action, MOVE_KEYS[what][1], show=False, id=f"{owner}.{what}")
+            for what, action in actions.items()]
+
+
+class RowTable(ScrollView, can_focus=True):
+    """Header + rows of text cells with a cursor; posts :class:`Picked` (Enter or a double
+    click on a row, a click on a column's title)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"row-table--header", "row-table--cursor", "row-table--even"}
+    DEFAULT_CSS = list_css("RowTable", "row-table", "& > .row-table--even { background: $surface-lighten-1 20%; }")
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor(1)", "Down", show=False, id="row_table.down"),
-        Binding("up,k", "cursor(-1)", "Up", show=False, id="row_table.up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="row_table.page_down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="row_table.page_up"),
-        Binding("home,g", "top", "Top", show=False, id="row_table.top"),
-        Binding("end,G", "bottom", "Bottom", show=False, id="row_table.bottom"),
+        *move_bindings("row_table", {"down": "cursor(1)", "up": "cursor(-1)", "page_down": "page(1)",
+                                     "page_up": "page(-1)", "top": "top", "bottom": "bottom"}),
         Binding("enter", "select", "Go to", id="row_table.select"),
     ]
 
-    class RowSelected(Message):
-        """Enter (or a double click) on a row: ``row`` is its index in the cells."""
+    class Picked(Message):
+        """Enter or a double click on a row (``row``: its index in the cells), or a click on
+        a column's title (``column``: its index); the other is None."""
 
-        def __init__(self, table: RowTable, row: int) -> None:
-            self.table = table
-            self.row = row
+        def __init__(self, table: RowTable, *, row: int | None = None, column: int | None = None) -> None:
             super().__init__()
-
-        @property
-        def control(self) -> RowTable:
-            return self.table
-
-    class HeaderSelected(Message):
-        """A click on column ``column``'s title."""
-
-        def __init__(self, table: RowTable, column: int) -> None:
-            self.table = table
-            self.column = column
-            super().__init__()
+            self.table, self.row, self.column = table, row, column
 
         @property
         def control(self) -> RowTable:
@@ -194,7 +195,7 @@ class RowTable(ScrollView, can_focus=True):
 
     def action_select(self) -> None:
         if self.cursor_row is not None:
-            self.post_message(self.RowSelected(self, self.cursor_row))
+            self.post_message(self.Picked(self, row=self.cursor_row))
 
     # ------------------------------------------------------------------ mouse
     async def _on_click(self, event: events.Click) -> None:
@@ -204,7 +205,7 @@ class RowTable(ScrollView, can_focus=True):
         if offset.y == 0:
             column = self.column_at(offset.x)
             if column is not None:
-                self.post_message(self.HeaderSelected(self, column))
+                self.post_message(self.Picked(self, column=column))
             return
         pos = self.scroll_offset.y + offset.y - 1
         if 0 <= pos < len(self.order):

@@ -117,16 +117,7 @@ def _describe(description: str, tooltip: str) -> str:
 class HelpLines(ScrollView, can_focus=True):
     """The help text as lines, laid out for the width shown (the description column wraps
     under itself) and drawn only where visible: a table of every binding costs what one
-    screenful costs."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "scroll_down", "Down", show=False, id="help.down"),
-        Binding("up,k", "scroll_up", "Up", show=False, id="help.up"),
-        Binding("pagedown,space", "page_down", "Page down", show=False, id="help.page_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="help.page_up"),
-        Binding("home,g", "scroll_home", "Top", show=False, id="help.top"),
-        Binding("end,G", "scroll_end", "Bottom", show=False, id="help.bottom"),
-    ]
+    screenful costs.  Scrolls with the arrows, PgUp/PgDn, Home/End (Textual's own keys)."""
 
     def __init__(self, sections: list[tuple[str, list[tuple[str, str, str]]]]) -> None:
         super().__init__()

@@ -112,9 +112,11 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
                f"wait caused {units.US}"], [True] * 6, rows)
         self.query_one("#ranks", RowTable).focus()
 
-    @on(RowTable.RowSelected)
-    def _on_row(self, event: RowTable.RowSelected) -> None:
+    @on(RowTable.Picked)
+    def _on_row(self, event: RowTable.Picked) -> None:
         event.stop()
+        if event.row is None:  # a header click: these tables keep their order
+            return
         if event.table.id == "collectives":
             self.dismiss(("collective", event.row))
         elif event.table.id == "ranks":

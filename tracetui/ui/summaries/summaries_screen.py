@@ -170,20 +170,17 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         name = t.columns[col][0]
         show_note(self, f"{t.title}: sorted by {name}" + (" (reversed)" if rev else ""))
 
-    @on(RowTable.HeaderSelected)
-    def _on_header(self, event: RowTable.HeaderSelected) -> None:
+    @on(RowTable.Picked)
+    def _on_pick(self, event: RowTable.Picked) -> None:
+        """A click on a header sorts by its column (again: reversed); Enter on a row goes to
+        its occurrences."""
         event.stop()
         t = self._active()
         if t is None:
             return
-        col, rev = self.sort_state.get(t.key, (-1, False))
-        self._sort(t, event.column, not rev if col == event.column else False)
-
-    @on(RowTable.RowSelected)
-    def _on_row(self, event: RowTable.RowSelected) -> None:
-        event.stop()
-        t = self._active()
-        if t is None:
+        if event.column is not None:
+            col, rev = self.sort_state.get(t.key, (-1, False))
+            self._sort(t, event.column, not rev if col == event.column else False)
             return
         i = event.row
         nodes = t.occurrences[i]

@@ -27,6 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..notify import show_note
+from ..row_table import list_css, move_bindings
 from ..view.row_source import RowSource
 from ..view.visible_rows import (
     ASCII_GLYPHS,
@@ -56,39 +57,14 @@ class VirtualTree(ScrollView, can_focus=True):
         "vtree--marker",
     }
 
-    DEFAULT_CSS = """
-    VirtualTree {
-        background: $surface;
-        color: $foreground;
-        overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-size-vertical: 1;
-        height: 1fr;
-        & > .vtree--header { background: $panel; text-style: bold; }
-        & > .vtree--guides { color: $text-muted; }
-        & > .vtree--marker { color: $accent; }
-        & > .vtree--cursor {
-            background: $block-cursor-blurred-background;
-            text-style: $block-cursor-blurred-text-style;
-        }
-        &:focus > .vtree--cursor {
-            color: $block-cursor-foreground;
-            background: $block-cursor-background;
-            text-style: $block-cursor-text-style;
-        }
-    }
-    VirtualTree:ansi:nocolor > .vtree--cursor { text-style: reverse; }
-    """
+    DEFAULT_CSS = list_css("VirtualTree", "vtree", "& > .vtree--guides { color: $text-muted; }\n"
+                                                   "        & > .vtree--marker { color: $accent; }")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor_down", "Down", show=False, id="vtree.down"),
-        Binding("up,k", "cursor_up", "Up", show=False, id="vtree.up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="vtree.page_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="vtree.page_up"),
+        *move_bindings("vtree", {"down": "cursor_down", "up": "cursor_up", "page_down": "page_down",
+                                 "page_up": "page_up", "top": "cursor_top", "bottom": "cursor_bottom"}),
         Binding("ctrl+d", "half_page_down", "Half page down", show=False, id="vtree.half_down"),
         Binding("ctrl+u", "half_page_up", "Half page up", show=False, id="vtree.half_up"),
-        Binding("home,g", "cursor_top", "Top", show=False, id="vtree.top"),
-        Binding("end,G", "cursor_bottom", "Bottom", show=False, id="vtree.bottom"),
         Binding("enter,space", "toggle", "Fold", id="vtree.toggle"),
         Binding("right,l", "expand_or_child", "Expand / first child", show=False, id="vtree.expand"),
         Binding("left,h", "collapse_or_parent", "Collapse / parent", show=False, id="vtree.collapse"),
