@@ -219,11 +219,11 @@ class VirtualTree(ScrollView, can_focus=True):
             return 0
         row = rows.find_row(node)
         fast = getattr(rows.source, "subtree_rows", None)
-        got = fast(node, max_nodes) if fast is not None and row >= 0 else None
-        if got is not None:  # the whole subtree at once (one slice of the source's preorder)
+        got = fast(node) if fast is not None and row >= 0 else None
+        if got is not None and len(got[0]):  # at once, from one slice of the source's preorder
             before = len(rows.expanded)
             previous = self.cursor_node
-            if rows.expand_all_at(row, *got):
+            if rows.expand_all_at(row, *got, max_nodes):
                 self._rows_changed()
             if previous is not None and rows.cursor_node != previous:  # the cursor stays on its node
                 rows.cursor = max(row, rows.find_row(previous, row, rows.subtree_end(row)))

@@ -214,20 +214,18 @@ class TraceRowSource:
             kids = kids[self._filter_e[kids]]
         return kids.astype(np.int64) + self.et_base
 
-    def subtree_rows(self, node: int, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+    def subtree_rows(self, node: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Every row below ``node`` with all of it expanded, in display order, and their depths
         below it (1: its children): one slice of the Kineto tree's preorder, python rows left
-        out while hidden (their children sit where they were).  None when that is more than
-        ``max_rows`` rows, while a filter hides rows, or for an ET row: the tree then expands
-        breadth first, node by node (the ``RowSource`` protocol's optional shortcut)."""
+        out while hidden (their children sit where they were).  None while a filter hides rows,
+        or for an ET row: the tree then expands node by node (the ``RowSource`` protocol's
+        optional shortcut)."""
         kt = self.kt
         if kt is None or not self.is_kineto(node) or self._filter_k is not None:
             return None
         below = kt.order.subtree(node)[1:]
         if self.hide_python:
             below = below[~self.is_python[below]]
-        if below.size > max_rows:
-            return None
         depth = self._row_depth()
         return below, (depth[below] - depth[node]).astype(np.int32)
 
