@@ -124,16 +124,18 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
 
     def _widths(self, t: SummaryTable) -> list[int]:
         """Cells of each column: numbers their widest value (or title, with its sort mark);
-        text columns share what the screen width leaves (short ones keep theirs), at least 16."""
+        text columns share what the screen width leaves (short ones keep theirs), cut with …
+        but at least 8 cells each, so that every column stays on an 80-column screen."""
         widths = [t.column_width(c) for c in range(len(t.columns))]
         text_cols = [c for c, (_, num) in enumerate(t.columns) if not num]
         num_w = sum(widths[c] + 2 for c, (_, num) in enumerate(t.columns) if num)
-        free = max(self.size.width - 4 - num_w - 2 * len(text_cols), 16 * len(text_cols))
-        short = [c for c in text_cols if widths[c] <= 16]
+        free = self.size.width - 2 - num_w - 2 * len(text_cols)
+        short = [c for c in text_cols if widths[c] <= 12]
         free -= sum(widths[c] for c in short)
-        long_cols = [c for c in text_cols if c not in short]
-        for c in long_cols:
-            widths[c] = max(16, free // len(long_cols))
+        long_cols = sorted((c for c in text_cols if c not in short), key=lambda c: widths[c])
+        for i, c in enumerate(long_cols):  # narrowest first: what one does not need goes to the next
+            widths[c] = min(widths[c], max(8, free // (len(long_cols) - i)))
+            free -= widths[c]
         return widths
 
     @on(Tabs.TabActivated)
