@@ -5,6 +5,8 @@
     tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
+                                             what is wrong with this run (docs/findings.md)
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "record")
+SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "check", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -86,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("check", help="findings: what is wrong with this run, with the time at stake and the "
+                                     "evidence (docs/findings.md)")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (findings[], rules[], counts)")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="findings rules overrides (TOML: severities, thresholds, enabled); see docs/findings.md")
+    p.add_argument("--categories", default=None, metavar="FILE",
+                   help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
+    p.add_argument("--fail-on", default=None, choices=["info", "warning", "error"],
+                   help="exit 1 when a finding of this severity or above exists (a CI gate)")
+    p.add_argument("--evidence", type=int, default=5, metavar="N", help="event ids listed per finding (default 5)")
+    _add_job_options(p)
+
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
     return parser
@@ -135,7 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
-        if args.command in ("open", "summary") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "check") and looks_like_job(_paths(args)):
+            if args.command == "check":
+                from .check import check_command
+
+                return check_command(_paths(args), args, job=True)
             if args.command == "open":
                 from ..ui.app import run_job_app
 
@@ -153,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
                                    top=args.top)
+        if args.command == "check":
+            from .check import check_command
+
+            return check_command(_paths(args), args, job=False)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info

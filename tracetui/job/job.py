@@ -86,6 +86,23 @@ def _unidentified(path: str, message: str) -> dict[str, Any]:
             "pids": [], "error": f"{path}: {message}"}
 
 
+def find_ranks(inputs: list[str], run: Runner, report: Progress) -> JobLayout:
+    """The files of the job named by ``inputs``, identified on ``run`` (progress 0 to 0.1)
+    and grouped by rank.  Raises TraceFormatError when they hold no Kineto trace with a rank."""
+    files = expand_inputs(list(inputs))
+    if not files:
+        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
+    report(f"identifying {len(files)} files", 0.0)
+    infos = run.map(identify, files, on_error=_unidentified,
+                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+    layout = group_ranks(infos)
+    if not layout.ranks:
+        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                               "no Kineto trace with a rank among the files of this job"
+                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    return layout
+
+
 def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None = None,
              scheduler: str | None = None, top: int = 15, rules: str | None = None,
              progress: Progress | None = None) -> Job:
@@ -96,18 +113,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    files = expand_inputs(list(inputs))
-    if not files:
-        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
-    report(f"identifying {len(files)} files", 0.0)
     with Runner(workers, scheduler) as run:
-        infos = run.map(identify, files, on_error=_unidentified,
-                        progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
-        layout = group_ranks(infos)
-        if not layout.ranks:
-            raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
-                                   "no Kineto trace with a rank among the files of this job"
-                                   + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+        layout = find_ranks(inputs, run, report)
         tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top,
                   "rules": rules} for r in layout.ranks]
         outs = run.map(summarise_rank, tasks, on_error=_failed,

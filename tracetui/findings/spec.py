@@ -1,0 +1,309 @@
+"""What a rule is (data: :class:`RuleSpec`, read from ``default_findings.toml``), what it
+finds (:class:`Finding`), and the user's overrides (a TOML file of the same rule ids).
+
+A rule's data: ``id``, ``title``, ``severity`` (info, warning, error), ``scope`` ("trace":
+run on one trace; "job": run on a whole job), its thresholds (name, default, unit, what it
+means), the method, how its time at stake is estimated, and a fix hint.  Its one function
+lives in the rules modules (:data:`tracetui.findings.engine.CHECKS`).
+
+User overrides (``--rules FILE``, else ``$TRACETUI_FINDINGS``, else
+``$XDG_CONFIG_HOME/tracetui/findings.toml`` when it exists)::
+
+    [pageable_copy]
+    severity = "error"        # info | warning | error
+    min_time_us = 100.0       # any threshold of the rule, by name (same type as its default)
+
+    [trace_health]
+    enabled = false
+
+Unknown rules, unknown keys, values of the wrong type: one-line
+:class:`~tracetui.errors.TraceFormatError` naming the file and the rule.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from enum import IntEnum
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import TraceFileError, TraceFormatError
+
+#: Environment variable naming a user findings file (used when no path is given).
+ENV_VAR = "TRACETUI_FINDINGS"
+_DEFAULTS_RESOURCE = "default_findings.toml"
+_SPEC_KEYS = frozenset({"title", "severity", "scope", "method", "time_at_stake", "hint", "threshold"})
+_THRESHOLD_KEYS = frozenset({"name", "default", "unit", "doc"})
+SCOPES = ("trace", "job")
+
+
+class Severity(IntEnum):
+    """How much a finding matters; ``--fail-on`` compares with ``>=``."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[str(text).upper()]
+        except KeyError:
+            raise ValueError(f"severity {text!r} must be one of info, warning, error") from None
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One tunable number (or text) of a rule: ``default`` gives its type."""
+
+    name: str
+    default: Any
+    unit: str = ""
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A rule as data (see the module docstring)."""
+
+    id: str
+    title: str
+    severity: Severity
+    scope: str
+    method: str
+    time_at_stake: str
+    hint: str
+    thresholds: tuple[Threshold, ...] = ()
+
+    def threshold(self, name: str) -> Threshold:
+        for t in self.thresholds:
+            if t.name == name:
+                return t
+        raise KeyError(f"rule {self.id} has no threshold {name!r}")
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """A rule with the user's overrides applied: effective severity, enabled, values."""
+
+    spec: RuleSpec
+    severity: Severity
+    enabled: bool
+    values: dict[str, Any]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+
+@dataclass
+class Finding:
+    """One thing wrong with the run.
+
+    ``verdict``: one line in numbers.  ``count``: how many occurrences (calls, copies,
+    steps ...).  ``value`` (in ``unit``): the rule's measured number (e.g. the GPU idle inside
+    DataLoader spans, µs).  ``time_at_stake_us``: what the step/trace would save if fixed,
+    an estimate (``stake_label`` says how it was estimated; None: not estimated).
+    ``evidence``: event ids (the model's node ids, ``--select node:N``), in time order;
+    ``evidence_us``: µs at stake per evidence event where the rule has one.  ``details``:
+    small JSON-ready rows (by direction, by op, per collective ...).  ``rank``: set for a
+    finding of one rank of a job.  ``check``: the sub-check of a rule with several
+    (``trace_health``)."""
+
+    rule: str
+    title: str
+    severity: Severity
+    verdict: str
+    count: int
+    value: float | None
+    unit: str
+    time_at_stake_us: float | None
+    stake_label: str
+    evidence: np.ndarray
+    hint: str
+    details: list[dict[str, Any]] = field(default_factory=list)
+    evidence_us: np.ndarray | None = None
+    check: str | None = None
+    rank: int | None = None
+
+    def sort_key(self) -> tuple:
+        """Largest time at stake first (not estimated last), then severity, then rule id."""
+        stake = self.time_at_stake_us
+        return (stake is None, -(stake or 0.0), -int(self.severity), self.rule, self.check or "",
+                self.rank if self.rank is not None else -1)
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``--json`` form (see docs/findings.md)."""
+        out: dict[str, Any] = {
+            "rule": self.rule, "title": self.title, "severity": self.severity.word, "check": self.check,
+            "count": int(self.count), "value": _num(self.value), "unit": self.unit,
+            "time_at_stake_us": _num(self.time_at_stake_us), "time_at_stake_is": self.stake_label,
+            "verdict": self.verdict, "evidence": [int(x) for x in np.asarray(self.evidence).tolist()],
+            "evidence_us": None if self.evidence_us is None else np.round(self.evidence_us, 3).tolist(),
+            "hint": self.hint, "details": self.details,
+        }
+        if self.rank is not None:
+            out = {"rank": self.rank, **out}
+        return out
+
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], rank: int | None = None) -> "Finding":
+        """A finding back from :meth:`as_json` (a job's worker sends its findings that way)."""
+        ev_us = d.get("evidence_us")
+        return cls(rule=d["rule"], title=d["title"], severity=Severity.parse(d["severity"]), verdict=d["verdict"],
+                   count=int(d["count"]), value=d["value"], unit=d["unit"], time_at_stake_us=d["time_at_stake_us"],
+                   stake_label=d["time_at_stake_is"], evidence=np.asarray(d["evidence"], dtype=np.int64),
+                   hint=d["hint"], details=list(d["details"]), check=d.get("check"),
+                   evidence_us=None if ev_us is None else np.asarray(ev_us, dtype=np.float64),
+                   rank=rank if rank is not None else d.get("rank"))
+
+
+def _num(v: float | None) -> float | None:
+    if v is None:
+        return None
+    f = float(v)
+    return None if f != f else round(f, 3)
+
+
+# ---- the packaged specs ----------------------------------------------------------------------
+
+def _parse_threshold(raw: Any, where: str, path: str) -> Threshold:
+    if not isinstance(raw, dict) or "name" not in raw or "default" not in raw:
+        raise TraceFormatError(path, "a threshold needs a name and a default", position=where)
+    extra = sorted(set(raw) - _THRESHOLD_KEYS)
+    if extra:
+        raise TraceFormatError(path, f"unknown threshold key {extra[0]!r}", position=where)
+    return Threshold(str(raw["name"]), raw["default"], str(raw.get("unit", "")), str(raw.get("doc", "")).strip())
+
+
+def parse_specs(data: dict[str, Any], path: str) -> dict[str, RuleSpec]:
+    """Rule specs from parsed TOML (the packaged defaults' format)."""
+    out: dict[str, RuleSpec] = {}
+    for rid, raw in data.items():
+        where = f"rule {rid}"
+        if not isinstance(raw, dict):
+            raise TraceFormatError(path, "a rule must be a table", position=where)
+        extra = sorted(set(raw) - _SPEC_KEYS)
+        if extra:
+            raise TraceFormatError(path, f"unknown key {extra[0]!r}", position=where)
+        try:
+            sev = Severity.parse(raw.get("severity", "warning"))
+        except ValueError as exc:
+            raise TraceFormatError(path, str(exc), position=where) from None
+        scope = raw.get("scope", "trace")
+        if scope not in SCOPES:
+            raise TraceFormatError(path, f"scope {scope!r} must be trace or job", position=where)
+        ths = tuple(_parse_threshold(t, where, path) for t in raw.get("threshold", []))
+        out[rid] = RuleSpec(rid, str(raw["title"]), sev, scope, str(raw.get("method", "")).strip(),
+                            str(raw.get("time_at_stake", "")).strip(), str(raw.get("hint", "")).strip(), ths)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _default_specs() -> dict[str, RuleSpec]:
+    text = resources.files(__package__).joinpath(_DEFAULTS_RESOURCE).read_text(encoding="utf-8")
+    return parse_specs(tomllib.loads(text), f"<tracetui>/findings/{_DEFAULTS_RESOURCE}")
+
+
+def default_specs() -> dict[str, RuleSpec]:
+    """Every rule's spec, in the order of ``default_findings.toml``."""
+    return dict(_default_specs())
+
+
+# ---- user overrides ---------------------------------------------------------------------------
+
+def _same_type(default: Any, value: Any) -> Any | None:
+    """``value`` converted to the type of ``default``; None when it does not fit."""
+    if isinstance(default, bool):
+        return value if isinstance(value, bool) else None
+    if isinstance(default, int):
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(default, float):
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(default, str):
+        return value if isinstance(value, str) else None
+    return None
+
+
+def parse_overrides(data: dict[str, Any], path: str, specs: dict[str, RuleSpec]) -> dict[str, RuleConfig]:
+    """Every rule's config: the defaults with the user's overrides (``data``) applied."""
+    out = {rid: RuleConfig(s, s.severity, True, {t.name: t.default for t in s.thresholds})
+           for rid, s in specs.items()}
+    for rid, raw in data.items():
+        if rid not in specs:
+            raise TraceFormatError(path, f"unknown rule {rid!r} (rules: {', '.join(specs)})")
+        where = f"rule {rid}"
+        if not isinstance(raw, dict):
+            raise TraceFormatError(path, f"[{rid}] must be a table", position=where)
+        spec, cfg = specs[rid], out[rid]
+        sev, enabled, values = cfg.severity, cfg.enabled, dict(cfg.values)
+        for key, value in raw.items():
+            if key == "severity":
+                try:
+                    sev = Severity.parse(value)
+                except ValueError as exc:
+                    raise TraceFormatError(path, str(exc), position=where) from None
+            elif key == "enabled":
+                if not isinstance(value, bool):
+                    raise TraceFormatError(path, "'enabled' must be true or false", position=where)
+                enabled = value
+            elif key in values:
+                got = _same_type(spec.threshold(key).default, value)
+                if got is None:
+                    kind = type(spec.threshold(key).default).__name__
+                    raise TraceFormatError(path, f"{key!r} must be a {kind}, not {value!r}", position=where)
+                values[key] = got
+            else:
+                names = ", ".join(["severity", "enabled", *values])
+                raise TraceFormatError(path, f"unknown key {key!r} (expected {names})", position=where)
+        out[rid] = RuleConfig(spec, sev, enabled, values)
+    return out
+
+
+def user_findings_location() -> Path | None:
+    """``$TRACETUI_FINDINGS`` if set, else ``$XDG_CONFIG_HOME/tracetui/findings.toml`` if it
+    exists (``~/.config`` when ``XDG_CONFIG_HOME`` is unset), else None."""
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        return Path(env).expanduser()
+    home = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
+    candidate = Path(home) / "tracetui" / "findings.toml"
+    return candidate if candidate.is_file() else None
+
+
+def rule_configs(path: str | os.PathLike[str] | None = None) -> dict[str, RuleConfig]:
+    """Every rule's config: the packaged defaults, with the overrides of ``path`` (default:
+    :func:`user_findings_location`) applied."""
+    specs = _default_specs()
+    where = Path(path) if path is not None else user_findings_location()
+    if where is None:
+        return parse_overrides({}, "", specs)
+    name = os.fspath(where)
+    try:
+        with open(name, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise TraceFileError(name, "findings rules file not found") from exc
+    except OSError as exc:
+        raise TraceFileError(name, f"cannot read findings rules: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise TraceFormatError(name, f"not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(name, f"not valid TOML: not UTF-8 text ({exc.reason})") from exc
+    return parse_overrides(data, name, specs)
+
+
+def overrides_as_data(configs: dict[str, RuleConfig]) -> dict[str, dict[str, Any]]:
+    """The configs as plain override data (picklable; :func:`parse_overrides` reads it back),
+    to hand to job workers."""
+    return {rid: {"severity": c.severity.word, "enabled": c.enabled, **c.values} for rid, c in configs.items()}
