@@ -29,6 +29,8 @@ from ..tree.propagate import fill_down, nearest_kept_ancestor
 #: ops through which a host reads a GPU value: ``.item()`` and ``.cpu()`` / ``.to("cpu")``
 ITEM_OPS = frozenset({"aten::item", "aten::_local_scalar_dense", "aten::is_nonzero"})
 COPY_OPS = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})
+#: the op the autograd engine runs each backward node under
+BACKWARD_NODE = "autograd::engine::evaluate_function"
 _BUILTIN = "<built-in"
 
 

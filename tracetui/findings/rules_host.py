@@ -13,7 +13,7 @@ from ..kineto.kinds import Kind
 from ..tree.propagate import fill_down
 from . import fmt
 from .base import finding, group_rows
-from .context import CheckContext
+from .context import BACKWARD_NODE, CheckContext
 from .spec import Finding, RuleConfig
 
 IDLE_AFTER = "estimate (upper bound): GPU idle after the calls, until the next GPU work"
@@ -28,7 +28,11 @@ def pageable_copy(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     if len(mc) < cfg["min_copies"] or len(mc) == 0 or total_us < cfg["min_time_us"]:
         return []
     dirs = mc["name"].map(copy_direction).to_numpy()
-    op = np.where(mc["top_op"].to_numpy() >= 0, mc["top_op"].to_numpy(), mc["op"].to_numpy()).astype(np.int64)
+    # the op that issued the copy: the outermost cpu_op above its launch (aten::to rather than
+    # its aten::copy_), the innermost one under the autograd engine's wrapper of a backward node
+    top, inner = mc["top_op"].to_numpy().astype(np.int64), mc["op"].to_numpy().astype(np.int64)
+    wrapper = np.array([t >= 0 and ctx.name(t).startswith(BACKWARD_NODE) for t in top.tolist()], dtype=bool)
+    op = np.where((top >= 0) & ~wrapper, top, inner)
     op_name = [ctx.name(o) if o >= 0 else "(no op)" for o in op.tolist()]
     nbytes = mc["bytes"].to_numpy(dtype=np.float64)
     rows = group_rows(list(zip(dirs.tolist(), op_name)), {"bytes": nbytes, "gpu_us": mc["dur"].to_numpy()},

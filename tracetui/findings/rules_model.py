@@ -13,11 +13,9 @@ from ..kineto.kinds import Kind
 from ..tree.propagate import fill_down
 from . import fmt
 from .base import finding, group_rows
-from .context import CheckContext
+from .context import BACKWARD_NODE, CheckContext
 from .spec import Finding, RuleConfig
 
-#: the op the autograd engine runs each backward node under
-BACKWARD_NODE = "autograd::engine::evaluate_function"
 _BACKWARD_NAME = re.compile(r"Backward\d*$|^autograd::")
 
 
