@@ -23,6 +23,7 @@ Unknown rules, unknown keys, values of the wrong type: one-line
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -262,6 +263,11 @@ def parse_overrides(data: dict[str, Any], path: str, specs: dict[str, RuleSpec])
                 if got is None:
                     kind = type(spec.threshold(key).default).__name__
                     raise TraceFormatError(path, f"{key!r} must be a {kind}, not {value!r}", position=where)
+                if spec.threshold(key).unit == "regex":
+                    try:
+                        re.compile(got)
+                    except re.error as exc:
+                        raise TraceFormatError(path, f"{key!r}: bad regex {got!r}: {exc}", position=where) from None
                 values[key] = got
             else:
                 names = ", ".join(["severity", "enabled", *values])
@@ -307,3 +313,29 @@ def overrides_as_data(configs: dict[str, RuleConfig]) -> dict[str, dict[str, Any
     """The configs as plain override data (picklable; :func:`parse_overrides` reads it back),
     to hand to job workers."""
     return {rid: {"severity": c.severity.word, "enabled": c.enabled, **c.values} for rid, c in configs.items()}
+
+
+# ---- documentation ---------------------------------------------------------------------------
+
+def _para(text: str) -> str:
+    return " ".join(text.split())
+
+
+def rules_markdown(specs: dict[str, RuleSpec] | None = None) -> str:
+    """Every rule as Markdown (method, time at stake, thresholds, hint): the generated part of
+    docs/findings.md (``python scripts/findings_doc.py`` rewrites it; a test compares)."""
+    specs = default_specs() if specs is None else specs
+    out: list[str] = []
+    for s in specs.values():
+        out += [f"### `{s.id}`: {s.title}", "",
+                f"Severity **{s.severity.word}**" + (", runs on a whole job." if s.scope == "job" else "."), "",
+                f"**Method.** {_para(s.method)}", "", f"**Time at stake.** {_para(s.time_at_stake)}", ""]
+        if s.thresholds:
+            out += ["| threshold | default | unit | meaning |", "|---|---|---|---|"]
+            for t in s.thresholds:
+                default = f"`{t.default}`" if isinstance(t.default, str) else f"{t.default:g}" \
+                    if isinstance(t.default, float) else str(t.default)
+                out.append(f"| `{t.name}` | {default} | {t.unit} | {t.doc} |")
+            out.append("")
+        out += [f"**Fix hint.** {_para(s.hint)}", ""]
+    return "\n".join(out)
