@@ -27,7 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import TraceFileError, TraceFormatError
+from ..errors import TraceFormatError
+from ..io.tomlin import read_toml, user_file
 
 #: Category of an event that no rule matches.
 FALLBACK_CATEGORY = "other"
@@ -196,19 +197,7 @@ def _parse_rules(data: dict[str, Any], path: str) -> tuple[list[CategoryRule], b
 
 
 def _load_rule_file(path: str | os.PathLike[str]) -> tuple[list[CategoryRule], bool]:
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise TraceFileError(name, "category rules file not found") from exc
-    except OSError as exc:
-        raise TraceFileError(name, f"cannot read category rules: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise TraceFormatError(name, f"not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(name, f"not valid TOML: not UTF-8 text ({exc.reason})") from exc
-    return _parse_rules(data, name)
+    return _parse_rules(read_toml(path, "category rules"), os.fspath(path))
 
 
 def load_rules(path: str | os.PathLike[str]) -> list[CategoryRule]:
@@ -242,12 +231,7 @@ def user_rules_location() -> Path | None:
     ``$XDG_CONFIG_HOME/tracetui/categories.toml`` (``~/.config/...`` when
     ``XDG_CONFIG_HOME`` is unset) if that file exists.
     """
-    env = os.environ.get(ENV_VAR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    config_home = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
-    candidate = Path(config_home) / "tracetui" / "categories.toml"
-    return candidate if candidate.is_file() else None
+    return user_file(ENV_VAR, "categories.toml")
 
 
 def get_categorizer(user_rules_path: str | os.PathLike[str] | None = None) -> KernelCategorizer:

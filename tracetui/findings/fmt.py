@@ -3,6 +3,9 @@ switched to the shared ``units`` module.  Inputs: µs, bytes, counts, percent.""
 
 from __future__ import annotations
 
+US = "µs"  #: the unit of every time a finding holds (value, time at stake, evidence)
+PCT = "%"
+
 
 def dur(us: float | None) -> str:
     """A duration given in µs: ``812 ns``, ``3.4 µs``, ``12.3 ms``, ``1.52 s``."""
@@ -15,7 +18,7 @@ def dur(us: float | None) -> str:
     if a >= 1e3:
         return f"{v / 1e3:.3g} ms"
     if a >= 1.0 or a == 0.0:
-        return f"{v:.3g} µs"
+        return f"{v:.3g} {US}"
     return f"{v * 1e3:.3g} ns"
 
 

@@ -9,9 +9,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import TraceError
-from ..job.executor import Runner
-from ..job.job import find_ranks
+from ..job.job import run_per_rank
+from ..job.worker import guarded
 from .engine import FindingsReport, rules_table
 from .spec import Finding, RuleConfig, default_specs, overrides_as_data, parse_overrides, rule_configs
 
@@ -23,7 +22,8 @@ def check_rank(task: dict[str, Any]) -> dict[str, Any]:
     (:func:`~tracetui.findings.spec.overrides_as_data`), ``categories``) and check it:
     ``{"rank", "findings": [as_json ...], "error"}``.  Never raises for bad input."""
     out: dict[str, Any] = {"rank": task["rank"], "findings": [], "error": None}
-    try:
+
+    def work() -> None:
         from ..analysis.categories import get_categorizer
         from ..store.traces import load_cached
         from .engine import check_findings
@@ -33,13 +33,8 @@ def check_rank(task: dict[str, Any]) -> dict[str, Any]:
         configs = parse_overrides(task["overrides"], "<job task>", default_specs())
         found = check_findings(linked, configs, get_categorizer(task.get("categories")))
         out["findings"] = [f.as_json() for f in found]
-    except TraceError as exc:
-        out["error"] = str(exc)
-    except MemoryError:
-        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
-    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
-        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
-    return out
+
+    return guarded(task, out, work)
 
 
 def _failed(task: dict[str, Any], message: str) -> dict[str, Any]:
@@ -53,13 +48,9 @@ def check_job(inputs: list[str], configs: dict[str, RuleConfig] | None = None, *
     at stake.  Ranks that fail are named in ``errors`` (the others are checked)."""
     configs = rule_configs() if configs is None else configs
     report = progress or (lambda msg, frac: None)
-    overrides = overrides_as_data(configs)
-    with Runner(workers, scheduler) as run:
-        layout = find_ranks(inputs, run, report)
-        tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "overrides": overrides,
-                  "categories": categories} for r in layout.ranks]
-        outs = run.map(check_rank, tasks, on_error=_failed,
-                       progress=lambda d, n: report(f"checked {d}/{n} ranks", 0.1 + 0.9 * d / n))
+    fields = {"use_cache": use_cache, "overrides": overrides_as_data(configs), "categories": categories}
+    layout, outs = run_per_rank(inputs, check_rank, fields, _failed, workers=workers, scheduler=scheduler,
+                                progress=report, verb="checked")
     findings = [Finding.from_json(f, rank=o["rank"]) for o in outs for f in o["findings"]]
     findings.sort(key=Finding.sort_key)
     errors = list(layout.warnings) + [f"rank {o['rank']}: {o['error']}" for o in outs if o["error"]]

@@ -73,7 +73,7 @@ def scalar_sync(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     which = ", ".join(f"{nm} {c:,}" for c, nm in sorted(zip(counts.tolist(), names.tolist()), reverse=True)[:3])
     verdict = (f"{fmt.plural(ops.size, 'call')} read a GPU value and synchronised ({which}): host time "
                f"{fmt.dur(host.sum())}, GPU idle after {fmt.dur(stake)}; worst above: {rows[0]['above']}")
-    return [finding(cfg, verdict=verdict, count=ops.size, value=float(host.sum()), unit="µs host", stake_us=stake,
+    return [finding(cfg, verdict=verdict, count=ops.size, value=float(host.sum()), unit=f"{fmt.US} host", stake_us=stake,
                     stake_label=IDLE_AFTER, evidence=ops, evidence_us=ia.idle_us, details=rows)]
 
 
@@ -107,7 +107,7 @@ def blocking_sync(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     which = ", ".join(f"{n} {c:,}" for c, n in sorted(zip(cnt.tolist(), nm.tolist()), reverse=True)[:3])
     verdict = (f"{fmt.plural(calls.size, 'blocking synchronize call')} ({which}): host waited "
                f"{fmt.dur(host.sum())}, {seen} {fmt.dur(stake)}; worst above: {rows[0]['above']}")
-    return [finding(cfg, verdict=verdict, count=calls.size, value=float(host.sum()), unit="µs host", stake_us=stake,
+    return [finding(cfg, verdict=verdict, count=calls.size, value=float(host.sum()), unit=f"{fmt.US} host", stake_us=stake,
                     stake_label=IDLE_AFTER, evidence=calls, evidence_us=idle, details=rows)]
 
 
@@ -131,6 +131,6 @@ def input_stall(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     verdict = (f"GPU idle {fmt.dur(total)} inside {fmt.plural(spans.size, 'data loading span')} "
                f"({fmt.pct(share)} of their {fmt.dur(span_us)}); worst: {fmt.dur(per.max())}")
     keep = per > 0
-    return [finding(cfg, verdict=verdict, count=spans.size, value=total, unit="µs GPU idle", stake_us=total,
+    return [finding(cfg, verdict=verdict, count=spans.size, value=total, unit=f"{fmt.US} GPU idle", stake_us=total,
                     stake_label="estimate: GPU idle inside the data loading spans", evidence=spans[keep],
                     evidence_us=per[keep], details=rows)]

@@ -58,7 +58,7 @@ def recompute(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     top = ", ".join(f"{r['op']} {r['count']:,}" for r in rows[:3])
     verdict = (f"{fmt.plural(ops.size, 'forward op')} recomputed in backward ({top}): {fmt.dur(total)} of GPU time, "
                f"{fmt.dur(host.sum())} of host time")
-    return [finding(cfg, verdict=verdict, count=ops.size, value=total, unit="µs GPU", stake_us=total,
+    return [finding(cfg, verdict=verdict, count=ops.size, value=total, unit=f"{fmt.US} GPU", stake_us=total,
                     stake_label="estimate: the recomputed ops' GPU time", evidence=ops, evidence_us=gpu_us,
                     details=rows)]
 

@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TraceFileError, TraceFormatError
+from ..errors import TraceFormatError
+from ..io.tomlin import read_toml, user_file
 
 #: Environment variable naming a user findings file (used when no path is given).
 ENV_VAR = "TRACETUI_FINDINGS"
@@ -178,13 +179,23 @@ def _num(v: float | None) -> float | None:
 
 # ---- the packaged specs ----------------------------------------------------------------------
 
-def _parse_threshold(raw: Any, where: str, path: str) -> Threshold:
-    if not isinstance(raw, dict) or "name" not in raw or "default" not in raw:
-        raise TraceFormatError(path, "a threshold needs a name and a default", position=where)
-    extra = sorted(set(raw) - _THRESHOLD_KEYS)
-    if extra:
-        raise TraceFormatError(path, f"unknown threshold key {extra[0]!r}", position=where)
-    return Threshold(str(raw["name"]), raw["default"], str(raw.get("unit", "")), str(raw.get("doc", "")).strip())
+def _table(raw: Any, allowed: frozenset[str], path: str, where: str, needs: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``raw`` when it is a table with only ``allowed`` keys and every key of ``needs``."""
+    problem = "must be a table" if not isinstance(raw, dict) else None
+    if problem is None and (extra := sorted(set(raw) - allowed)):
+        problem = f"unknown key {extra[0]!r}"
+    if problem is None and (missing := [k for k in needs if k not in raw]):
+        problem = f"missing {missing[0]!r}"
+    if problem is not None:
+        raise TraceFormatError(path, problem, position=where)
+    return raw
+
+
+def _severity(text: Any, path: str, where: str) -> Severity:
+    try:
+        return Severity.parse(text)
+    except ValueError as exc:
+        raise TraceFormatError(path, str(exc), position=where) from None
 
 
 def parse_specs(data: dict[str, Any], path: str) -> dict[str, RuleSpec]:
@@ -192,21 +203,16 @@ def parse_specs(data: dict[str, Any], path: str) -> dict[str, RuleSpec]:
     out: dict[str, RuleSpec] = {}
     for rid, raw in data.items():
         where = f"rule {rid}"
-        if not isinstance(raw, dict):
-            raise TraceFormatError(path, "a rule must be a table", position=where)
-        extra = sorted(set(raw) - _SPEC_KEYS)
-        if extra:
-            raise TraceFormatError(path, f"unknown key {extra[0]!r}", position=where)
-        try:
-            sev = Severity.parse(raw.get("severity", "warning"))
-        except ValueError as exc:
-            raise TraceFormatError(path, str(exc), position=where) from None
+        raw = _table(raw, _SPEC_KEYS, path, where, ("title",))
         scope = raw.get("scope", "trace")
         if scope not in SCOPES:
             raise TraceFormatError(path, f"scope {scope!r} must be trace or job", position=where)
-        ths = tuple(_parse_threshold(t, where, path) for t in raw.get("threshold", []))
-        out[rid] = RuleSpec(rid, str(raw["title"]), sev, scope, str(raw.get("method", "")).strip(),
-                            str(raw.get("time_at_stake", "")).strip(), str(raw.get("hint", "")).strip(), ths)
+        ths = tuple(Threshold(str(t["name"]), t["default"], str(t.get("unit", "")), str(t.get("doc", "")).strip())
+                    for t in (_table(t, _THRESHOLD_KEYS, path, where, ("name", "default"))
+                              for t in raw.get("threshold", [])))
+        text = {k: str(raw.get(k, "")).strip() for k in ("method", "time_at_stake", "hint")}
+        out[rid] = RuleSpec(rid, str(raw["title"]), _severity(raw.get("severity", "warning"), path, where), scope,
+                            text["method"], text["time_at_stake"], text["hint"], ths)
     return out
 
 
@@ -244,16 +250,12 @@ def parse_overrides(data: dict[str, Any], path: str, specs: dict[str, RuleSpec])
         if rid not in specs:
             raise TraceFormatError(path, f"unknown rule {rid!r} (rules: {', '.join(specs)})")
         where = f"rule {rid}"
-        if not isinstance(raw, dict):
-            raise TraceFormatError(path, f"[{rid}] must be a table", position=where)
+        raw = _table(raw, frozenset(raw) if isinstance(raw, dict) else frozenset(), path, where)
         spec, cfg = specs[rid], out[rid]
         sev, enabled, values = cfg.severity, cfg.enabled, dict(cfg.values)
         for key, value in raw.items():
             if key == "severity":
-                try:
-                    sev = Severity.parse(value)
-                except ValueError as exc:
-                    raise TraceFormatError(path, str(exc), position=where) from None
+                sev = _severity(value, path, where)
             elif key == "enabled":
                 if not isinstance(value, bool):
                     raise TraceFormatError(path, "'enabled' must be true or false", position=where)
@@ -279,12 +281,7 @@ def parse_overrides(data: dict[str, Any], path: str, specs: dict[str, RuleSpec])
 def user_findings_location() -> Path | None:
     """``$TRACETUI_FINDINGS`` if set, else ``$XDG_CONFIG_HOME/tracetui/findings.toml`` if it
     exists (``~/.config`` when ``XDG_CONFIG_HOME`` is unset), else None."""
-    env = os.environ.get(ENV_VAR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    home = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
-    candidate = Path(home) / "tracetui" / "findings.toml"
-    return candidate if candidate.is_file() else None
+    return user_file(ENV_VAR, "findings.toml")
 
 
 def rule_configs(path: str | os.PathLike[str] | None = None) -> dict[str, RuleConfig]:
@@ -294,19 +291,7 @@ def rule_configs(path: str | os.PathLike[str] | None = None) -> dict[str, RuleCo
     where = Path(path) if path is not None else user_findings_location()
     if where is None:
         return parse_overrides({}, "", specs)
-    name = os.fspath(where)
-    try:
-        with open(name, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise TraceFileError(name, "findings rules file not found") from exc
-    except OSError as exc:
-        raise TraceFileError(name, f"cannot read findings rules: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise TraceFormatError(name, f"not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(name, f"not valid TOML: not UTF-8 text ({exc.reason})") from exc
-    return parse_overrides(data, name, specs)
+    return parse_overrides(read_toml(where, "findings rules"), os.fspath(where), specs)
 
 
 def overrides_as_data(configs: dict[str, RuleConfig]) -> dict[str, dict[str, Any]]:

@@ -103,6 +103,21 @@ def find_ranks(inputs: list[str], run: Runner, report: Progress) -> JobLayout:
     return layout
 
 
+def run_per_rank(inputs: list[str], fn: Callable[[dict[str, Any]], dict[str, Any]], fields: dict[str, Any],
+                 on_error: Callable[[dict[str, Any], str], dict[str, Any]], *, workers: int | None,
+                 scheduler: str | None, progress: Progress, verb: str) -> tuple[JobLayout, list[dict[str, Any]]]:
+    """Find the ranks of the job named by ``inputs`` and run ``fn`` on each, in parallel
+    processes (or on the Dask ``scheduler``): ``fn`` gets ``{"rank", "kineto", "et", **fields}``
+    (``on_error(task, message)`` answers for a task whose worker failed).  Progress: 0 to 0.1
+    identifying the files, then to 0.95 as ranks are done ("<verb> 3/8 ranks")."""
+    with Runner(workers, scheduler) as run:
+        layout = find_ranks(inputs, run, progress)
+        tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, **fields} for r in layout.ranks]
+        outs = run.map(fn, tasks, on_error=on_error,
+                       progress=lambda d, n: progress(f"{verb} {d}/{n} ranks", 0.1 + 0.85 * d / n))
+    return layout, outs
+
+
 def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None = None,
              scheduler: str | None = None, top: int = 15, rules: str | None = None,
              progress: Progress | None = None) -> Job:
@@ -113,12 +128,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    with Runner(workers, scheduler) as run:
-        layout = find_ranks(inputs, run, report)
-        tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top,
-                  "rules": rules} for r in layout.ranks]
-        outs = run.map(summarise_rank, tasks, on_error=_failed,
-                       progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
+    layout, outs = run_per_rank(inputs, summarise_rank, {"use_cache": use_cache, "top": top, "rules": rules}, _failed,
+                                workers=workers, scheduler=scheduler, progress=report, verb="summarised")
     results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
                                      o.get("start_us")) for o in outs}
     warnings = list(layout.warnings)

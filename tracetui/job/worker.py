@@ -11,6 +11,7 @@ back with ``error`` set and the others go on.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,20 @@ from .discover import identify_file
 def identify(path: str) -> dict[str, Any]:
     """Kind, rank, world size of one file (see :func:`tracetui.job.discover.identify_file`)."""
     return identify_file(path)
+
+
+def guarded(task: dict[str, Any], out: dict[str, Any], work: Callable[[], None]) -> dict[str, Any]:
+    """``work()`` (which fills ``out``), with any failure of the rank ``task`` written to
+    ``out["error"]`` instead of raised: one rank's bad input or bug must not stop the others."""
+    try:
+        work()
+    except TraceError as exc:
+        out["error"] = str(exc)
+    except MemoryError:
+        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
+    except Exception as exc:  # noqa: BLE001 -- reported with the rank
+        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
+    return out
 
 
 def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +52,8 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"rank": task["rank"], "kineto": task["kineto"], "et": task.get("et"), "summary": None,
                            "collectives": [], "distributed": {}, "start_us": None, "pid": os.getpid(),
                            "error": None}
-    try:
+
+    def work() -> None:
         from ..analysis.categories import get_categorizer
         from ..analysis.summary import build_summary
         from ..io import jsonout
@@ -62,10 +78,5 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
         out["distributed"] = dict(kt.distributed_info)
         if kt.n_events:
             out["start_us"] = float(kt.origin_us + float(np.nanmin(kt.ts)))
-    except TraceError as exc:
-        out["error"] = str(exc)
-    except MemoryError:
-        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
-    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
-        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
-    return out
+
+    return guarded(task, out, work)
