@@ -178,3 +178,21 @@ def test_report_sorting_severity_override_and_evidence_lookup(tmp_path):
     known = [s for s in stakes if s is not None]
     assert known == sorted(known, reverse=True) and stakes[: len(known)] == known
     assert np.asarray(rep.findings[0].as_json()["evidence"]).dtype.kind == "i"
+
+
+def test_a_kineto_trace_with_its_driver_call_trace(tmp_path):
+    """The driver's cuStreamSynchronize calls repeat the Kineto runtime's: the syncs are
+    counted once, from the Kineto calls, with the same findings as the Kineto trace alone."""
+    from driver_from_kineto import write_driver_trace
+    from shared_traces import kineto_path
+
+    kineto = str(kineto_path("h100_bert_inference.json.gz"))
+    drv = tmp_path / "trace_1.jsonl"
+    write_driver_trace(open_traces([kineto]).kineto, drv)
+    cfg = parse_overrides({"blocking_sync": {"min_idle_us": 0.0}}, "t", default_specs())
+    alone = run_checks(open_traces([kineto]), cfg)
+    both = open_traces([kineto, str(drv)])
+    linked = run_checks(both, cfg)
+    assert [(f.rule, f.check, f.count) for f in linked.findings] == [(f.rule, f.check, f.count) for f in alone.findings]
+    b = next(f for f in linked.findings if f.rule == "blocking_sync")
+    assert b.count == 2 and {both.kineto.name(int(e)) for e in b.evidence} == {"cudaDeviceSynchronize"}
