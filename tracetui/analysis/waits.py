@@ -89,8 +89,10 @@ class _Devices:
         self.by_lane = {ln: tuple(sorted(ds)) for ln, ds in by_lane.items()}
         self.by_pid = {p: tuple(sorted(ds)) for p, ds in by_pid.items()}
         self.all = tuple(range(self.n_dev))
+        # never a reference to the trace here: per_trace drops this with the trace (a weak reference)
+        self._ts = trace.ts[gpu]
+        self._end = trace.ts[gpu] + trace.dur[gpu]
         self._runs: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._trace = trace
 
     def of_lane(self, lane: int) -> tuple[int, ...]:
         if lane in self.by_lane:
@@ -103,11 +105,11 @@ class _Devices:
         """Busy runs of the union of ``devices``: (starts, ends, the GPU event starting each run)."""
         got = self._runs.get(devices)
         if got is None:
-            t = self._trace
-            ev = self.gpu[np.isin(self.dev, devices)]
-            ev = ev[np.argsort(t.ts[ev], kind="stable")]
-            s, e = union_intervals(t.ts[ev], t.ts[ev] + t.dur[ev], presorted=True)
-            first = ev[np.searchsorted(t.ts[ev], s, side="left")] if ev.size else np.zeros(0, np.int64)
+            pos = np.flatnonzero(np.isin(self.dev, devices))
+            pos = pos[np.argsort(self._ts[pos], kind="stable")]
+            ts = self._ts[pos]
+            s, e = union_intervals(ts, self._end[pos], presorted=True)
+            first = self.gpu[pos[np.searchsorted(ts, s, side="left")]] if pos.size else np.zeros(0, np.int64)
             got = self._runs[devices] = (s, e, first.astype(np.int64))
         return got
 
