@@ -138,3 +138,17 @@ def test_docs_list_every_rule_as_the_defaults_say():
 
     # regenerate with: python scripts/findings_doc.py
     assert rules_markdown() in (REPO / "docs" / "findings.md").read_text(encoding="utf-8")
+
+
+def test_a_long_heading_wraps_within_80_columns():
+    import numpy as np
+
+    from tracetui.findings.engine import FindingsReport
+    from tracetui.findings.spec import Finding, Severity
+
+    f = Finding(rule="exposed_comm", title="t", severity=Severity.WARNING, verdict="v " * 60, count=1, value=1.0,
+                unit="x", time_at_stake_us=185000.0, stake_label="estimate", evidence=np.arange(3), hint="h",
+                check="multimem_all_reduce_kernel<c10::BFloat16, 1…", rank=1234)
+    text = render_text(FindingsReport("s", [f], []), width=80)
+    _lines_fit(text)
+    assert "~185 ms at stake" in text and "rank 1234" in text

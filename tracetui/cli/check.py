@@ -41,12 +41,15 @@ def _wrap(text: str, width: int, first: str = _INDENT, rest: str | None = None) 
                          break_on_hyphens=False) or [first.rstrip()]
 
 
-def _head(f: Finding, width: int) -> str:
+def _head(f: Finding, width: int) -> list[str]:
+    """Severity, rule (check, rank) and the time at stake on one line; on two when too long."""
     name = f.rule + (f" ({f.check})" if f.check else "") + (f" rank {f.rank}" if f.rank is not None else "")
     stake = f"~{fmt.dur(f.time_at_stake_us)} at stake" if f.time_at_stake_us is not None else "not estimated"
     left = f"{f.severity.word.upper():<8} {one_line(name)}"
     pad = width - len(left) - len(stake)
-    return f"{left}{' ' * pad}{stake}" if pad >= 2 else f"{left}  {stake}"
+    if pad >= 2:
+        return [f"{left}{' ' * pad}{stake}"]
+    return [*_wrap(left, width, "", " " * 9), stake.rjust(width)]
 
 
 def _evidence_text(f: Finding, shown: int) -> str:
@@ -70,7 +73,7 @@ def render_text(report: FindingsReport, width: int | None = None, evidence: int 
     else:
         lines.append("no findings")
     for f in report.findings:
-        lines += ["", _head(f, width)]
+        lines += ["", *_head(f, width)]
         lines += _wrap(f.verdict, width)
         if f.time_at_stake_us is not None:
             lines += _wrap(f"time at stake: {f.stake_label}", width)
