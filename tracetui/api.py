@@ -114,6 +114,8 @@ class ETOpRef:
     id: int
     name: str
     heuristic: bool = False
+    #: what found the link: "rf_id" (exact), "sequence number" or "order" (both heuristic)
+    found_by: str = ""
 
 
 GpuOpIdentifier = tuple[float, float, int, int]
@@ -310,6 +312,6 @@ def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace:
     while node >= 0:
         if node < kt.n_events and link.kineto_to_et[node] >= 0:
             pos = int(link.kineto_to_et[node])
-            return ETOpRef(int(et.ids[pos]), et.name(pos), bool(link.heuristic[pos]))
+            return ETOpRef(int(et.ids[pos]), et.name(pos), bool(link.heuristic[pos]), link.found_by_name(pos))
         node = int(kt.parent[node])
     return None

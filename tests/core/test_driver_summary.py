@@ -85,7 +85,8 @@ def test_only_the_driver_events_of_a_merged_trace_count(tmp_path):
         t, first=n, ts=np.concatenate((np.zeros(n), t.ts)), dur=np.concatenate((np.full(n, 1e6), t.dur)),
         name_id=np.concatenate((np.zeros(n, t.name_id.dtype), t.name_id)),
         lane_of=np.concatenate((np.zeros(n, t.lane_of.dtype), t.lane_of)),
-        kind=np.concatenate((np.zeros(n, t.kind.dtype), t.kind)))
+        kind=np.concatenate((np.zeros(n, t.kind.dtype), t.kind)),
+        parent=np.concatenate((np.full(n, -1, t.parent.dtype), np.where(t.parent >= 0, t.parent + n, -1))))
     both = driver_summary(merged)
     assert both.pop("kineto_events") == n and alone.pop("kineto_events") == 0
     assert both == alone

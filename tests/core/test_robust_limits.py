@@ -183,17 +183,6 @@ def test_cli_reports_a_too_large_trace_in_one_line(tmp_path, monkeypatch, capsys
     assert err == f"tracetui: {p}: needs about 2.5 MiB of memory to load but only 1.0 MiB is available\n"
 
 
-def test_cgroup_limit_lowers_available_memory(tmp_path):
-    from tracetui.io.files import _cgroup_available
-
-    (tmp_path / "memory.max").write_text("1073741824\n")
-    (tmp_path / "memory.current").write_text("268435456\n")
-    assert _cgroup_available(str(tmp_path)) == 768 << 20
-    (tmp_path / "memory.max").write_text("max\n")
-    assert _cgroup_available(str(tmp_path)) is None
-    assert _cgroup_available(str(tmp_path / "missing")) is None
-
-
 def test_unreadable_inputs_are_file_errors(tmp_path):
     with pytest.raises(TraceFileError, match=r"no such file$"):
         load_kineto(tmp_path / "nope.json")

@@ -107,8 +107,8 @@ async def test_status_refits_on_resize_and_search():
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         screen = await open_app(app, pilot)
         await pilot.pause()
-        assert "61,952 events, 8,716 kernels" in check_one_line(app, screen, cue)
-        await pilot.resize_terminal(200, 40)
+        assert "61,952 events, 10,356 GPU events (8,716 kernels)" in check_one_line(app, screen, cue)
+        await pilot.resize_terminal(240, 40)
         await pilot.pause()
         wide = check_one_line(app, screen, cue)
         assert "NVIDIA GeForce RTX 2080 Ti ×8" in wide  # 8 devices of one model, counted

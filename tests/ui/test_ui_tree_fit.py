@@ -22,7 +22,7 @@ from tracetui.ui.widgets.timescale import format_duration_us
 from tracetui.ui.widgets.tree_source import id_column_width
 
 PAIR = ET_DIR / "torch_cpu_pair"
-HEADERS = ("Wall", "GPU", "Kern", "ET id", "rf_id")
+HEADERS = ("Wall", "GPU", "#GPU", "ET id", "rf_id")
 EVAL = "autograd::engine::evaluate_function: "
 
 

@@ -130,7 +130,7 @@ async def test_control_characters_in_labels_do_not_break_rows():
     app = TreeApp(ArraySource([-1, -1], names))
     async with app.run_test(size=(80, 24)):
         lines = screen_lines(app)
-        assert lines[1].startswith("  line break tab [31mred")
+        assert lines[1].startswith("  line\\nbreak\\ttab\\x1b[31mred")  # shown escaped, on one row
         assert lines[2].startswith("  x")
 
 
@@ -514,8 +514,10 @@ def test_rows_longest_child_plan_and_text():
         f"{'| | `-  deep':<33} {'1.0':>9} {'#7':>9} {'c':>6}")
     assert rows.row_text(rows.find_row(3), 60, plain).plain.startswith("`-  [bold]not bold[/bold]")
     assert rows.row_text(0, 40, plain).plain == f"{'- root':<30} {'100.0':>9}"  # columns dropped
-    label = clean_label(Text("a\tb\nc", style="red", spans=[]))
-    label.stylize("bold", 2, 3)
-    assert clean_label(label).plain == "a b c" and clean_label(label).spans == label.spans
-    assert clean_label("[x]\x7f").plain == "[x] "
+    label = Text("a\tb\nc\x1b[6n", style="red", spans=[])
+    label.stylize("bold", 2, 3)  # the "b"
+    clean = clean_label(label)
+    assert clean.plain == "a\\tb\\nc\\x1b[6n" and clean is not label and label.plain == "a\tb\nc\x1b[6n"
+    assert [clean.plain[s.start:s.end] for s in clean.spans] == ["b"]  # styles stay on their characters
+    assert clean_label("[x]\x7f").plain == "[x]\\x7f"
     assert fit_right("12", 4) == "  12" and fit_right("123456", 4) == "123…"

@@ -167,6 +167,34 @@ def _top_cpu_op(trace: KinetoTrace) -> np.ndarray:
     return fill_down(trace.parent, trace.depth, own_op, outermost=True)  # the outermost cpu_op
 
 
+def same_name_op_above(trace: KinetoTrace) -> np.ndarray:
+    """Per event: the nearest cpu_op above a cpu_op that has its name (``aten::mm`` inside
+    ``aten::mm``), -1 for none and for other events.  Such a nested call's time lies inside
+    the outer call's: a total by name counts it once, in the outer call."""
+    return per_trace(trace, "same_name_op_above", _same_name_op_above)
+
+
+def _same_name_op_above(trace: KinetoTrace) -> np.ndarray:
+    out = np.full(trace.n_events, -1, dtype=np.int64)
+    ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP))
+    op_of = trace.cpu_op_of.astype(np.int64)
+
+    def op_above(nodes: np.ndarray) -> np.ndarray:
+        par = trace.parent[nodes].astype(np.int64)
+        return np.where(par >= 0, op_of[np.maximum(par, 0)], -1)
+
+    cur = op_above(ops)
+    live = np.flatnonzero(cur >= 0)
+    while live.size:
+        c = cur[live]
+        hit = trace.name_id[c] == trace.name_id[ops[live]]
+        out[ops[live[hit]]] = c[hit]
+        live = live[~hit]
+        cur[live] = op_above(cur[live])
+        live = live[cur[live] >= 0]
+    return out
+
+
 def gpu_totals(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tracetui.kineto.rollup.subtree_gpu_totals` (µs, count per node), cached per trace."""
     return per_trace(trace, "subtree_gpu_totals", subtree_gpu_totals)
@@ -333,7 +361,9 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
     -1), ``external_id``, ``seq`` (Sequence number), ``input_dims``/``input_types`` (text
     of the ``Input Dims``/``Input type`` args, "" when the trace has no shapes),
     ``n_direct_gpu`` (GPU events its own runtime calls launched), ``direct_gpu_us``
-    (their summed duration), ``subtree_gpu_us`` (every GPU event in its subtree).
+    (their summed duration), ``subtree_gpu_us`` (every GPU event in its subtree),
+    ``same_name_above`` (the nearest cpu_op above it with its name, -1 none:
+    :func:`same_name_op_above`).
     ``events`` restricts the frame to some event indices.
     """
     ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP)) if events is None else np.asarray(events, np.int64)
@@ -369,4 +399,5 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
         "n_direct_gpu": n_direct[ops].astype(np.int64),
         "direct_gpu_us": direct[ops],
         "subtree_gpu_us": subtree[ops],
+        "same_name_above": same_name_op_above(trace)[ops],
     })

@@ -21,7 +21,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import TraceError
+from ..errors import TraceError, one_line
 
 SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "check", "record")
 EXIT_BAD_INPUT = 2
@@ -198,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except MemoryError:
-        print(f"tracetui: {' + '.join(_paths(args))}: not enough memory for this command", file=sys.stderr)
+        print(f"tracetui: {one_line(' + '.join(_paths(args)))}: not enough memory for this command", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # the error boundary: a bug ends in one line, never a traceback
         from ..crash import EXIT_INTERNAL_ERROR, report

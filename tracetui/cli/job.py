@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..errors import one_line
 from ..io import jsonout
 from .fit_table import Col, fitted_table
 
@@ -57,9 +58,9 @@ def collective_rows(summary: dict[str, Any]) -> list[list[Any]]:
     for c in summary["collectives"]:
         ident = c["seq"] if c["seq"] is not None else f"#{c['index']}"
         algo = "/".join(x for x in (c["algorithm"], c["protocol"]) if x)
-        rows.append([Text(c["name"]), Text(c["group"] or "-"), str(ident), _n(c["ranks"]), _n(c["start_skew_us"], 1),
+        rows.append([Text(one_line(c["name"])), Text(one_line(c["group"] or "-")), str(ident), _n(c["ranks"]), _n(c["start_skew_us"], 1),
                      _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1), str(c["last_rank"]),
-                     _bytes(c["bytes"]), Text(algo), _n(c["busbw_gbps"], 2)])
+                     _bytes(c["bytes"]), Text(one_line(algo)), _n(c["busbw_gbps"], 2)])
     return rows
 
 
@@ -78,9 +79,9 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
     else:
         width = console.width
     j = summary["job"]
-    console.print(Text(f"Job: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded (world_size "
-                       f"{j['world_size'] if j['world_size'] is not None else 'unknown'}, backend "
-                       f"{j['backend'] or 'unknown'})", style="bold"))
+    console.print(Text(one_line(f"Job: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded (world_size "
+                                f"{j['world_size'] if j['world_size'] is not None else 'unknown'}, backend "
+                                f"{j['backend'] or 'unknown'})"), style="bold"))
 
     def table(title: str, cols: list[Col], rows: list[list[Any]]) -> None:
         if not rows:
@@ -95,12 +96,20 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
 
     table("GPU time per rank (unions over all streams)", RANK_COLS, rank_rows(summary))
     table("Collectives matched across ranks", COLLECTIVE_COLS, collective_rows(summary))
-    table("Stragglers (latest first)", [Col("rank"), Col("late µs (sum)"), Col("last to arrive"),
-                                        Col("wait caused µs"), Col("collectives")],
-          [[str(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
-            _n(s["collectives"])] for s in summary["stragglers"]])
+    table("Stragglers (last to arrive most often first; lateness = start - first rank's start)",
+          [Col("rank"), Col("last to arrive"), Col("collectives"), Col("median late µs"), Col("late µs (sum)"),
+           Col("wait caused µs")],
+          [[str(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+            _n(s["late_us"], 1), _n(s["wait_caused_us"], 1)] for s in summary["stragglers"]])
+    table("Arrivals by collective kind (barriers apart)",
+          [Col("rank"), Col("kind", False), Col("last to arrive"), Col("collectives"), Col("median late µs")],
+          [[str(s["rank"]), Text(k), _n(v["times_last"]), _n(v["collectives"]), _n(v["median_late_us"], 1)]
+           for s in summary["stragglers"] for k, v in s.get("by_kind", {}).items()])
+    verdict = summary.get("straggler")
+    console.print(Text(one_line("Straggler: " + (verdict["evidence"] if verdict else
+                                                  "none: no rank arrived after another")), style="bold"))
     for w in summary["warnings"]:
-        console.print(Text(f"warning: {w}", style="yellow"))
+        console.print(Text(one_line(f"warning: {w}"), style="yellow"))
 
 
 def job_summary_command(inputs: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int,

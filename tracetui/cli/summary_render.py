@@ -17,6 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..analysis.tables import NESTED_CALLS_RULE
+from ..errors import one_line
 from .fit_table import Cell, Col, fitted_table
 
 #: console width for piped output: lines are as long as their content
@@ -29,7 +31,8 @@ _TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exp
 
 
 def _name(s: Any) -> Text:
-    return Text("" if s is None else str(s))
+    """A name from the trace: escaped before Rich sees it (Rich would drop BEL and CR)."""
+    return Text("" if s is None else one_line(str(s)))
 
 
 def _n(v: Any, digits: int = 3) -> str:
@@ -82,15 +85,20 @@ class _Out:
         self.con.out("\n".join(ln.rstrip() for ln in cap.get().splitlines()), highlight=False)
 
     def line(self, text: str, style: str = "") -> None:
-        self.con.print(Text(text, style=style))
+        self.con.print(Text(one_line(text), style=style))
 
 
 def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     """Print every section of a summary dict (to ``console``, fitting its width, or to stdout)."""
     con, width = (console, console.width) if console is not None else _console()
     out = _Out(con, width)
-    tr = s["trace"]
     out.line(s["source"], "bold")
+    if "et" in s and "trace" not in s:  # an Execution Trace alone
+        _print_et(out, s["et"])
+        for w in s["warnings"]:
+            out.line(f"warning: {w}", "yellow")
+        return
+    tr = s["trace"]
     drv = s.get("driver")
     if drv is not None and not drv["kineto_events"]:  # a driver-call trace alone: no Kineto tables
         _print_driver_head(out, drv)
@@ -98,12 +106,19 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         for w in s["warnings"]:
             out.line(f"warning: {w}", "yellow")
         return
-    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} GPU events ({tr['gpu_events_unlinked']:,} without a "
-             f"launch), {tr['cpu_ops']:,} cpu_ops")
+    called = tr.get("device_work", {}).get("called", "GPU events")
+    kernels = tr.get("device_work", {}).get("kernels")
+    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} {called} "
+             + (f"({kernels:,} kernels; " if kernels is not None else "(")
+             + f"{tr['gpu_events_unlinked']:,} without a launch), {tr['cpu_ops']:,} cpu_ops")
     out.line(f"devices: {grouped_devices(tr['devices'])}")
+    counters = s.get("counters")
     if not tr["gpu_events"]:
-        out.line(f"No GPU work in this trace (no kernel, memcpy or memset): {tr['cpu_ops']:,} CPU ops in "
-                 f"{tr['events']:,} events, so no GPU tables follow.")
+        held = (f"{counters['ranges']:,} profiler ranges and " if counters and counters["ranges"] else
+                f"{counters['events']:,} counter events and " if counters else "")
+        out.line(f"No GPU work in this trace (no kernel, memcpy or memset): it holds {held}{tr['cpu_ops']:,} CPU "
+                 f"ops in {tr['events']:,} events, so no GPU tables follow.")
+        _print_counters(out, counters)
         _print_ops(out, s)
         _print_host_only(out, s["launches"])
     else:
@@ -112,6 +127,7 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         _print_roofline(out, s.get("roofline") or [])
         _print_streams(out, s)
         _print_launches(out, s["launches"])
+        _print_counters(out, counters)
     if drv is not None:
         _print_driver(out, drv)
     for w in s["warnings"]:
@@ -137,10 +153,59 @@ def _print_gpu(out: _Out, s: dict[str, Any]) -> None:
 
 def _print_ops(out: _Out, s: dict[str, Any]) -> None:
     out.table("Top ops (GPU direct: its own launches; subtree: everything under it)",
-              [Col("name", False), Col("count"), Col("host ms"), Col("GPU direct ms"), Col("GPU subtree ms"),
-               Col("%")],
-              [[_name(r["name"]), _n(r["count"]), _n(r["host_us"] / 1e3), _n(r["direct_gpu_us"] / 1e3),
-                _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+              [Col("name", False), Col("count"), Col("nested"), Col("host ms"), Col("GPU direct ms"),
+               Col("GPU subtree ms"), Col("%")],
+              [[_name(r["name"]), _n(r["count"]), _n(r.get("nested_calls", 0)), _n(r["host_us"] / 1e3),
+                _n(r["direct_gpu_us"] / 1e3), _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+    if any(r.get("nested_calls") for r in s["ops"]):
+        out.line(NESTED_CALLS_RULE, style="dim")
+
+
+def _print_et(out: _Out, e: dict[str, Any]) -> None:
+    """An Execution Trace alone: counts, threads, ops by name and by input shapes."""
+    threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
+    out.line(f"Execution Trace, schema {e['schema']} ({e['layout']} layout): {e['nodes']:,} nodes, {e['ops']:,} ops "
+             f"on {len(e['threads']):,} threads ({threads}); ops with rf_id {e['ops_with_rf_id']:,}, with seq_id "
+             f"{e['ops_with_seq_id']:,}")
+    out.line("An Execution Trace records no times: every number below is a count (give its Kineto trace for times).",
+             "dim")
+    out.table(f"Ops by name (top {len(e['ops_by_name'])} of {e['op_names']:,} names)",
+              [Col("name", False), Col("count"), Col("threads", False)],
+              [[_name(r["name"]), _n(r["count"]), _name(r["threads"])] for r in e["ops_by_name"]])
+    out.table(f"Ops by input shapes (top {len(e['ops_by_shape'])} of {e['op_signatures']:,})",
+              [Col("name", False), Col("input shapes", False), Col("input types", False), Col("count")],
+              [[_name(r["name"]), _name(r["input_shapes"]), _name(r["input_types"]), _n(r["count"])]
+               for r in e["ops_by_shape"]])
+
+
+def _print_counters(out: _Out, c: dict[str, Any] | None) -> None:
+    """Counters (kineto/counters.py): totals per counter, the ranges adding most to each, and
+    the ranges by name (CUPTI range profiler: a range per profiled kernel)."""
+    if not c:
+        return
+    out.line(f"Counters: {len(c['series']):,} counters, {c['samples']:,} samples from {c['events']:,} counter events "
+             f"({c['ranges']:,} of them ranges, {c.get('range_names', 0):,} range names)")
+    out.table("Counters (totals over the trace)",
+              [Col("counter", False), Col("samples"), Col("total"), Col("mean"), Col("max")],
+              [[_name(r["series"]), _n(r["samples"]), _n(r["sum"], 0), _n(r["mean"], 1), _n(r["max"], 0)]
+               for r in c["series"]])
+    out.table("Top ranges per counter (by summed value)",
+              [Col("counter", False), Col("range", False), Col("ranges"), Col("total"), Col("% of counter")],
+              [[_name(r["series"]), _name(_cut(t["name"])), _n(t["ranges"]), _n(t["sum"], 0), _n(t["share"], 1)]
+               for r in c["series"] for t in r.get("top_ranges", [])])
+    out.table("Ranges by name (most range time first)", [Col("name", False), Col("ranges"), Col("total ms")],
+              [[_name(_cut(r["name"])), _n(r["ranges"]), _n(r["total_us"] / 1e3)]
+               for r in c.get("ranges_by_name", [])])
+    if any(len(r["name"]) > RANGE_NAME_CELLS for r in c.get("ranges_by_name", [])):
+        out.line(f"range names cut at {RANGE_NAME_CELLS} characters (summary --json has them whole)", "dim")
+
+
+#: range names (often whole kernel signatures) are cut to this many characters in the text
+RANGE_NAME_CELLS = 120
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= RANGE_NAME_CELLS else name[:RANGE_NAME_CELLS - 1] + "…"
 
 
 def _print_roofline(out: _Out, rows: list[dict[str, Any]]) -> None:

@@ -20,7 +20,8 @@ from ..errors import TraceFormatError
 from .discover import expand_inputs
 from .executor import Runner
 from .layout import JobLayout, group_ranks
-from .match import match_collectives, straggler_ranking
+from .match import match_collectives
+from .stragglers import arrivals
 from .worker import identify, summarise_rank
 
 Progress = Callable[[str, float], None]
@@ -51,7 +52,9 @@ class RankResult:
 @dataclass
 class Job:
     """A loaded job: ``layout`` (files per rank), ``results`` (by rank, loaded or failed),
-    ``collectives`` (matched across ranks), ``stragglers``, ``warnings`` (strings)."""
+    ``collectives`` (matched across ranks), ``stragglers`` (per rank, ranked by arrival),
+    ``warnings`` (strings), ``straggler`` (the verdict) and ``arrivals`` (who arrived last at
+    each collective): :func:`tracetui.job.stragglers.arrivals`."""
 
     inputs: list[str]
     layout: JobLayout
@@ -59,6 +62,8 @@ class Job:
     collectives: list[dict[str, Any]]
     stragglers: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    straggler: dict[str, Any] | None = None
+    arrivals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ranks(self) -> list[int]:
@@ -88,8 +93,11 @@ def _unidentified(path: str, message: str) -> dict[str, Any]:
 
 def find_ranks(inputs: list[str], run: Runner, report: Progress) -> JobLayout:
     """The files of the job named by ``inputs``, identified on ``run`` (progress 0 to 0.1)
-    and grouped by rank.  Raises TraceFormatError when they hold no Kineto trace with a rank."""
-    files = expand_inputs(list(inputs))
+    and grouped by rank; the names of a folder or pattern that are no regular file are left
+    out and named first in the layout's warnings.  Raises TraceFormatError when they hold no
+    Kineto trace with a rank."""
+    skipped: list[str] = []
+    files = expand_inputs(list(inputs), skipped)
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     report(f"identifying {len(files)} files", 0.0)
@@ -100,6 +108,7 @@ def find_ranks(inputs: list[str], run: Runner, report: Progress) -> JobLayout:
         raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
                                "no Kineto trace with a rank among the files of this job"
                                + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    layout.warnings[:0] = skipped
     return layout
 
 
@@ -142,7 +151,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     if partial:
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
     report("ready", 1.0)
-    return Job(list(inputs), layout, results, colls, straggler_ranking(colls, sorted(per_rank)), warnings)
+    arr = arrivals(colls, sorted(per_rank))
+    return Job(list(inputs), layout, results, colls, arr["per_rank"], warnings, arr["verdict"], arr["per_collective"])
 
 
 def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
@@ -173,7 +183,10 @@ def job_summary(job: Job) -> dict[str, Any]:
     ``ranks``: [{``rank``, ``kineto``, ``et``, ``error``, ``collectives`` (count), and from
     the rank's own summary ``trace``, ``gpu_timeline``, ``kernel_categories``, ``warnings``}];
     ``collectives``: matched rows (:func:`~tracetui.job.match.match_collectives` without
-    ``members``); ``stragglers``; ``warnings``.
+    ``members``); ``stragglers`` (per rank, ranked by arrival), ``straggler`` (the verdict:
+    ``rank``, ``times_last``, ``collectives``, ``median_late_us``, ``tied_with``,
+    ``evidence``), ``arrivals`` (per collective: ``index`` into ``collectives``,
+    ``last_rank``, ``late_by_us``, ``skew_us``; :mod:`tracetui.job.stragglers`); ``warnings``.
     """
     ranks = []
     for r in job.ranks:
@@ -189,5 +202,7 @@ def job_summary(job: Job) -> dict[str, Any]:
         "ranks": ranks,
         "collectives": [{k: c[k] for k in _COLL_KEYS} for c in job.collectives],
         "stragglers": job.stragglers,
+        "straggler": job.straggler,
+        "arrivals": job.arrivals,
         "warnings": job.warnings,
     }

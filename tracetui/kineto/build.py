@@ -31,6 +31,7 @@ from .kinds import (
     LAUNCH_KINDS,
     Kind,
     LaunchClass,
+    device_word_of,
     launch_class_of_name,
 )
 from .lanes import Lane, lane_labels, lane_sort_key
@@ -42,6 +43,9 @@ _FLOW_PH = {"s", "f", "t"}
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _E_MERGED = "end events (ph E) merged into their begin event"
 _E_ORPHAN = "end events (ph E) without a begin event"
+#: the longest duration taken as real (µs; 31 years): longer ones are kept with zero duration
+#: and named in the warnings, so sums over durations never overflow
+MAX_DURATION_US = 1e15
 #: tie-break for events with the same start and duration: outer kinds first
 _KIND_RANK = np.zeros(32, dtype=np.int8)
 for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Kind.CPU_OP, 3),
@@ -208,6 +212,13 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         warnings.append(LoadWarning("bad_duration", f"{nb:,} events have a duration that is not a finite number "
                                     f"(kept with zero duration; first: {_first_rows(dec, ev_idx[bad_dur])})", nb))
         dur = np.where(bad_dur, 0.0, dur)
+    huge = np.abs(dur) > MAX_DURATION_US
+    if huge.any():  # 1e308 µs: every sum over it overflows; no profile lasts that long
+        nh = int(huge.sum())
+        warnings.append(LoadWarning("bad_duration", f"{nh:,} events have a duration over {MAX_DURATION_US:.0e} µs "
+                                    f"(31 years; the longest {float(np.abs(dur[huge]).max()):.3g} µs), not a real one "
+                                    f"(kept with zero duration; first: {_first_rows(dec, ev_idx[huge])})", nh))
+        dur = np.where(huge, 0.0, dur)
     neg = dur < 0
     if neg.any():
         warnings.append(LoadWarning("negative_duration", f"{int(neg.sum())} events with a negative duration "
@@ -352,8 +363,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     depth[gpu_all] = np.where(lo_all >= 0, depth[np.maximum(lo_all, 0)] + 1, 1)
     if stats.unlinked:
         warnings.append(LoadWarning(
-            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} GPU events have no launch event in the "
-            "trace; they are listed under their GPU stream", stats.unlinked))
+            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} {device_word_of(cats)} events have no launch "
+            "event in the trace; they are listed under their stream", stats.unlinked))
     report("tree", 0.9)
 
     # ---- CSR children, innermost cpu_op per node

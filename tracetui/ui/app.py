@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
-from ..errors import LoadCancelled, TraceError
+from ..errors import LoadCancelled, TraceError, one_line
 from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
 from .key_order import KeyRouter
@@ -230,7 +230,7 @@ class TraceApp(App[int]):
             from ..errors import LoadWarning
 
             linked.warnings += [LoadWarning("job", w) for w in self.job.warnings]
-        self.sub_title = linked.title
+        self.sub_title = one_line(linked.title)
         job_rank = (self.rank, self.job.world_size) if self.job is not None and self.rank is not None else None
         select, self._pending_select = self._pending_select, None
         self.switch_screen(MainScreen(linked, source, DetailBuilder(source, categorizer), job_rank=job_rank,

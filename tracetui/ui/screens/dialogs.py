@@ -14,6 +14,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from ...errors import one_line, printable_lines
+
 
 class WarningsScreen(ModalScreen[None]):
     """The load and link warnings, one per line."""
@@ -27,7 +29,7 @@ class WarningsScreen(ModalScreen[None]):
 
     def __init__(self, warnings: Iterable[object]) -> None:
         super().__init__()
-        self.warnings = [str(w) for w in warnings]
+        self.warnings = [one_line(str(w)) for w in warnings]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -69,8 +71,8 @@ class ErrorDialog(ModalScreen[tuple[str, str]]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(self.title_text), id="error-title")
-            yield Static(Text(self.message), id="error-message")
+            yield Label(Text(one_line(self.title_text)), id="error-title")
+            yield Static(Text(printable_lines(self.message)), id="error-message")
             yield Label("Open another file (Enter), or quit (Esc):")
             yield Input(placeholder="path to a Kineto trace or Execution Trace", id="error-path")
             with Horizontal():

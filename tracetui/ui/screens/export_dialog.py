@@ -3,7 +3,9 @@
 Focus starts on the format; Tab goes format -> file path -> Export -> Cancel.  The default
 file name says what is exported, as the user sees it: the op name and its External id
 (``aten_addmm-ext49.md``), or the trace file's stem for the whole trace, in the current
-folder.  Changing the format changes the file's extension."""
+folder.  Changing the format changes the file's extension.  A path that names an existing
+file is not overwritten at once: the dialog says so and asks for Enter again (a changed path
+asks again); a folder is refused."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
+
+from ...errors import one_line
 
 EXPORT_FORMATS = (("Markdown report (md)", "md"), ("HTML report (html)", "html"), ("CSV tables (csv)", "csv"),
                   ("JSON (json)", "json"), ("Chrome trace (chrome)", "chrome"))
@@ -107,13 +111,16 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
         self.what = what
         self.stem = stem
         self.directory = directory
+        #: the existing file the user was asked about: Enter again on it overwrites it
+        self.confirmed: str | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("Export " + self.what, style="bold"))
+            yield Label(Text(one_line("Export " + self.what), style="bold"))
             yield FormatSelect(EXPORT_FORMATS, value="md", allow_blank=False, id="export-format")
             yield Input(default_export_path(self.stem, "md", self.directory), id="export-path")
-            yield Label(Text("in " + (self.directory or os.getcwd()), style="dim"), id="export-folder")
+            yield Label(Text(one_line("in " + (self.directory or os.getcwd())), style="dim"), id="export-folder")
+            yield Label(Text(""), id="export-exists")
             with Horizontal():
                 yield Button("Export", id="export-go", variant="primary")
                 yield Button("Cancel", id="export-cancel")
@@ -123,6 +130,10 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
         event.stop()
         path = self.query_one(Input)
         path.value = with_format(path.value, str(event.value))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._ask("")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -135,11 +146,24 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
         else:
             self.dismiss(None)
 
+    def _ask(self, question: str) -> None:
+        if not question:
+            self.confirmed = None
+        self.query_one("#export-exists", Label).update(Text(one_line(question), style="bold yellow"))
+
     def _go(self) -> None:
         path = self.query_one(Input).value.strip()
-        if path:
-            full = os.path.join(self.directory or os.getcwd(), os.path.expanduser(path))
-            self.dismiss((str(self.query_one(Select).value), os.path.abspath(full)))
+        if not path:
+            return
+        full = os.path.abspath(os.path.join(self.directory or os.getcwd(), os.path.expanduser(path)))
+        if os.path.isdir(full):
+            self._ask(f"{os.path.basename(full) or full} is a folder: give a file name")
+            return
+        if os.path.lexists(full) and self.confirmed != full:
+            self._ask(f"{os.path.basename(full)} exists: Enter again to replace it, or change the name")
+            self.confirmed = full
+            return
+        self.dismiss((str(self.query_one(Select).value), full))
 
     def action_export(self) -> None:
         self._go()

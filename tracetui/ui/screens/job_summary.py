@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label
 
+from ...errors import one_line
 from ...job import job_summary
 from ..shown import only_while_shown
 
@@ -62,16 +63,16 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
     def compose(self) -> ComposeResult:
         j = self.doc["job"]
         with VerticalScroll():
-            yield Label(Text(f"{self.job.title}: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded, world size "
-                             f"{j['world_size']}, backend {j['backend'] or 'unknown'}", style="bold"))
+            yield Label(Text(one_line(f"{self.job.title}: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded, "
+                                      f"world size {j['world_size']}, backend {j['backend'] or 'unknown'}"), style="bold"))
             yield Label("GPU time per rank (Enter: show the rank)", classes="title")
             yield DataTable(id="ranks", cursor_type="row", zebra_stripes=True)
             yield Label("Collectives matched across ranks (Enter: select it on the rank shown)", classes="title")
             yield DataTable(id="collectives", cursor_type="row", zebra_stripes=True)
-            yield Label("Stragglers (latest first)", classes="title")
+            yield Label("Stragglers (last to arrive most often first)", classes="title")
             yield DataTable(id="stragglers", cursor_type="row", zebra_stripes=True)
             for w in self.doc["warnings"]:
-                yield Label(Text(f"warning: {w}", style="yellow"))
+                yield Label(Text(one_line(f"warning: {w}"), style="yellow"))
         yield Footer()
 
     @only_while_shown  # keys typed ahead may have closed it already
@@ -94,14 +95,14 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
         for i, c in enumerate(self.doc["collectives"]):
             ident = str(c["seq"]) if c["seq"] is not None else f"#{c['index']}"
             algo = "/".join(x for x in (c["algorithm"], c["protocol"]) if x)
-            colls.add_row(Text(c["name"]), Text(c["group"] or "-"), ident, _n(c["ranks"]), _n(c["start_skew_us"], 1),
+            colls.add_row(Text(one_line(c["name"])), Text(one_line(c["group"] or "-")), ident, _n(c["ranks"]), _n(c["start_skew_us"], 1),
                           _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1),
-                          _n(c["last_rank"]), _size(c["bytes"]), Text(algo), _n(c["busbw_gbps"], 2), key=str(i))
+                          _n(c["last_rank"]), _size(c["bytes"]), Text(one_line(algo)), _n(c["busbw_gbps"], 2), key=str(i))
         strag = self.query_one("#stragglers", DataTable)
-        strag.add_columns("rank", "late µs (sum)", "last to arrive", "wait caused µs", "collectives")
+        strag.add_columns("rank", "last to arrive", "collectives", "median late µs", "late µs (sum)", "wait caused µs")
         for s in self.doc["stragglers"]:
-            strag.add_row(_n(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
-                          _n(s["collectives"]), key=str(s["rank"]))
+            strag.add_row(_n(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+                          _n(s["late_us"], 1), _n(s["wait_caused_us"], 1), key=str(s["rank"]))
         ranks.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

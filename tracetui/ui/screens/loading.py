@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Label, ProgressBar
 from textual.worker import Worker
 
-from ...errors import LoadCancelled
+from ...errors import LoadCancelled, one_line
 
 #: Exit status when the user cancels the initial load (as for an interrupt).
 EXIT_LOAD_CANCELLED = 130
@@ -99,11 +99,11 @@ class LoadingScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("Opening " + " + ".join(os.path.basename(p) for p in self.paths), style="bold"))
+            yield Label(Text(one_line("Opening " + " + ".join(os.path.basename(p) for p in self.paths)), style="bold"))
             yield ProgressBar(total=1.0, show_eta=False, id="loading-bar")
             yield Label("starting", id="loading-step")
             yield Label(Text("Esc cancels", style="dim"), id="loading-hint")
 
     def set_progress(self, message: str, fraction: float) -> None:
         self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, fraction)))
-        self.query_one("#loading-step", Label).update(Text(message))
+        self.query_one("#loading-step", Label).update(Text(one_line(message)))

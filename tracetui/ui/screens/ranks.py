@@ -20,6 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from ...errors import one_line
+from ...io.terminal import safe_text
 from ...job.nav import collective_at, member_offsets
 from ..notify import show_note
 from ..shown import only_while_shown
@@ -60,8 +62,8 @@ class RankPicker(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(self.title_text, style="bold"))
-            yield OptionList(*(Option(label, id=str(rank), disabled=not ok) for rank, label, ok in self.rows),
+            yield Label(Text(one_line(self.title_text), style="bold"))
+            yield OptionList(*(Option(safe_text(label), id=str(rank), disabled=not ok) for rank, label, ok in self.rows),
                              id="ranks")
 
     @only_while_shown  # keys typed ahead may have closed it already

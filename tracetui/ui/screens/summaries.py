@@ -36,8 +36,9 @@ from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categori
 from ...analysis.gaps import idle_gaps, idle_summary
 from ...analysis.launches import launch_class_stats, launch_frame
 from ...analysis.roofline import roofline_table
-from ...analysis.tables import category_table, kernel_table, op_table
+from ...analysis.tables import NESTED_CALLS_RULE, category_table, kernel_table, op_table
 from ...driver import DriverTrace
+from ...errors import one_line
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
 from ..shown import only_while_shown
@@ -66,14 +67,15 @@ def _kernels(gpu: Any) -> SummaryTable:
 
 
 def _ops(ops: Any) -> SummaryTable:
-    t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), ("host ms", True),
+    t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), ("nested", True), ("host ms", True),
                                         ("GPU direct ms", True), ("GPU subtree ms", True), ("%", True)],
-                     note="GPU direct: its own launches; subtree: everything under it")
+                     note=f"GPU direct: its own launches; subtree: everything under it; {NESTED_CALLS_RULE}")
     if ops.empty:
         return t
     occ = _groups(list(ops["name"]), ops["event"].to_numpy())
     for r in op_table(ops).head(MAX_ROWS).itertuples(index=False):
-        t.add((r.name, int(r.count), r.host_us / 1e3, r.direct_gpu_us / 1e3, r.subtree_gpu_us / 1e3, r.percent),
+        t.add((r.name, int(r.count), int(r.nested_calls), r.host_us / 1e3, r.direct_gpu_us / 1e3,
+               r.subtree_gpu_us / 1e3, r.percent),
               f"op {r.name}", occ[r.name])
     return t
 
@@ -153,7 +155,7 @@ def _cell(v: Any, numeric: bool, column: str, width: int | None = None) -> Text:
     if v is None or (isinstance(v, float) and v != v):
         return Text("")
     if not numeric:
-        text = Text(str(v), no_wrap=True, overflow="ellipsis")
+        text = Text(one_line(str(v)), no_wrap=True, overflow="ellipsis")
         if width is not None and text.cell_len > width:
             text.truncate(width, overflow="ellipsis")
         return text
@@ -201,7 +203,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         self.sort_state: dict[str, tuple[int, bool]] = {}  # table key -> (column, reversed)
 
     def compose(self) -> ComposeResult:
-        yield Label(Text.assemble((self.kt.name_of_file, "bold"),
+        yield Label(Text.assemble((one_line(self.kt.name_of_file), "bold"),
                                   " · Enter: its occurrences in the tree, n/N cycle them"), id="summaries-title")
         # No ``initial=``: Textual's tabs validate it on mount and raise when the screen was
         # closed meanwhile (s then Esc at once on a busy machine); on_mount picks the tab.
@@ -209,7 +211,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
             for t in self.tables:
                 with TabPane(f"{t.title} ({len(t.rows):,})", id=f"p-{t.key}"):
                     if t.note:
-                        yield Label(Text(t.note), classes="note")
+                        yield Label(Text(one_line(t.note)), classes="note")
                     yield DataTable(id=f"t-{t.key}", cursor_type="row", zebra_stripes=True)
         yield Footer()
 

@@ -134,7 +134,7 @@ class DetailBuilder:
         text = KeepText(f"ET node {int(et.ids[pos])} · rf_id {int(et.rf_id[pos])} · ")
         text.append(et.name(pos), style="bright_cyan")
         if link is not None and bool(link.heuristic[pos]):
-            text.append("  (heuristic link: name-and-order alignment)", style="yellow")
+            text.append(f"  (heuristic link, found by {link.found_by_name(pos)})", style="yellow")
         return text
 
     def _ids(self, ev: int) -> list[tuple[str, Any]]:
@@ -414,7 +414,9 @@ class DetailBuilder:
                 KeepText("ET threads with ops that have no Kineto event (ET records every thread; "
                      "Kineto only the profiled ones).", style="dim"),
                 _grid([("Link method", s.method), ("ET ops", f"{s.et_ops:,}"), ("Linked", f"{s.linked:,}"),
-                       ("Heuristic", f"{s.heuristic:,}"), ("ET-only", f"{s.et_only:,}"),
+                       ("by rf_id", f"{s.by_rf_id:,}"), ("by sequence number", f"{s.by_sequence:,}"),
+                       ("by order", f"{s.by_order:,}"), ("Heuristic", f"{s.heuristic:,}"),
+                       ("Iteration", s.window or None), ("ET-only", f"{s.et_only:,}"),
                        ("Kineto-only", f"{s.kineto_only:,}")])]
 
     def _et_node(self, pos: int) -> list[RenderableType]:
@@ -430,8 +432,9 @@ class DetailBuilder:
         k = int(src.link.et_to_kineto[pos]) if src.link is not None else -1
         if k >= 0:
             line = self._op_line(k)
-            if bool(src.link.heuristic[pos]):
-                line.append("  (heuristic link)", style="yellow")
+            how = src.link.found_by_name(pos)
+            line.append(f"  (heuristic link, found by {how})" if bool(src.link.heuristic[pos])
+                        else f"  (found by {how})", style="yellow" if bool(src.link.heuristic[pos]) else "dim")
             rows.append(("Kineto event", line))
         elif src.kt is not None:
             rows.append(("Kineto event", _t("none (ET-only op)", "dim")))

@@ -14,6 +14,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...io.terminal import safe_renderable
 from .detail_text import WIDE, KeepText, fit_table
 
 
@@ -78,7 +79,8 @@ class DetailPane(ScrollView, can_focus=True):
             # the first pass builds for the (possibly new) node; the second only when the
             # argument layout (table or lines, WIDE) differs at the other width
             if self.builder is not None and (first or (self.builder.width >= WIDE) != (usable >= WIDE)):
-                self._renderable = self.builder.build(self.node, self._note, usable)
+                # trace text is data: nothing a terminal acts on reaches the screen
+                self._renderable = safe_renderable(self.builder.build(self.node, self._note, usable))
             lines, rendered = self._render_at(usable)
             return lines, rendered, len(lines) <= height - (hbar if rendered > usable else 0)
 

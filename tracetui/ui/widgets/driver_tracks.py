@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...errors import one_line
 from ...kineto.kinds import Kind
 from .counter_track import CounterLane
 from .driver_facts import PHASE_PREFIX, allocation_series, driver_of
@@ -65,7 +66,9 @@ def phase_lanes(kt) -> list[PhaseLane]:
     out = []
     for chunk in np.split(ph, np.flatnonzero(np.diff(drv.lane_of[ph])) + 1):
         lane = drv.lanes[int(drv.lane_of[chunk[0]])]
-        names = tuple(n[len(PHASE_PREFIX):] if n.startswith(PHASE_PREFIX) else n for n in map(drv.name, chunk.tolist()))
+        # one character per cell: control characters escaped first (trace data)
+        names = tuple(one_line(n[len(PHASE_PREFIX):] if n.startswith(PHASE_PREFIX) else n)
+                      for n in map(drv.name, chunk.tolist()))
         label = f"phases {lane.tid}" if len(f"phases {lane.tid}") < LABEL_CELLS else f"ph {lane.tid}"
         out.append(PhaseLane(label, drv.ts[chunk], drv.ts[chunk] + drv.dur[chunk], names=names))
     return out

@@ -29,6 +29,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...analysis.intervals import union_intervals
+from ...errors import one_line
 from .timescale import choose_unit, format_duration_us, format_time_us, nice_ticks
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -402,7 +403,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         return strip
 
     def _label(self, text: str, width: int, style: Style) -> Segment:
-        label = Text(text.translate({c: " " for c in range(32)}))
+        label = Text(one_line(text))  # lane labels are trace data (thread and process names)
         label.truncate(max(0, width - 1), overflow="ellipsis", pad=True)
         return Segment(label.plain + " " if width else "", style)
 

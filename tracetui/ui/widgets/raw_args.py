@@ -24,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Tree
 from textual.widgets.tree import TreeNode
 
+from ...errors import one_line
 from ..notify import show_note
 from ..shown import only_while_shown
 from .driver_facts import is_driver_event, linked_kineto
@@ -63,9 +64,9 @@ class RawArgsTree(Tree[tuple[str, str, Any]]):
     def add_value(self, parent: TreeNode, key: str, value: Any, path: str) -> None:
         """Add ``key: value`` under ``parent``; objects and long lists get folded children."""
         label = Text()
-        label.append(str(key), style="bold")
+        label.append(one_line(str(key)), style="bold")
         if _inline(value):
-            text = value_text(value)
+            text = one_line(value_text(value))
             label.append("  ")
             label.append(text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…")
             parent.add_leaf(label, data=(path, str(key), value))
@@ -140,7 +141,7 @@ class RawArgsScreen(ModalScreen[None]):
         from textual.containers import Vertical
 
         with Vertical(id="raw-args-box"):
-            yield Label(Text(self.title_text), id="raw-args-title")
+            yield Label(Text(one_line(self.title_text)), id="raw-args-title")
             yield RawArgsTree(Text("arguments"), id="raw-args-tree")
         yield Footer()
 
@@ -150,7 +151,7 @@ class RawArgsScreen(ModalScreen[None]):
         tree.show_root = False
         tree.root.expand()
         for title, values in self.sections:
-            section = tree.root.add(Text(title, style="bold underline"), data=(title, title, values), expand=True)
+            section = tree.root.add(Text(one_line(title), style="bold underline"), data=(title, title, values), expand=True)
             if not values:
                 section.add_leaf(Text("(none)", style="dim"))
             for k, v in values.items():

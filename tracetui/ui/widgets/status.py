@@ -20,6 +20,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from ...driver.schema import What
+from ...errors import one_line
 from .driver_facts import CALL_WHATS, driver_of
 
 SEPARATOR = " · "
@@ -46,7 +47,7 @@ class Part:
 
 
 def _part(key: str, *forms: str, style: str = "", late: int = 0) -> Part:
-    return Part(key, tuple(Text(f, style=style) for f in forms), late)
+    return Part(key, tuple(Text(one_line(f), style=style) for f in forms), late)
 
 
 def _devices(kt) -> tuple[str, ...]:
@@ -90,6 +91,13 @@ def _driver_link_part(drv) -> Part:
                  f"driver {link.linked:,}/{link.kineto_calls:,}", style=style, late=1)
 
 
+def device_work_text(kt) -> str:
+    """``850 GPU events (768 kernels)``; ``1,313 device events`` (MTIA: not kernels)."""
+    c = kt.device_work_counts()
+    text = f"{c['events']:,} {c['called']}"
+    return text + (f" ({c['kernels']:,} kernels)" if c["kernels"] is not None else "")
+
+
 def trace_parts(linked) -> list[Part]:
     """The fixed parts: title (file names), devices, event counts, GPU launch links,
     ET link statistics, the different-runs alarm and the warning count (``w`` lists them).
@@ -104,10 +112,8 @@ def trace_parts(linked) -> list[Part]:
         devices = _devices(kt)
         if devices:
             parts.append(_part("devices", *devices))
-        counts = kt.kind_counts()
         n_kineto = drv.first if drv is not None else kt.n_events  # linked: the Kineto trace's own events
-        parts.append(_part("counts", f"{n_kineto:,} events, {counts.get('kernel', 0):,} kernels",
-                           f"{n_kineto:,} events"))
+        parts.append(_part("counts", f"{n_kineto:,} events, {device_work_text(kt)}", f"{n_kineto:,} events"))
         g = kt.gpu_stats
         if g.gpu_events:
             parts.append(_part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}"))

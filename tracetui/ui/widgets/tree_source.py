@@ -25,6 +25,7 @@ import numpy as np
 from rich.text import Text
 
 from ...driver.trace import NO_VALUE
+from ...errors import one_line
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.rollup import subtree_gpu_totals
 from ...session import LinkedTrace
@@ -273,8 +274,8 @@ class TraceTreeSource:
         if self.is_kineto(node):
             kt = self.kt
             if node >= kt.n_events:
-                return Text(kt.name(node), style=LANE_STYLE)
-            label = Text(kt.name(node), style=KIND_STYLES.get(Kind(int(kt.kind[node])), ""))
+                return Text(one_line(kt.name(node)), style=LANE_STYLE)
+            label = Text(one_line(kt.name(node)), style=KIND_STYLES.get(Kind(int(kt.kind[node])), ""))
             if node in self.driver_errors:
                 label.append(f"  ✗ {self.driver_errors[node]}", style="bold red")
             return label
@@ -287,7 +288,7 @@ class TraceTreeSource:
             label.append(f"({self.et_only_counts.get(pos, 0):,} ET-only ops)", style="dim")
             return label
         linked = self.link is not None and int(self.link.et_to_kineto[pos]) >= 0
-        return Text(name, style=ET_STYLE if linked or self.kt is None else ET_ONLY_STYLE)
+        return Text(one_line(name), style=ET_STYLE if linked or self.kt is None else ET_ONLY_STYLE)
 
     def short_label(self, label: Text, cells: int) -> Text:
         """The row label drawn in ``cells`` cells when it does not fit: long known name
@@ -296,7 +297,11 @@ class TraceTreeSource:
         return shorten_label(label, cells)
 
     def column_headers(self) -> list[str]:
-        heads = ["Wall", "GPU", "Kern"] if self.kt is not None else []
+        if self.kt is not None:  # time and count of the device work under a row (GPU or device events)
+            word = "Dev" if self.kt.device_word() == "device" else "GPU"
+            heads = ["Wall", word, f"#{word}"]
+        else:
+            heads = []
         if self.et is not None:
             heads += ["ET id", "rf_id"]
         return heads

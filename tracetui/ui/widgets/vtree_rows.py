@@ -24,6 +24,9 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
+from ...errors import one_line
+from ...io.terminal import safe_text
+
 MIN_LABEL_CELLS = 24
 """The name column (guides + marker + label) keeps at least this many cells; metric
 columns are dropped from the right before it gets narrower."""
@@ -35,9 +38,6 @@ rows show their depth as a ``31›`` tag followed by the innermost guides."""
 
 NO_NODES = np.empty(0, dtype=np.int64)
 NO_DEPTHS = np.empty(0, dtype=np.int32)
-# C0 controls (newline and tab included) and DEL become spaces, one for one, so the
-# label's style spans stay aligned and a label can never break the row.
-_CONTROL_TO_SPACE = {code: " " for code in [*range(32), 127]}
 
 
 class TreeSource(Protocol):
@@ -472,18 +472,15 @@ class VisibleRows:
 
 
 def clean_label(label: Text | str) -> Text:
-    """A private copy of ``label`` with control characters replaced by spaces.
+    """A private copy of ``label`` with control characters escaped visibly (``\\x1b``,
+    ``\\n``; :func:`tracetui.errors.one_line`, its styles moved with the characters), so a
+    label can never break the row or reach the terminal as a control sequence.
 
     A plain ``str`` becomes ``Text(label)``: labels are trace data, never markup.
     """
     if isinstance(label, str):
-        return Text(label.translate(_CONTROL_TO_SPACE))
-    plain = label.plain
-    if plain.isprintable():
-        return label.copy()
-    clean = Text(plain.translate(_CONTROL_TO_SPACE), style=label.style)
-    clean.spans = list(label.spans)
-    return clean
+        return Text(one_line(label))
+    return safe_text(label.copy())
 
 
 def fit_right(value: str, width: int) -> str:
