@@ -143,31 +143,59 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
                                      o.get("start_us")) for o in outs}
     warnings = list(layout.warnings)
     warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
-    warnings += _flag_foreign(results)
     report("matching collectives across ranks", 0.97)
-    per_rank = {r: res.collectives for r, res in results.items() if res.ok and not res.foreign}
-    colls = match_collectives(per_rank, layout.world_size)
+    ok = [r for r in results.values() if r.ok]
+    joined = join_ranks({r.rank: r.collectives for r in ok}, {r.rank: r.start_us for r in ok}, layout.world_size)
+    for r in joined.foreign:
+        results[r].foreign = True
+    report("ready", 1.0)
+    arr = joined.arrivals
+    return Job(list(inputs), layout, results, joined.collectives, arr["per_rank"], warnings + joined.warnings,
+               arr["verdict"], arr["per_collective"])
+
+
+@dataclass
+class JoinedRanks:
+    """The ranks' collectives joined (:func:`join_ranks`): ``collectives`` matched across
+    the ranks, ``arrivals`` (:func:`tracetui.job.stragglers.arrivals` of them), ``foreign``
+    (ranks recorded at another time, left out) and ``warnings``."""
+
+    collectives: list[dict[str, Any]]
+    arrivals: dict[str, Any]
+    foreign: list[int]
+    warnings: list[str]
+
+
+def join_ranks(collectives: dict[int, list[dict[str, Any]]], starts: dict[int, float | None],
+               world_size: int | None) -> JoinedRanks:
+    """Join the loaded ranks' collectives (rank -> :func:`~tracetui.job.comms.rank_collectives`;
+    ``starts``: rank -> absolute µs of its first event): ranks recorded far from the others
+    (:data:`FOREIGN_GAP_US`) are left out, the others matched
+    (:func:`~tracetui.job.match.match_collectives`) and their arrivals ranked.  The one join
+    of ``tracetui summary JOB`` and ``tracetui check JOB``."""
+    foreign, warnings = _foreign(starts)
+    per_rank = {r: rows for r, rows in collectives.items() if r not in foreign}
+    colls = match_collectives(per_rank, world_size)
     partial = sum(1 for c in colls if c["missing_ranks"])
     if partial:
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
-    report("ready", 1.0)
-    arr = arrivals(colls, sorted(per_rank))
-    return Job(list(inputs), layout, results, colls, arr["per_rank"], warnings, arr["verdict"], arr["per_collective"])
+    return JoinedRanks(colls, arrivals(colls, sorted(per_rank)), sorted(foreign), warnings)
 
 
-def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
-    """Mark ranks recorded far from the others (:data:`FOREIGN_GAP_US`); their warnings."""
-    starts = sorted(r.start_us for r in results.values() if r.ok and r.start_us is not None)
-    if len(starts) < 3:
-        return []
-    median = starts[len(starts) // 2]
-    out = []
-    for r in results.values():
-        if r.ok and r.start_us is not None and abs(r.start_us - median) > FOREIGN_GAP_US:
-            r.foreign = True
-            out.append(f"rank {r.rank}: recorded {abs(r.start_us - median) / 1e6:,.0f} s away from the other ranks: "
-                       f"from another run? (left out of the collectives)")
-    return out
+def _foreign(starts: dict[int, float | None]) -> tuple[set[int], list[str]]:
+    """Ranks recorded far from the others (:data:`FOREIGN_GAP_US` from the median of the
+    ranks' first events; needs three ranks with a start), and their warnings."""
+    known = sorted(s for s in starts.values() if s is not None)
+    if len(known) < 3:
+        return set(), []
+    median = known[len(known) // 2]
+    out, warnings = set(), []
+    for r, s in starts.items():
+        if s is not None and abs(s - median) > FOREIGN_GAP_US:
+            out.add(r)
+            warnings.append(f"rank {r}: recorded {abs(s - median) / 1e6:,.0f} s away from the other ranks: "
+                            f"from another run? (left out of the collectives)")
+    return out, warnings
 
 
 _RANK_KEYS = ("trace", "gpu_timeline", "kernel_categories", "warnings")

@@ -74,9 +74,13 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
                 write_summary(key, summary)
         out["summary"] = summary
         out["collectives"] = rank_collectives(linked.kineto, linked.et, linked.link)
-        kt = linked.kineto
-        out["distributed"] = dict(kt.distributed_info)
-        if kt.n_events:
-            out["start_us"] = float(kt.origin_us + float(np.nanmin(kt.ts)))
+        out["distributed"] = dict(linked.kineto.distributed_info)
+        out["start_us"] = first_event_us(linked.kineto)
 
     return guarded(task, out, work)
+
+
+def first_event_us(kt: Any) -> float | None:
+    """Absolute µs of the trace's first event (None when it has none): what tells a rank
+    recorded at another time (:data:`tracetui.job.job.FOREIGN_GAP_US`)."""
+    return float(kt.origin_us + float(np.nanmin(kt.ts))) if kt.n_events else None
