@@ -79,7 +79,8 @@ def render_text(report: FindingsReport, width: int | None = None, evidence: int 
             lines += _wrap(f"time at stake: {f.stake_label}", width)
         lines += _wrap(_evidence_text(f, evidence), width)
         lines += _wrap(f"fix: {f.hint}", width)
-    quiet = [r["id"] for r in report.rules if r["enabled"] and not r["findings"] and r["scope"] == "trace"]
+    ran = ("trace", "job") if report.ranks is not None else ("trace",)  # job-scope rules run on a job only
+    quiet = [r["id"] for r in report.rules if r["enabled"] and not r["findings"] and r["scope"] in ran]
     off = [r["id"] for r in report.rules if not r["enabled"]]
     lines.append("")
     if quiet:

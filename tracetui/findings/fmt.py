@@ -52,3 +52,16 @@ def ratio(x: float) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 call``, ``3 calls`` (count formatted)."""
     return f"{count(n)} {word if n == 1 else (many or word + 's')}"
+
+
+#: the longest kernel name a verdict or a details row shows
+NAME_CHARS = 40
+
+
+def short_name(name: str) -> str:
+    """A kernel name without its return type, anonymous namespaces and parameter list, cut to
+    :data:`NAME_CHARS` characters."""
+    name = name.removeprefix("void ").replace("(anonymous namespace)::", "")
+    if not name.startswith(("Memcpy", "Memset")):  # "Memcpy HtoD (Pageable -> Device)" keeps its brackets
+        name = name.split("(", 1)[0].rstrip() or name
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"

@@ -19,18 +19,9 @@ from .spec import Finding, RuleConfig
 
 #: kernel names shown per repeating sequence
 _SEQ_NAMES = 4
-_NAME_CHARS = 40
 
 
 _WORDS = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|sendrecv", re.IGNORECASE)
-
-
-def _short(name: str) -> str:
-    """A kernel name without its return type, anonymous namespaces and parameter list, cut to
-    :data:`_NAME_CHARS` characters."""
-    name = name.removeprefix("void ").replace("(anonymous namespace)::", "")
-    name = name.split("(", 1)[0] or name
-    return name if len(name) <= _NAME_CHARS else name[: _NAME_CHARS - 1] + "…"
 
 
 def _gap_before(ctx: CheckContext, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +81,7 @@ def launch_bound(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     rows = []
     for seq, members in by_seq.items():
         w = float(good.loc[members, "waited"].sum())
-        names = [_short(ctx.kt.names[int(i)]) for i in seq[:_SEQ_NAMES]]
+        names = [fmt.short_name(ctx.kt.names[int(i)]) for i in seq[:_SEQ_NAMES]]
         rows.append({"kernels": len(seq), "runs": len(members), "waited_us": round(w, 3),
                      "sequence": " > ".join(names) + (" > …" if len(seq) > _SEQ_NAMES else ""),
                      "first_kernel": int(good.loc[members[0], "first"])})
@@ -114,7 +105,7 @@ def _collective(name: str) -> str:
     kind = parse_kernel_name(name)[0]
     if not kind and (m := _WORDS.search(name)):
         kind = collective_kind(m.group(0))
-    return kind or _short(name)
+    return kind or fmt.short_name(name)
 
 
 def exposed_comm(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
@@ -186,7 +177,7 @@ def low_occupancy(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     for (_, r), o in zip(grp.iterrows(), occ):
         if o.pct is None or o.pct >= cfg["max_occupancy_pct"]:
             continue
-        rows.append({"kernel": _short(r["name"]), "device": r["device"], "block": r["block"],
+        rows.append({"kernel": fmt.short_name(r["name"]), "device": r["device"], "block": r["block"],
                      "registers": int(r["registers"]), "shared_mem": int(r["shared_mem"]),
                      "occupancy_pct": round(o.pct, 2), "limiter": o.limiter, "count": int(r["count"]),
                      "gpu_us": round(float(r["gpu_us"]), 3), "share_pct": round(100.0 * r["gpu_us"] / total, 2)})
