@@ -67,7 +67,7 @@ def measure(folder: str, repeat: int) -> dict[str, float]:
             out["et"].append(_cpu(lambda: session.load_trace(et_path)))
             out["pair"].append(_cpu(lambda: session.load_pair(et_path, k_path)))
             et, kt = session.load_trace(et_path), session.load_trace(k_path)
-            out["link"].append(_cpu(lambda: link_et_kineto(et, kt)))
+            out["link"].append(_cpu(lambda et=et, kt=kt: link_et_kineto(et, kt)))
             out["cached kineto"].append(_cpu(lambda: traces.load_cached([k_path])))
             out["cached pair"].append(_cpu(lambda: traces.load_cached([et_path, k_path])))
     links.link_et_kineto = link_et_kineto

@@ -163,9 +163,9 @@ def open_traces(paths: list[str], progress: Progress | None = None,
     report = progress or (lambda msg, frac: None)
     loader = load_one or _load_any
     loaded = []
+    scale = 1.0 / len(paths) if paths else 1.0
     for k, p in enumerate(paths):
         p = trace_path(p)
-        scale = 1.0 / len(paths)
 
         def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
             report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
 CALL_CATS = {"cuda_runtime", "cuda_driver", "Runtime", "runtime"}
-SYNC = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)$|^cu(Ctx|Stream|Event)Synchronize")
+SYNC = re.compile(r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)$"
+                  r"|^cu(Ctx|Stream|Event)Synchronize")
 ITEM_OPS = {"aten::item", "aten::_local_scalar_dense", "aten::is_nonzero"}
 COPY_OPS = {"aten::to", "aten::_to_copy", "aten::copy_"}
 

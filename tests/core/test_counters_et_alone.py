@@ -75,6 +75,7 @@ def _attr(node: dict, key: str):
     return next((a["value"] for a in node.get("attrs", []) if a.get("name") == key), None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["hf_gpt2_schema_1.1.0.json.gz", "resnet_1gpu_schema_1.0.3.json.gz"])
 def test_info_tree_and_summary_of_an_et_alone(capsys, name):
     nodes = _raw_et(name)

@@ -68,6 +68,7 @@ def _raw_op_facts(name: str, op: str) -> tuple[float, int, int, float]:
     return gpu_us, calls, nested, outer_us
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,op,gpu_us,calls,nested", [
     ("v100_old_flow_format_cudagraph.json.gz", "aten::sum", 6452.0, 474, 204),
     ("a100_cudagraph_nccl_rank0.json.gz", "aten::div", 192.0, 90, 45),
@@ -106,6 +107,7 @@ def _once_per_name(kt) -> tuple[dict[str, float], dict[str, float]]:
     return per_name, host
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NESTED)
 def test_no_table_adds_a_same_name_ancestors_time_to_its_descendants(name):
     kt = load_shared_kineto(name)

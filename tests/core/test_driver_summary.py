@@ -96,8 +96,8 @@ def _big_file(n_iter: int) -> Bpf:
     f = Bpf()
     f.call(0.0, 1.0, "cuInit")
     t = 2.0
-    for i in range(n_iter):
-        for k in range(10):
+    for _ in range(n_iter):
+        for _ in range(10):
             f.launch(t, 4)
             t += 0.02
         f.call(t, t + 0.5, "cuStreamSynchronize")
@@ -105,6 +105,7 @@ def _big_file(n_iter: int) -> Bpf:
     return f
 
 
+@pytest.mark.slow
 def test_answers_on_100k_lines(tmp_path):
     """Counts on a big file (its speed is measured by bench/bench_driver.py, not here)."""
     f = _big_file(2000)  # about 100,000 lines

@@ -52,7 +52,7 @@ def test_markdown_subtree_tables_count_rows():
     assert len(secs["Idle gaps in the GPU window"]) == 2 + 60
     # names are code spans, pipes never break the table
     for row in secs["GPU events"][2:]:
-        assert row.count(" | ") == 12
+        assert row.count(" | ") == 13  # 14 columns: grid, block and the blocks computed from the grid
     assert "| 0 | python | `nn.Module: BertLMHeadModel_0` |" in text
 
 
@@ -122,7 +122,7 @@ def test_html_is_self_contained_and_parses():
     assert kernels[0][:3] == ["start (µs)", "device:stream", "name"]
     assert len(kernels) == 2  # header + the one GEMM
     assert kernels[1][2].startswith("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16")  # < > escaped and back
-    assert kernels[1][5:9] == ["40,2,1", "128,1,1", "88", "33,792"]
+    assert kernels[1][5:10] == ["40,2,1", "128,1,1", "40,2,1", "88", "33,792"]  # grid, block, blocks
     inputs = by_title["Root op inputs (Kineto args)"]
     assert [r[1] for r in inputs[1:]] == ["[1, 141, 512]", "[512, 512]", "[512]"]
     assert len(by_title["Ops"]) == 1 + 12

@@ -195,7 +195,8 @@ def test_recomputed_ops_are_the_ops_under_recompute_fn():
     mine = {corr(c) for o in outer for c in host.inside(o) if c.get("cat") != "cpu_op"}
     gpu_us = sum(g["dur"] for g in gpu_work(path) if corr(g) in mine)
     assert f.value == pytest.approx(gpu_us)
-    for other in ("v100_ns_timestamps_fwdbwd.json.gz", "a100_cudagraph_nccl_rank0.json.gz", "mi250_minitoy_train.json.gz"):
+    for other in ("v100_ns_timestamps_fwdbwd.json.gz", "a100_cudagraph_nccl_rank0.json.gz",
+                  "mi250_minitoy_train.json.gz"):
         assert findings(other, "recompute", min_gpu_us=0.0) == []  # training without checkpointing
 
 
@@ -235,7 +236,8 @@ def test_slow_steps_against_the_median():
 # ---- trace_health -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, overlaps", [
-    ("b200x8_eager.json.gz", 72), ("v100_old_flow_format_cudagraph.json.gz", 31), ("a100_cudagraph_nccl_rank0.json.gz", 1),
+    ("b200x8_eager.json.gz", 72), ("v100_old_flow_format_cudagraph.json.gz", 31),
+    ("a100_cudagraph_nccl_rank0.json.gz", 1),
 ])
 def test_gpu_events_overlapping_on_one_stream(name, overlaps):
     n = 0

@@ -17,8 +17,8 @@ import sys
 
 import numpy as np
 import pytest
+from cache_helpers import assert_same_trace, cache_home  # noqa: F401 - the autouse fixture: a cache folder per test
 from shared_traces import kineto_path
-from test_cache import assert_same_trace, cache_home  # noqa: F401 - the autouse fixture: a cache folder per test
 
 import tracetui.store.traces as cache
 from tracetui.cli import main as cli_main

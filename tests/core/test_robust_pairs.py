@@ -65,7 +65,7 @@ def test_rf_id_pairs_from_different_runs_are_flagged(case):
     assert w.message == (f"the ET and Kineto traces look like different runs: {linked:,} of {et_ops:,} ET rf_ids "
                          f"found in Kineto, {mism:,} linked names differ (those {mism:,} are not shown as links)")
     _no_link_is_presented_as_exact_unless_by_rf_id(lt)
-    link, k = lt.link, lt.link.et_to_kineto
+    k = lt.link.et_to_kineto
     kept = np.flatnonzero(k >= 0)
     assert all(lt.et.name(int(p)) == lt.kineto.name(int(k[p])) for p in kept)
 

@@ -178,11 +178,11 @@ def test_a_gzip_bomb_is_refused_before_it_holds_more_than_the_cap(tmp_path):
     divided by the memory a load needs per byte; the child's peak RSS stays within it."""
     code, err, base, peak = _run_bomb(_bomb(tmp_path / "bomb.json.gz"), 1024)
     assert code == 2 and err.count("\n") == 0, err
-    m = re.match(r"tracetui: \S+bomb\.json\.gz: decompresses to more than ([\d.]+) MiB \(stopped at compressed byte "
-                 r"[\d,]+ of [\d,]+\); loading it needs over [\d.]+ (MiB|GiB) of memory but only ([\d.]+) MiB is "
+    m = re.match(r"tracetui: \S+bomb\.json\.gz: decompresses to more than ([\d.]+) MB \(stopped at compressed byte "
+                 r"[\d,]+ of [\d,]+\); loading it needs over [\d.]+ (MB|GB) of memory but only ([\d.]+) MB is "
                  r"available$", err)
     assert m, err
-    cap, avail = float(m.group(1)) * MIB, float(m.group(3)) * MIB
+    cap, avail = float(m.group(1)) * 1e6, float(m.group(3)) * 1e6  # SI MB (tracetui/units.py)
     assert avail < 1024 * MIB and cap <= avail / 2.4  # from the limit, not from the machine's memory
     assert peak - base < cap + 48 * MIB, (peak, base, cap)  # at most one inflate step past the cap
 
@@ -216,7 +216,7 @@ def test_a_bomb_inside_a_small_cgroup_ends_in_one_line_not_a_kill(tmp_path):
         code, err, base, peak = _run_bomb(_bomb(tmp_path / "bomb.json.gz"), 8192,
                                           preexec=lambda: (child / "cgroup.procs").write_text(str(os.getpid())))
         assert code == 2, err
-        m = re.search(r"but only ([\d.]+) MiB is available$", err)
-        assert m and float(m.group(1)) < 768, err
+        m = re.search(r"but only ([\d.]+) MB is available$", err)
+        assert m and float(m.group(1)) * 1e6 < 768 * MIB, err  # SI MB
     finally:
         child.rmdir()

@@ -57,6 +57,7 @@ def test_content_bounds_equal_strip_on_any_mix_of_padding():
     assert content_end(big) == 3 and content_start(b" " * (5 << 20) + b"[") == 5 << 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pad", [b" ", b"\x00"])
 def test_a_cut_trace_behind_256_mib_of_padding_is_recovered(pad, tmp_path):
     """A 256 KiB gzip file: the trace cut inside an event, then 256 MiB of spaces or NULs
@@ -201,7 +202,8 @@ def test_a_lone_surrogate_escape_is_read_as_the_replacement_character(tmp_path):
     p.write_bytes(raw[:at] + rb"\ud800" + raw[at:])
     kt = load_trace(p)
     msg = next(w.message for w in kt.warnings if w.kind == "lone_surrogate")
-    assert msg == f"1 lone UTF-16 surrogate escapes (such as \\ud800, half of a pair) read as U+FFFD (first at byte {at})"
+    assert msg == (f"1 lone UTF-16 surrogate escapes (such as \\ud800, half of a pair) read as U+FFFD "
+                   f"(first at byte {at})")
     assert kt.n_events == load_trace(kineto_path(SYNC)).n_events
     pair = raw[:at] + rb"\ud83d\ude00" + raw[at:]  # a valid pair stays the character it is
     p.write_bytes(pair)

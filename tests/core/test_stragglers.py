@@ -36,6 +36,7 @@ def _raw_starts() -> list[dict[int, tuple[str, float]]]:
     return [{r: per_rank[r][i] for r in range(8)} for i in range(n)]
 
 
+@pytest.mark.slow
 def test_arrivals_of_the_dlrm_job_match_the_raw_kernel_starts():
     raw = _raw_starts()
     last = Counter()

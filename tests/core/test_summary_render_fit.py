@@ -96,6 +96,7 @@ def test_a100_cudagraph_streams_fit_80_columns_with_a_wrapped_header(a100_graph)
     assert "Idle gaps by class (summed over 6 streams;" in "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_v100x2_at_80_and_at_50_columns_keeps_every_digit(v100x2):
     # raw trace: 2,020 ncclKernel_AllReduce_RING_LL_Sum_float launches, 357,343 µs in all;
     # 2,040 DtoD memcpys moving 5,892,787,600 bytes

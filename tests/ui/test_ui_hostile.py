@@ -22,12 +22,12 @@ import os
 
 import pytest
 from hostile import CONTROL, EVIL_NAME, terminal_residue, write_hostile_driver, write_hostile_kineto, write_hostile_pair
+from pilot import error_dialog_shown, open_app, press, screen_text
 from shared_traces import SHARED
-from test_ui_app import error_dialog_shown, open_app, press, screen_text
 from textual.widgets import Input
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.export_dialog import ExportDialog
+from tracetui.ui.browser.export_dialog import ExportDialog
 
 
 def check(app, where: str) -> None:
@@ -71,6 +71,7 @@ async def walk(app, pilot, label: str) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["kineto", "pair", "driver"])
 async def test_every_screen_of_a_hostile_trace_writes_no_control_character(which, tmp_path):
     if which == "kineto":

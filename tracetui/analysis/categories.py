@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..config import load_packaged_toml, load_toml, user_file
 from ..errors import TraceFormatError
-from ..io.tomlin import read_toml, user_file
 
 #: Category of an event that no rule matches.
 FALLBACK_CATEGORY = "other"
@@ -167,7 +165,8 @@ def _parse_rules(data: dict[str, Any], path: str) -> tuple[list[CategoryRule], b
             raise TraceFormatError(path, "a rule must be a table ([[rule]])", position=where)
         extra = sorted(set(raw) - _RULE_KEYS)
         if extra:
-            raise TraceFormatError(path, f"unknown key {extra[0]!r} (expected category, pattern, kinds)", position=where)
+            raise TraceFormatError(path, f"unknown key {extra[0]!r} (expected category, pattern, kinds)",
+                                   position=where)
         for field in ("category", "pattern"):
             if field not in raw:
                 raise TraceFormatError(path, f"missing {field!r}", position=where)
@@ -197,7 +196,7 @@ def _parse_rules(data: dict[str, Any], path: str) -> tuple[list[CategoryRule], b
 
 
 def _load_rule_file(path: str | os.PathLike[str]) -> tuple[list[CategoryRule], bool]:
-    return _parse_rules(read_toml(path, "category rules"), os.fspath(path))
+    return _parse_rules(load_toml(path, "category rules file"), os.fspath(path))
 
 
 def load_rules(path: str | os.PathLike[str]) -> list[CategoryRule]:
@@ -213,9 +212,7 @@ def load_rules(path: str | os.PathLike[str]) -> list[CategoryRule]:
 
 @lru_cache(maxsize=1)
 def _default_rules() -> tuple[CategoryRule, ...]:
-    source = resources.files(__package__).joinpath(_DEFAULTS_RESOURCE)
-    text = source.read_text(encoding="utf-8")
-    rules, _ = _parse_rules(tomllib.loads(text), f"<tracetui>/{_DEFAULTS_RESOURCE}")
+    rules, _ = _parse_rules(*load_packaged_toml(__package__, _DEFAULTS_RESOURCE))
     return tuple(rules)
 
 

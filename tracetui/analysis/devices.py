@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..config import load_packaged_toml, load_toml, user_file
 from ..errors import TraceFormatError
-from ..io.tomlin import read_toml, user_file
 
 ENV_VAR = "TRACETUI_DEVICES"
 #: compute types a device entry may give a peak for
@@ -81,13 +79,12 @@ def _parse(data: dict[str, Any], where: str) -> tuple[list[DevicePeaks], bool]:
 
 def load_device_file(path: str | os.PathLike[str]) -> tuple[list[DevicePeaks], bool]:
     """(entries, replace_defaults) of a user devices file; one-line errors naming the file."""
-    return _parse(read_toml(path, "devices"), os.fspath(path))
+    return _parse(load_toml(path, "devices file"), os.fspath(path))
 
 
 @lru_cache(maxsize=1)
 def default_devices() -> tuple[DevicePeaks, ...]:
-    text = resources.files(__package__).joinpath(_RESOURCE).read_text(encoding="utf-8")
-    return tuple(_parse(tomllib.loads(text), f"<tracetui>/{_RESOURCE}")[0])
+    return tuple(_parse(*load_packaged_toml(__package__, _RESOURCE))[0])
 
 
 def user_devices_location() -> Path | None:

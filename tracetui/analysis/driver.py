@@ -19,7 +19,7 @@ import numpy as np
 
 from ..driver.pairing import Flag
 from ..driver.pipeline import CallClass, call_class, copy_direction, iterations, phase_of, phases
-from ..driver.schema import DIRECTION_CODES, What, call_family
+from ..driver.schema import DIRECTION_CODES, What, api_of, call_family
 from ..driver.trace import NO_VALUE, DriverTrace
 
 #: points of the allocation timeline at most (evenly spaced, plus the peak)
@@ -35,13 +35,6 @@ TRANSFER_RECORDS = "transfer records"
 COPY_CALLS = "copy calls"
 #: "H2D" -> 1 ... (the ``direction`` column's codes)
 _DIRECTION_CODE = {name: code for code, name in DIRECTION_CODES.items()}
-
-
-def api_of(name: str) -> str:
-    """"runtime" (``cuda*``: libcudart), "driver" (``cu*``: libcuda) or "other"."""
-    if name.startswith("cuda"):
-        return "runtime"
-    return "driver" if name.startswith("cu") else "other"
 
 
 def _us(v: float) -> float:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..kineto import schema
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from ..kineto.launch_facts import blocks_texts, external_ids_are_correlations
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
 from ..tree.propagate import fill_down
@@ -39,8 +40,8 @@ _KIND_WORD = {int(Kind.KERNEL): "kernel", int(Kind.MEMCPY): "memcpy", int(Kind.M
 GPU_COLUMNS = (
     "event", "kind", "name", "kernel_category", "device", "stream", "ts", "dur", "end", "correlation",
     "external_id", "launch", "launch_name", "launch_ts", "launch_dur", "op", "op_name", "top_op",
-    "top_op_name", "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm",
-    "occupancy", "bytes",
+    "top_op_name", "grid", "block", "grid_unit", "blocks", "external_id_is_correlation", "registers",
+    "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes",
 )
 
 
@@ -240,7 +241,11 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
     ``launch`` (the runtime/driver event that launched it, -1 when not in the trace),
     ``launch_name``/``launch_ts``/``launch_dur``, ``op``/``op_name`` (innermost cpu_op
     above the launch), ``top_op``/``top_op_name`` (outermost cpu_op above it), and from
-    the event's args: ``grid``/``block`` ("x,y,z" text), ``registers`` (per thread),
+    the event's args: ``grid``/``block`` ("x,y,z" text, as written), ``grid_unit`` (what
+    the grid counts: "blocks", or "work-items" for ``hipExtModuleLaunchKernel``) and
+    ``blocks`` (the blocks, computed from a work-item grid) and ``external_id_is_correlation``
+    (an older trace's External id that is its correlation; both from
+    :mod:`tracetui.kineto.launch_facts`), ``registers`` (per thread),
     ``shared_mem`` (bytes), ``blocks_per_sm``, ``warps_per_sm``, ``occupancy``
     (est. achieved %), ``bytes`` (memcpy/memset size).  Missing values are NaN/None.
 
@@ -288,6 +293,8 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
             if g is _UNDECODABLE or b is _UNDECODABLE:
                 for f in _GPU_ARG_FIELDS:
                     cols[f][i] = None
+    launch_names = names_of(launch)
+    grid_units, blocks = blocks_texts(cols["grid"], cols["block"], list(launch_names))
     df = pd.DataFrame({
         "event": ev,
         "kind": pd.Categorical([_KIND_WORD[int(k)] for k in kinds], categories=["kernel", "memcpy", "memset"]),
@@ -301,7 +308,7 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "correlation": trace.correlation[ev],
         "external_id": trace.external_id[ev],
         "launch": launch,
-        "launch_name": names_of(launch),
+        "launch_name": launch_names,
         "launch_ts": np.where(has_l, trace.ts[lsafe], np.nan),
         "launch_dur": np.where(has_l, trace.dur[lsafe], np.nan),
         "op": op,
@@ -310,6 +317,9 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "top_op_name": names_of(top),
         "grid": cols["grid"],
         "block": cols["block"],
+        "grid_unit": grid_units,
+        "blocks": blocks,
+        "external_id_is_correlation": external_ids_are_correlations(trace, ev),
         "registers": nums_or_nan(cols["registers"]),
         "shared_mem": nums_or_nan(cols["shared_mem"]),
         "blocks_per_sm": nums_or_nan(cols["blocks_per_sm"]),

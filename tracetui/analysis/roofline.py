@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from .. import units
 from ..et import ETTensor
 from ..kineto import schema
 from ..kineto.kinds import Kind
@@ -196,7 +197,8 @@ ROOFLINE_COLUMNS = ("name", "input_dims", "count", "gpu_ms", "gflops", "tflops_p
 def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_events: bool = False) -> pd.DataFrame:
     """One row per (op name, input shapes, device) of the ops whose FLOPs are known and that
     launched GPU work themselves, by GPU time (most first); an op inside an op of the same
-    name that launched GPU work too is left out (its time and work are that op's already).  Columns :data:`ROOFLINE_COLUMNS`:
+    name that launched GPU work too is left out (its time and work are that op's already).
+    Columns :data:`ROOFLINE_COLUMNS`:
     ``input_dims`` (the op's non-empty input shapes, :func:`shapes_text`),
     ``gpu_ms`` (their summed subtree GPU time), ``gflops`` (summed), ``tflops_per_s``,
     ``gbps``, ``intensity`` (FLOP/byte), ``pct_of_peak``, ``bound``, ``device`` (table entry),
@@ -227,7 +229,8 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_ev
     for (name, dims, d, ctype), (count, fl, nb, us, events) in groups.items():
         peaks = device_peaks(trace, d, table) if d >= 0 else None
         r = roofline_point(fl, nb, us, ctype, peaks)
-        peak = f"{r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s" if r.peak_tflops else None
+        peak = (f"{r.compute_type} {r.peak_tflops:g} {units.TFLOPS}, {r.peak_gbps:g} {units.GBPS}"
+                if r.peak_tflops else None)
         rows.append((name, dims, count, us / 1e3, fl / 1e9, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
                      r.bound, r.device, peak, events))
     df = pd.DataFrame(rows, columns=[*ROOFLINE_COLUMNS, "events"])

@@ -29,11 +29,11 @@ from ..kineto.counters import counters_summary
 from ..session import LinkedTrace
 from .categories import KernelCategorizer
 from .driver import driver_summary
+from .et_summary import et_summary
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
 from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
 from .launches import launch_summary
-from .et_summary import et_summary
 from .roofline import roofline_table
 from .tables import category_table, kernel_table, op_table, stream_table
 

@@ -8,10 +8,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .. import units
+from ..analysis.et_summary import et_counts
 from ..driver import DriverTrace
 from ..errors import one_line
 from ..io import jsonout
-from ..analysis.et_summary import et_counts
 from ..session import LinkedTrace
 
 
@@ -64,7 +65,8 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         g, w = k["gpu_links"], k["device_work"]
         parts = ([f"{w['kernels']:,} kernels"] if w["kernels"] is not None else []) + [
             f"{w['memcpy']:,} memcpy", f"{w['memset']:,} memset"]
-        con.print(Text(f"{w['called'][:1].upper() + w['called'][1:]} {w['events']:,} ({', '.join(parts)}): linked to launch "
+        called = w["called"][:1].upper() + w["called"][1:]
+        con.print(Text(f"{called} {w['events']:,} ({', '.join(parts)}): linked to launch "
                        f"{g['linked']:,}, "
                        f"launch not in trace {g['launch_missing']:,}, no correlation {g['no_correlation']:,}, "
                        f"graph launches {g['graph_launches']:,} owning {g['graph_kernels']:,}"))
@@ -72,7 +74,8 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         e = info["et"]
         threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
         con.print(Text(one_line(f"Execution Trace (schema {e['schema']}, {e['layout']} layout, pid {e['pid']}, "
-                                f"{e['time']}): {e['nodes']:,} nodes, {e['ops']:,} ops on {len(e['threads']):,} threads "
+                                f"{e['time']}): {e['nodes']:,} nodes, {e['ops']:,} ops on "
+                                f"{len(e['threads']):,} threads "
                                 f"({threads}); ops with rf_id {e['ops_with_rf_id']:,}, with seq_id "
                                 f"{e['ops_with_seq_id']:,}")))
     if "et_link" in info:
@@ -92,7 +95,8 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         s = info["driver_link"]
         con.print(Text(f"Driver link ({s['method']}): linked {s['linked']:,} of {s['kineto_calls']:,} Kineto calls "
                        f"({s['confirmed']:,} launches confirmed by grid and block), {s['driver_calls']:,} driver "
-                       f"calls; clock offset {s['offset_us']:+,.1f} µs ± {s['uncertainty_us']:,.1f} µs; heuristic"))
+                       f"calls; clock offset {s['offset_us']:+,.1f} {units.US} ± "
+                       f"{s['uncertainty_us']:,.1f} {units.US}; heuristic"))
     for w in info["warnings"]:
         con.print(Text(one_line("warning: " + w), style="yellow"))
     return 0

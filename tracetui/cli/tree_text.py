@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from .. import units
 from ..errors import one_line
 from ..kineto.kinds import Kind
 from ..kineto.rollup import subtree_gpu_totals
@@ -25,7 +26,7 @@ def describe_node(kt: KinetoTrace, node: int) -> str:
     if kt.is_lane_node(node):
         return f"[lane] {one_line(kt.name(node))}"
     kind = Kind(int(kt.kind[node])).name.lower()
-    bits = [f"[{kind}] {one_line(kt.name(node))}", f"dur={kt.dur[node]:.3f}us"]
+    bits = [f"[{kind}] {one_line(kt.name(node))}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
     if kt.external_id[node] >= 0:
         bits.append(f"ext={int(kt.external_id[node])}")
     if kt.correlation[node] >= 0:
@@ -61,7 +62,7 @@ def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide
         x, lvl = stack.pop()
         line = indent(lvl) + describe_node(kt, x)
         if gcount[x] and not kt.is_gpu_work(x):
-            line += f" {word}={gtime[x]:.3f}us {word}_events={int(gcount[x])}"
+            line += f" {word}={gtime[x]:.3f}{units.US_ASCII} {word}_events={int(gcount[x])}"
         lines.append(line)
         if depth is not None and lvl >= depth:
             continue

@@ -95,7 +95,8 @@ def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool
         top = decode_file(rec.data)
     except msgspec.MsgspecError as exc:
         problem, where = _problem_from(exc)
-        raise TraceFormatError(path, f"is cut off and its complete part is not valid JSON: {problem}", position=where) from None
+        raise TraceFormatError(path, f"is cut off and its complete part is not valid JSON: {problem}",
+                               position=where) from None
     warnings.append(
         LoadWarning(
             "truncated",

@@ -114,7 +114,8 @@ class ETTrace:
         if odd:
             self.warnings.append(LoadWarning(
                 "self_parent", f"{self.path}: {len(odd):,} nodes name themselves as their parent (only the process "
-                               f"root may); read as top-level nodes (first: node id {int(self.ids[odd[0]])})", len(odd)))
+                               f"root may); read as top-level nodes (first: node id {int(self.ids[odd[0]])})",
+                len(odd)))
 
     def _note_problems(self, decoded: DecodedNodes, orphans: int, cycles: int) -> None:
         dups = int(np.count_nonzero(self.ids[1:] == self.ids[:-1])) if self.ids.size else 0

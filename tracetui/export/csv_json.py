@@ -27,10 +27,10 @@ from ..kineto.counters import counters_export
 from .report import KINETO_OCCUPANCY, SubtreeReport, plain, records, with_occupancy
 
 CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",
-               "gpu_subtree_us", "n_gpu", "device", "stream", "external_id", "correlation", "launch", "op_name",
-               "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm",
-               "theoretical_occupancy_pct", "occupancy_limiter", KINETO_OCCUPANCY, "bytes", "input_dims",
-               "input_types")
+               "gpu_subtree_us", "n_gpu", "device", "stream", "external_id", "external_id_is_correlation",
+               "correlation", "launch", "op_name", "grid", "block", "grid_unit", "blocks", "registers", "shared_mem",
+               "blocks_per_sm", "warps_per_sm", "theoretical_occupancy_pct", "occupancy_limiter", KINETO_OCCUPANCY,
+               "bytes", "input_dims", "input_types")
 
 
 def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
@@ -47,7 +47,9 @@ def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
         "ts_us": k["ts"], "dur_us": k["dur"], "gpu_subtree_us": k["dur"], "n_gpu": 1,
         "device": k["device"], "stream": k["stream"], "external_id": k["external_id"].where(k["external_id"] >= 0),
         "correlation": k["correlation"].where(k["correlation"] >= 0), "launch": k["launch"].where(k["launch"] >= 0),
-        "op_name": k["op_name"], "grid": k["grid"], "block": k["block"], "registers": k["registers"],
+        "external_id_is_correlation": k["external_id_is_correlation"],
+        "op_name": k["op_name"], "grid": k["grid"], "block": k["block"], "grid_unit": k["grid_unit"],
+        "blocks": k["blocks"], "registers": k["registers"],
         "shared_mem": k["shared_mem"], "blocks_per_sm": k["blocks_per_sm"], "warps_per_sm": k["warps_per_sm"],
         "theoretical_occupancy_pct": k["theoretical_occupancy_pct"], "occupancy_limiter": k["occupancy_limiter"],
         KINETO_OCCUPANCY: k[KINETO_OCCUPANCY], "bytes": k["bytes"],

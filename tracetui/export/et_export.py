@@ -22,8 +22,8 @@ from ..analysis.et_summary import et_counts, ops_by_name, ops_by_shape
 from ..errors import TraceError
 from ..et.trace import ETTrace
 from ..io import jsonout
-from .selectors import SelectorError
 from .sections import Section, ftext, int_cell, table_section
+from .selectors import SelectorError
 
 CSV_COLUMNS = ("id", "parent_id", "level", "name", "tid", "rf_id", "seq_id", "op_schema", "input_shapes",
                "input_types")

@@ -1,47 +1,26 @@
-"""How findings write numbers (verdicts, details, the ``check`` text): the one place, to be
-switched to the shared ``units`` module.  Inputs: µs, bytes, counts, percent."""
+"""How findings phrase numbers in verdicts, details and the ``check`` text.  Every unit is
+spelled by :mod:`tracetui.units` (durations, bytes, percentages); this module adds what is
+the findings' own: irregular plurals, factors and short kernel names.  Inputs: µs, bytes,
+counts, percent."""
 
 from __future__ import annotations
 
-US = "µs"  #: the unit of every time a finding holds (value, time at stake, evidence)
-PCT = "%"
+from .. import units
 
+US = units.US  #: the unit of every time a finding holds (value, time at stake, evidence)
+PCT = units.PCT
 
-def dur(us: float | None) -> str:
-    """A duration given in µs: ``812 ns``, ``3.4 µs``, ``12.3 ms``, ``1.52 s``."""
-    if us is None:
-        return "-"
-    v = float(us)
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:.3g} s" if a < 1e8 else f"{v / 1e6:,.0f} s"
-    if a >= 1e3:
-        return f"{v / 1e3:.3g} ms"
-    if a >= 1.0 or a == 0.0:
-        return f"{v:.3g} {US}"
-    return f"{v * 1e3:.3g} ns"
+#: a duration given in µs, in running text: ``812 ns``, ``3.4 µs``, ``12.3 ms``, ``1.52 s``
+dur = units.duration_text
+#: a size in bytes, SI: ``512 B``, ``8.2 kB``, ``1.5 MB``
+nbytes = units.bytes_brief
+#: a percentage: ``42%``, ``3.5%``, ``0.12%``
+pct = units.pct_short
 
 
 def count(n: int | float) -> str:
     """An integer count with thousands separators."""
     return f"{int(n):,}"
-
-
-def nbytes(b: float | None) -> str:
-    """A size in bytes: ``512 B``, ``8.2 kB``, ``1.5 MB``, ``3.1 GB`` (powers of 1000)."""
-    if b is None or b != b:
-        return "-"
-    v = float(b)
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(v) >= size:
-            return f"{v / size:.3g} {unit}"
-    return f"{v:,.0f} B"
-
-
-def pct(p: float) -> str:
-    """A percentage: ``42%``, ``3.5%``, ``0.12%``."""
-    v = float(p)
-    return f"{v:.0f}%" if abs(v) >= 10 else f"{v:.2g}%"
 
 
 def ratio(x: float) -> str:
@@ -50,7 +29,7 @@ def ratio(x: float) -> str:
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 call``, ``3 calls`` (count formatted)."""
+    """``1 call``, ``3 calls`` (count formatted); ``many`` for an irregular plural."""
     return f"{count(n)} {word if n == 1 else (many or word + 's')}"
 
 

@@ -145,7 +145,8 @@ def exposed_comm(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
         total = float((end[idx] - ts[idx]).sum())
         verdict = (f"{c}: {fmt.dur(exposed)} of {fmt.dur(total)} not overlapped with computation "
                    f"({fmt.plural(idx.size, 'kernel')}; {fmt.pct(share)} of device {worst_dev}'s GPU span)")
-        out.append(finding(cfg, verdict=verdict, count=idx.size, value=exposed, unit=f"{fmt.US} exposed", stake_us=exposed,
+        out.append(finding(cfg, verdict=verdict, count=idx.size, value=exposed, unit=f"{fmt.US} exposed",
+                           stake_us=exposed,
                            stake_label="estimate: the collective's time with no computation on its device",
                            evidence=g["event"].to_numpy(dtype=np.int64)[idx], check=c,
                            title=f"{cfg.spec.title}: {c}",
@@ -194,5 +195,5 @@ def low_occupancy(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     verdict = (f"{fmt.plural(len(rows), 'kernel group')} with {fmt.pct(share)} of kernel time run at a theoretical "
                f"occupancy under {fmt.pct(cfg['max_occupancy_pct'])}; top: {t['kernel']} {fmt.pct(t['share_pct'])} "
                f"at {fmt.pct(t['occupancy_pct'])} (limited by {t['limiter']})")
-    return [finding(cfg, verdict=verdict, count=int(ev.size), value=share, unit=f"{fmt.PCT} of kernel time", stake_us=None,
-                    stake_label="", evidence=ev, evidence_us=ctx.kt.dur[ev], details=rows)]
+    return [finding(cfg, verdict=verdict, count=int(ev.size), value=share, unit=f"{fmt.PCT} of kernel time",
+                    stake_us=None, stake_label="", evidence=ev, evidence_us=ctx.kt.dur[ev], details=rows)]

@@ -73,8 +73,8 @@ def scalar_sync(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     which = ", ".join(f"{nm} {c:,}" for c, nm in sorted(zip(counts.tolist(), names.tolist()), reverse=True)[:3])
     verdict = (f"{fmt.plural(ops.size, 'call')} read a GPU value and synchronised ({which}): host time "
                f"{fmt.dur(host.sum())}, GPU idle after {fmt.dur(stake)}; worst above: {rows[0]['above']}")
-    return [finding(cfg, verdict=verdict, count=ops.size, value=float(host.sum()), unit=f"{fmt.US} host", stake_us=stake,
-                    stake_label=IDLE_AFTER, evidence=ops, evidence_us=ia.idle_us, details=rows)]
+    return [finding(cfg, verdict=verdict, count=ops.size, value=float(host.sum()), unit=f"{fmt.US} host",
+                    stake_us=stake, stake_label=IDLE_AFTER, evidence=ops, evidence_us=ia.idle_us, details=rows)]
 
 
 def blocking_sync(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
@@ -107,8 +107,8 @@ def blocking_sync(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     which = ", ".join(f"{n} {c:,}" for c, n in sorted(zip(cnt.tolist(), nm.tolist()), reverse=True)[:3])
     verdict = (f"{fmt.plural(calls.size, 'blocking synchronize call')} ({which}): host waited "
                f"{fmt.dur(host.sum())}, {seen} {fmt.dur(stake)}; worst above: {rows[0]['above']}")
-    return [finding(cfg, verdict=verdict, count=calls.size, value=float(host.sum()), unit=f"{fmt.US} host", stake_us=stake,
-                    stake_label=IDLE_AFTER, evidence=calls, evidence_us=idle, details=rows)]
+    return [finding(cfg, verdict=verdict, count=calls.size, value=float(host.sum()), unit=f"{fmt.US} host",
+                    stake_us=stake, stake_label=IDLE_AFTER, evidence=calls, evidence_us=idle, details=rows)]
 
 
 def input_stall(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:

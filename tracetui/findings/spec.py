@@ -24,18 +24,16 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..config import load_packaged_toml, load_toml, user_file
 from ..errors import TraceFormatError
-from ..io.tomlin import read_toml, user_file
 
 #: Environment variable naming a user findings file (used when no path is given).
 ENV_VAR = "TRACETUI_FINDINGS"
@@ -218,8 +216,7 @@ def parse_specs(data: dict[str, Any], path: str) -> dict[str, RuleSpec]:
 
 @lru_cache(maxsize=1)
 def _default_specs() -> dict[str, RuleSpec]:
-    text = resources.files(__package__).joinpath(_DEFAULTS_RESOURCE).read_text(encoding="utf-8")
-    return parse_specs(tomllib.loads(text), f"<tracetui>/findings/{_DEFAULTS_RESOURCE}")
+    return parse_specs(*load_packaged_toml(__package__, _DEFAULTS_RESOURCE))
 
 
 def default_specs() -> dict[str, RuleSpec]:
@@ -291,7 +288,7 @@ def rule_configs(path: str | os.PathLike[str] | None = None) -> dict[str, RuleCo
     where = Path(path) if path is not None else user_findings_location()
     if where is None:
         return parse_overrides({}, "", specs)
-    return parse_overrides(read_toml(where, "findings rules"), os.fspath(where), specs)
+    return parse_overrides(load_toml(where, "findings rules file"), os.fspath(where), specs)
 
 
 def overrides_as_data(configs: dict[str, RuleConfig]) -> dict[str, dict[str, Any]]:

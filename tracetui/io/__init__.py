@@ -1,1 +1,1 @@
-"""Bytes in and out: reading (gzip, size limits), recovering cut JSON, JSON out (any integer size), TOML in, string interning."""
+"""Bytes in and out: reading (gzip, size limits), recovering cut JSON, JSON out (any integer size), string interning."""

@@ -32,7 +32,9 @@ from typing import BinaryIO
 
 from isal import isal_zlib
 
+from .. import config
 from ..errors import TraceFileError, TraceTooLargeError
+from ..units import bytes_rounded
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -201,26 +203,17 @@ def available_memory_bytes() -> int | None:
     rl = _rlimit_left()
     if rl is not None:
         found.append(rl)
-    env = os.environ.get("TRACETUI_MEMORY_LIMIT_MB")
-    if env:
-        try:
-            found.append(int(float(env) * 2**20))
-        except ValueError:
-            pass
+    if config.env("TRACETUI_MEMORY_LIMIT_MB"):
+        found.append(config.env_megabytes("TRACETUI_MEMORY_LIMIT_MB", float("inf")))
     return min(found) if found else None
-
-
-def _gib(n: float) -> str:
-    """A byte count for messages: GiB, or MiB below 1 GiB."""
-    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
 def _check_memory(path: str, expected_bytes: int, avail: int | None) -> None:
     if avail is not None and expected_bytes * MEMORY_FACTOR > avail:
         raise TraceTooLargeError(
             path,
-            f"needs about {_gib(expected_bytes * MEMORY_FACTOR)} of memory to load "
-            f"but only {_gib(avail)} is available",
+            f"needs about {bytes_rounded(expected_bytes * MEMORY_FACTOR)} of memory to load "
+            f"but only {bytes_rounded(avail)} is available",
         )
 
 
@@ -253,9 +246,9 @@ def _inflate_piece(d, piece: memoryview, room: float) -> list[bytes]:
 
 def _too_large(path: str, total: int, pos: int, n: int, avail: int | None) -> TraceTooLargeError:
     return TraceTooLargeError(
-        path, f"decompresses to more than {_gib(total)} (stopped at compressed byte {pos:,} "
-              f"of {n:,}); loading it needs over {_gib(total * MEMORY_FACTOR)} of memory "
-              f"but only {_gib(avail)} is available")
+        path, f"decompresses to more than {bytes_rounded(total)} (stopped at compressed byte {pos:,} "
+              f"of {n:,}); loading it needs over {bytes_rounded(total * MEMORY_FACTOR)} of memory "
+              f"but only {bytes_rounded(avail)} is available")
 
 
 def _gunzip_whole(path: str, raw: bytes, avail: int | None) -> _Gunzipped | None:

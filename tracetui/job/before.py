@@ -25,8 +25,8 @@ late, or because its GPU was still busy.  Per collective row of
 Added fields (µs; -1 / None where there is none): ``host_before`` (event id),
 ``host_before_name``, ``host_before_dur_us``, ``host_gap_us`` (collective op start - that
 op's end), ``host_longest`` (event id), ``host_longest_name``, ``host_longest_dur_us``,
-``since_previous_us`` (the window's length; None for the first collective), ``gpu_before`` (event id), ``gpu_before_name``, ``gpu_gap_us``,
-``launch_delay_us``.
+``since_previous_us`` (the window's length; None for the first collective), ``gpu_before``
+(event id), ``gpu_before_name``, ``gpu_gap_us``, ``launch_delay_us``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import units
 from ..errors import TraceFormatError
 from .discover import expand_inputs
 from .executor import Runner
@@ -193,7 +194,8 @@ def _foreign(starts: dict[int, float | None]) -> tuple[set[int], list[str]]:
     for r, s in starts.items():
         if s is not None and abs(s - median) > FOREIGN_GAP_US:
             out.add(r)
-            warnings.append(f"rank {r}: recorded {abs(s - median) / 1e6:,.0f} s away from the other ranks: "
+            away = units.s_text(abs(s - median) / 1e6, ",.0f")
+            warnings.append(f"rank {r}: recorded {away} away from the other ranks: "
                             f"from another run? (left out of the collectives)")
     return out, warnings
 

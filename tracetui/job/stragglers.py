@@ -28,6 +28,8 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
+from .. import units
+
 BARRIER = "barrier"
 
 
@@ -87,11 +89,12 @@ def _verdict(per_rank: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not per_rank or per_rank[0]["times_last"] == 0:
         return None
     top = per_rank[0]
-    kinds = "; ".join(f"{k}: last at {v['times_last']:,} of {v['collectives']:,}, median {v['median_late_us']:,.1f} µs "
-                      "late" for k, v in top["by_kind"].items() if v["times_last"])
+    kinds = "; ".join(f"{k}: last at {v['times_last']:,} of {v['collectives']:,}, median "
+                      f"{units.us_text(v['median_late_us'], ',.1f')} late"
+                      for k, v in top["by_kind"].items() if v["times_last"])
     tied = [s["rank"] for s in per_rank[1:] if s["times_last"] == top["times_last"]]
     evidence = (f"rank {top['rank']} arrived last at {top['times_last']:,} of {top['collectives']:,} collectives "
-                f"({kinds}); median lateness {top['median_late_us']:,.1f} µs after the first arrival")
+                f"({kinds}); median lateness {top['median_late_us']:,.1f} {units.US} after the first arrival")
     if tied:
         evidence += (f"; as often as rank{'s' if len(tied) > 1 else ''} {', '.join(map(str, tied))}, "
                      "ranked by median lateness")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import units
 from ..errors import LoadWarning
 from ..io.interning import compact
 from ..tree.csr import csr_children
@@ -215,8 +216,9 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     huge = np.abs(dur) > MAX_DURATION_US
     if huge.any():  # 1e308 µs: every sum over it overflows; no profile lasts that long
         nh = int(huge.sum())
-        warnings.append(LoadWarning("bad_duration", f"{nh:,} events have a duration over {MAX_DURATION_US:.0e} µs "
-                                    f"(31 years; the longest {float(np.abs(dur[huge]).max()):.3g} µs), not a real one "
+        over, longest = units.us_text(MAX_DURATION_US, ".0e"), units.us_text(float(np.abs(dur[huge]).max()), ".3g")
+        warnings.append(LoadWarning("bad_duration", f"{nh:,} events have a duration over {over} "
+                                    f"(31 years; the longest {longest}), not a real one "
                                     f"(kept with zero duration; first: {_first_rows(dec, ev_idx[huge])})", nh))
         dur = np.where(huge, 0.0, dur)
     neg = dur < 0
@@ -333,7 +335,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         if missing.size and launch_ends:
             # the flow end sits on the GPU event (same pid, tid, ts); later flows win
             f_end_by_pos = {(flows.pid[j], flows.tid[j], float(flows.ts[j])): flows.flow_id[j] for j in launch_ends}
-            corr_to_launch = {int(corr[l]): int(l) for l in launches.tolist()}
+            corr_to_launch = {int(corr[c]): int(c) for c in launches.tolist()}
             for g in missing.tolist():
                 fid = f_end_by_pos.get((pids[g], tids[g], float(ts[g])))
                 if fid is not None and isinstance(fid, int) and fid in corr_to_launch:
@@ -387,7 +389,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
                                     f"in the model: {reasons}", total))
     return KinetoTrace(
         path=path, origin_us=origin, metadata=dec.metadata, ts=np.where(no_ts, 0.0, ts), dur=dur, kind=kind,
-        ph=ph, name_id=name_id, names=[str(x) for x in names], cat_id=cat_id.astype(np.int16 if len(cats) < 2**15 else np.int32),
+        ph=ph, name_id=name_id, names=[str(x) for x in names],
+        cat_id=cat_id.astype(np.int16 if len(cats) < 2**15 else np.int32),
         cats=[str(x) for x in cats], pids=pids, tids=tids, correlation=corr, external_id=ext,
         rf_id=ka["rf_id"], seq=ka["seq"], fwd_tid=ka["fwd_tid"], device=ka["device"], stream=ka["stream"],
         args_blob=args_blob, args_offsets=args_offsets, lane_of=lane_of, parent=parent,

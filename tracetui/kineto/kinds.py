@@ -155,7 +155,8 @@ _LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
     (LaunchClass.MEMSET, re.compile(r"^(cuda|hip|cu)Memset")),
     # blocking synchronize calls, and the waits and queries that order streams
     (LaunchClass.SYNC, re.compile(_BLOCKING_SYNC + r"|^(cuda|hip)(StreamWaitEvent|EventQuery|StreamQuery)")),
-    (LaunchClass.MALLOC, re.compile(r"^(cuda|hip)(Malloc|HostAlloc|MallocAsync|MallocHost|ExtMallocWithFlags)|^cuMemAlloc")),
+    (LaunchClass.MALLOC,
+     re.compile(r"^(cuda|hip)(Malloc|HostAlloc|MallocAsync|MallocHost|ExtMallocWithFlags)|^cuMemAlloc")),
     (LaunchClass.FREE, re.compile(r"^(cuda|hip)(Free|FreeHost|FreeAsync)|^cuMemFree")),
 ]
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import units
 from ..kineto.trace import KinetoTrace
 from ..tree.propagate import nearest_kept_ancestor
 from .align import align_names, longest_increasing
@@ -285,8 +286,8 @@ def _window(kt: KinetoTrace, et_names: list[str], e: _Side, k: _Side, main: int,
         nth = int(np.argmin(np.abs(reps - s))) + 1
         return t0, t1, f"iteration {nth:,} of {reps.size:,} {where}"
     if s1 - s0 == 1:
-        return t0, t1, f"{kt.name(int(k.ops[K[s0]]))} at {t0 / 1e3:,.3f} ms {where}"
-    return t0, t1, f"{s1 - s0:,} top-level ops from {t0 / 1e3:,.3f} ms {where}"
+        return t0, t1, f"{kt.name(int(k.ops[K[s0]]))} at {t0 / 1e3:,.3f} {units.MS} {where}"
+    return t0, t1, f"{s1 - s0:,} top-level ops from {t0 / 1e3:,.3f} {units.MS} {where}"
 
 
 def _is_step(names: list[str], name_ids: np.ndarray) -> np.ndarray:

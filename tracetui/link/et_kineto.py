@@ -142,7 +142,8 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
     elif stats.suspect_mismatch:
         warnings.append(LoadWarning(
             "mismatched_pair", f"the ET and Kineto traces look like different runs: "
-            f"{'sequence numbers and ' if stats.by_sequence else ''}name-and-order alignment linked only {stats.linked:,} of {stats.et_ops:,} ET ops", stats.et_only))
+            f"{'sequence numbers and ' if stats.by_sequence else ''}name-and-order alignment linked only "
+            f"{stats.linked:,} of {stats.et_ops:,} ET ops", stats.et_only))
     elif stats.method == "none" and stats.et_ops:
         warnings.append(LoadWarning("no_link", "no ET op could be linked: the Kineto trace has no cpu_op events",
                                     stats.et_ops))

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from isal.isal_zlib import crc32
 
-from .. import __version__, errors
+from .. import __version__, config, errors
 from ..errors import LoadWarning, TraceError
 from ..io.files import open_regular, sniff_head, trace_path
 from ..kineto import KinetoTrace
@@ -74,13 +74,8 @@ _NOT_HASHED = ("ui", "cli")
 
 
 def cache_dir() -> Path:
-    """The cache folder (may not exist yet)."""
-    env = os.environ.get("TRACETUI_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "tracetui"
+    """The cache folder (may not exist yet): :func:`tracetui.config.cache_dir`."""
+    return config.cache_dir()
 
 
 def code_fingerprint() -> str:
@@ -88,7 +83,7 @@ def code_fingerprint() -> str:
 
     ``$TRACETUI_CODE_FINGERPRINT`` replaces it (tests pin it while sources are edited).
     """
-    return os.environ.get("TRACETUI_CODE_FINGERPRINT") or _source_fingerprint()
+    return config.env("TRACETUI_CODE_FINGERPRINT") or _source_fingerprint()
 
 
 @lru_cache(maxsize=1)
@@ -202,10 +197,7 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
     Leftover temp files older than an hour go too.
     """
     if max_bytes is None:
-        try:
-            max_bytes = int(float(os.environ.get("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
-        except ValueError:
-            max_bytes = DEFAULT_MAX_MB * 2**20
+        max_bytes = config.env_megabytes("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)
     folder = cache_dir()
     entries = []
     removed = 0
@@ -290,11 +282,11 @@ def _estimated_json_bytes(path: str) -> int:
 
 
 def _use_subprocess(path: str) -> bool:
-    force = os.environ.get("TRACETUI_LOAD_SUBPROCESS", "")
+    force = config.env("TRACETUI_LOAD_SUBPROCESS")
     if force in ("0", "1"):
         return force == "1"
     try:
-        limit = float(os.environ.get("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)) * 2**20
+        limit = config.env_megabytes("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)
         return _looks_like_kineto(path) and _estimated_json_bytes(path) >= limit
     except (OSError, ValueError, TraceError):
         return False
