@@ -75,6 +75,8 @@ class TraceApp(App[int]):
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
         self.rank: int | None = None
+        #: the findings of the trace or job on screen (ui/findings/findings_run.py), computed once
+        self.findings_run = None
         self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer

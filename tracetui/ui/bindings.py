@@ -36,6 +36,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("s", "summaries", "Summaries", show=False, id="main.summaries",
             tooltip="top kernels, top ops, categories, roofline, idle gaps, launches; Enter goes to a row's "
                     "occurrences (n/N cycle them)"),
+    Binding("F", "findings", "Findings", show=False, id="main.findings",
+            tooltip="what is wrong with this run (tracetui check): findings by time at stake (an estimate), "
+                    "Enter goes to a finding's evidence, then n/N cycle it; the status line counts them"),
     Binding("a", "raw_args", "Every arg", show=False, id="main.raw_args",
             tooltip="every arg of the selected event, foldable; c copies a value, C its name (OSC 52)"),
     Binding("e", "export", "Export", show=False, id="main.export",

@@ -23,6 +23,7 @@ from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
+from ..findings.findings_actions import FindingsActions
 from ..job.job_actions import JobActions
 from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries
@@ -49,12 +50,14 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, Screen):
+class MainScreen(FindingsActions, JobActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
-    ``initial_select`` = (node, note) is selected once the screen is shown."""
+    ``initial_select`` = (node, note) is selected once the screen is shown.  The findings
+    (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in
+    a worker once the screen is painted; the status line then counts them."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -72,7 +75,8 @@ class MainScreen(JobActions, Screen):
         self.query_text: str | None = None
         self.matches = np.empty(0, dtype=np.int64)
         self.match_positions = np.empty(0)
-        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
+        self.matches_fixed = False  # matches set by the summaries or findings screen, not by a query to re-run
+        self.match_noun: str | None = None  # what fixed matches are ("occurrence", "evidence")
         self._notes: dict[int, Text] = {}
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
@@ -83,7 +87,7 @@ class MainScreen(JobActions, Screen):
         yield StatusLine(id="status")
         with Container(id="body"):
             yield TraceTree(self.source, id="tree")
-            yield DetailPane(self.detail_model, id="detail")
+            yield DetailPane(self.findings_pane_model(), id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield TraceTimeline(self.source, id="timeline")
         yield Footer()
@@ -114,6 +118,7 @@ class MainScreen(JobActions, Screen):
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
+        self.call_after_refresh(self.start_findings)  # after the first paint: never delays it
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:
@@ -126,7 +131,7 @@ class MainScreen(JobActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export)
+            exported=self.last_export, noun=self.match_noun) + self.findings_parts()
 
     def status_text(self) -> Text:
         """The status line as drawn: fitted to one line of the status widget's width."""
@@ -300,7 +305,7 @@ class MainScreen(JobActions, Screen):
             return
         self.query_text = query
         self.matches, self.match_positions = nodes, positions
-        self.matches_fixed = False
+        self.matches_fixed, self.match_noun = False, None
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -323,8 +328,37 @@ class MainScreen(JobActions, Screen):
             show_note(self, f"no match for {self.query_text!r}", severity="warning")
             return
         i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
-        note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
-        self.select(int(self.matches[i]), note)
+        self.select(int(self.matches[i]), self._match_note(i))
+
+    def _match_note(self, i: int) -> Text:
+        n = self.matches.size
+        if self.match_noun is not None:
+            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
+        return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
+
+    def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None) -> None:
+        """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
+        use it: a summary row's occurrences, a finding's evidence), and select ``first``
+        (default: the first in tree order).  ``label`` names them, ``noun`` says what each is."""
+        src = self.source
+        positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
+        keep = positions >= 0
+        nodes, positions = nodes[keep], positions[keep]
+        if not nodes.size:
+            show_note(self, f"{label}: no {noun} in the tree", severity="warning")
+            return
+        o = np.argsort(positions, kind="stable")
+        self.query_text, self.match_noun = label, noun
+        self.matches, self.match_positions = nodes[o], positions[o]
+        self.matches_fixed = True
+        if src.filtered:
+            self._set_filter(True)
+        self.update_status()
+        self.op_tree.focus()
+        at = np.flatnonzero(self.matches == first) if first is not None else np.zeros(0, np.int64)
+        i = int(at[0]) if at.size else 0
+        # after the browser screen is back on and laid out, so the tree can scroll to the row
+        self.call_after_refresh(self.select, int(self.matches[i]), self._match_note(i))
 
     def action_next_match(self) -> None:
         self._goto_match(1)
@@ -352,7 +386,7 @@ class MainScreen(JobActions, Screen):
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
-            self.query_text = None
+            self.query_text, self.match_noun = None, None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
             self.update_status()

@@ -235,29 +235,10 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
 
 
 def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None:
-    """On the browser screen: make ``nodes`` the match list (as a search would; the status line
-    and ``n``/``N`` use it) and select the first one in tree order."""
-    if result is None or not screen.is_attached:
-        return
-    nodes, label = result
-    src = screen.source
-    positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
-    keep = positions >= 0
-    nodes, positions = nodes[keep], positions[keep]
-    if not nodes.size:
-        show_note(screen, f"{label}: no occurrence in the tree", severity="warning")
-        return
-    o = np.argsort(positions, kind="stable")
-    screen.query_text = label
-    screen.matches, screen.match_positions = nodes[o], positions[o]
-    screen.matches_fixed = True
-    if src.filtered:
-        screen._set_filter(True)
-    screen.update_status()
-    screen.op_tree.focus()
-    note = Text(f"{label}: occurrence 1 of {nodes.size:,}   (n next, N previous)", style="bold")
-    # after the browser screen is back on and laid out, so the tree can scroll to the row
-    screen.call_after_refresh(screen.select, int(screen.matches[0]), note)
+    """On the browser screen: make a row's occurrences the match list (as a search would; the
+    status line and ``n``/``N`` use it) and select the first one in tree order."""
+    if result is not None and screen.is_attached:
+        screen.show_matches(result[0], result[1], "occurrence")
 
 
 def open_summaries(screen: Any) -> None:
