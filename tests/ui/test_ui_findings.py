@@ -91,6 +91,7 @@ async def test_f_lists_the_findings_and_enter_goes_to_the_evidence():
         assert main.current == second
 
 
+@pytest.mark.slow
 async def test_n_on_the_findings_screen_walks_the_evidence_rows():
     app = TraceApp([BERT], use_cache=False)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:

@@ -61,7 +61,7 @@ class FindingsScreen(Screen[tuple[int, int] | None]):
         Binding("N", "evidence(-1)", "Previous evidence", show=False, id="findings.prev_evidence"),
     ]
     DEFAULT_CSS = """
-    FindingsScreen #findings-title { height: 1; width: 1fr; }
+    FindingsScreen #findings-title { height: 1; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
     FindingsScreen FindingsTree { max-height: 50%; min-height: 2; }
     FindingsScreen #findings-detail { height: 1fr; border-top: solid $panel-lighten-2; }
     """
@@ -74,9 +74,7 @@ class FindingsScreen(Screen[tuple[int, int] | None]):
         self.model = FindingsDetail(self.source, configs, event_detail)
 
     def compose(self) -> ComposeResult:
-        title = title_text(self.report)
-        title.no_wrap, title.overflow = True, "ellipsis"
-        yield Label(title, id="findings-title")
+        yield Label(title_text(self.report), id="findings-title")
         yield FindingsTree(self.source, label_header="Finding (Enter: evidence, n/N cycle)", id="findings-tree")
         yield DetailPane(self.model, id="findings-detail")
         yield Footer()
@@ -93,12 +91,24 @@ class FindingsScreen(Screen[tuple[int, int] | None]):
     def on_mount(self) -> None:
         tree = self.tree
         tree.focus()
-        self.detail.show(tree.cursor_node)
+        self._show(tree.cursor_node)
+
+    def _show(self, node: int | None) -> None:
+        """The detail of ``node``; before the first layout, once the pane has its width (a
+        render at a guessed width would show for a frame)."""
+        if self.detail.content_region.width:
+            self.detail.show(node)
+        else:
+            self.call_after_refresh(self._show_laid_out, node)
+
+    @only_while_shown
+    def _show_laid_out(self, node: int | None) -> None:
+        self.detail.show(node)
 
     @on(VirtualTree.NodeHighlighted)
     def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
         event.stop()
-        self.detail.show(event.node)
+        self._show(event.node)
 
     @on(FindingsTree.Go)
     def _on_go(self, event: FindingsTree.Go) -> None:

@@ -65,6 +65,14 @@ def details_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def value_text(value: float, unit: str) -> str:
+    """A finding's value in its unit: a time in µs as a duration (``160 ms host``), anything
+    else as a number (``29.0 % of kernel time``)."""
+    if unit == units.US or unit.startswith(units.US + " "):
+        return units.duration_text(value) + unit[len(units.US):]
+    return f"{units.number(int(value) if float(value).is_integer() else value, 1)} {unit}"
+
+
 class FindingsDetail:
     """The detail of a findings screen node (see the module docstring).  ``configs``: the
     rules as they ran (their thresholds); ``event_detail``: the trace's detail model, for
@@ -98,9 +106,11 @@ class FindingsDetail:
         title = finding_heading(f)
         title.append(f"  {f.title}")
         where = [("Rank", str(f.rank))] if f.rank is not None else []
-        value = None if f.value is None else f"{units.number(f.value, 1)} {f.unit}"
-        stake = Text.assemble((stake_text(f.time_at_stake_us), "bold"))
-        stake.append(f"  ({f.stake_label})" if f.time_at_stake_us is not None else "  not estimated", style="dim")
+        value = None if f.value is None else value_text(f.value, f.unit)
+        if f.time_at_stake_us is None:
+            stake = Text(f.stake_label, style="dim")
+        else:
+            stake = Text.assemble((stake_text(f.time_at_stake_us), "bold"), (f"  ({f.stake_label})", "dim"))
         head = DetailSection(None, [title, grid([*where, ("Verdict", Text(one_line(f.verdict))),
                                                  ("At stake", stake), ("Count", f"{f.count:,}"), ("Value", value)])])
         out = [head, self._evidence_list(f)]
