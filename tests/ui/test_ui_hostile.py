@@ -118,7 +118,9 @@ async def test_the_load_error_dialog_names_a_hostile_file_safely(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await error_dialog_shown(app, pilot)
         check(app, "error dialog")
-        assert "\\x1b]2;title" in screen_text(app)
+        # the dialog's lines joined (the path wraps where the temporary folder's length puts it)
+        joined = "".join(line.strip().strip("█").strip() for line in screen_text(app).splitlines())
+        assert "\\x1b]2;title" in joined
 
 
 async def test_a_hostile_job_rank_picker_and_cross_rank_screen(tmp_path):
