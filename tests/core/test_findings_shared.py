@@ -65,7 +65,7 @@ def _raw_facts(events) -> collections.Counter:
 
 @pytest.mark.parametrize("name, by_direction", [
     ("a100_cudagraph_nccl_rank0.json.gz", {"HtoD": 45, "DtoH": 30}),
-    ("v100_old_flow_format_cudagraph.json.gz", {"DtoH": 60}),
+    pytest.param("v100_old_flow_format_cudagraph.json.gz", {"DtoH": 60}, marks=pytest.mark.slow),
     ("b200x8_eager.json.gz", {"HtoD": 2}),
 ])
 def test_pageable_copies_by_direction(name, by_direction):
@@ -113,7 +113,7 @@ def test_pageable_copy_threshold_ops_and_et_shapes():
 # ---- scalar_sync, blocking_sync ----------------------------------------------------------------
 
 @pytest.mark.parametrize("name, items, copies, blocking", [
-    ("v100_old_flow_format_cudagraph.json.gz", 24, 36, 1),
+    pytest.param("v100_old_flow_format_cudagraph.json.gz", 24, 36, 1, marks=pytest.mark.slow),
     ("a100_cudagraph_nccl_rank0.json.gz", 0, 30, 46),
     ("h100_bert_inference.json.gz", 0, 0, 2),
 ])
@@ -219,6 +219,7 @@ def test_exposed_communication_per_collective(dlrm):
 
 # ---- slow_step --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_slow_steps_against_the_median():
     name = "v100_old_flow_format_cudagraph.json.gz"
     steps = [e for e in complete_events(kineto_path(name)) if e.get("cat") == "user_annotation"

@@ -51,6 +51,7 @@ def dlrm():
 KIND = {"SendRecv": "all_to_all", "AllReduce": "all_reduce"}
 
 
+@pytest.mark.slow
 def test_the_dlrm_straggler_matches_the_raw_kernel_starts(dlrm):
     raw, report, found = dlrm
     kernels = {r: _nccl(ev) for r, ev in raw.items()}
@@ -90,6 +91,7 @@ def test_the_dlrm_straggler_matches_the_raw_kernel_starts(dlrm):
     assert [d["event"] for d in f.details] == f.evidence.tolist()
 
 
+@pytest.mark.slow
 def test_what_the_dlrm_straggler_did_before_its_late_collectives(dlrm):
     raw, _, found = dlrm
     ev = raw[7]
@@ -136,6 +138,7 @@ def _kt7():
     return load_cached([str(JOB / "rank7_kineto.json.gz"), str(JOB / "rank7_et.json.gz")]).kineto
 
 
+@pytest.mark.slow
 def test_the_job_text_names_the_straggler_within_80_columns(dlrm):
     _, report, _ = dlrm
     text = render_text(report, width=80)

@@ -128,8 +128,8 @@ class FindingsActions:
         self.show_evidence(i, k)
 
     def show_evidence(self, i: int, k: int) -> None:
-        """Select evidence ``k`` of finding ``i`` in the tree; its evidence becomes the match
-        list (``n``/``N``)."""
+        """Select evidence ``k`` of finding ``i`` in the tree (``k`` -1: the first in tree
+        order); its evidence becomes the match list (``n``/``N``)."""
         run = self.findings_run()
         kt = self.source.kt
         if run is None or run.report is None or kt is None:

@@ -52,7 +52,7 @@ def title_text(report: FindingsReport) -> Text:
 
 class FindingsScreen(Screen[tuple[int, int] | None]):
     """The findings list and the selected one's detail; dismisses with (finding index,
-    evidence index) for Enter, or None."""
+    evidence index; -1 for the finding's row: its first evidence in the tree) for Enter, or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="findings.close"),
@@ -118,7 +118,7 @@ class FindingsScreen(Screen[tuple[int, int] | None]):
         if not f.evidence.size:
             show_note(self, f"{f.rule}: no evidence events to go to (a whole-trace measure)", severity="warning")
             return
-        self.dismiss((i, max(k, 0)))
+        self.dismiss((i, k))
 
     def action_evidence(self, step: int) -> None:
         """``n``/``N``: the selected finding's next / previous evidence row (wrapping)."""
