@@ -28,6 +28,7 @@ from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
+MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 #: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
@@ -64,6 +65,12 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "F: the findings by time at stake (an estimate), the selected one's verdict, evidence, details, method"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
+    ("critical_path.svg", [MI300], ["P", "v", "enter", "down", "down"], SIZE,
+     "P: the critical path of the longest step of a ResNet DDP training step on an MI300X, by kind and name "
+     "(v: segments in time order / by kind / least slack)"),
+    ("critical_path_marks.svg", [MI300], ["P", "v", "v", "enter"], SIZE,
+     "after P: the Path column (path time under each row, ● on the path), the path marked on the streams, "
+     "the slack of the nearly critical kernel in the detail pane; n/N walk the path"),
     ("driver_trace.svg", [DRIVER_ALONE], ["slash", *"kernel launch", "enter"], SIZE,
      "a driver-call trace (bpftrace): calls, ioctls and records by phase, a kernel launch record's detail, "
      "the threads, phases and bytes allocated in the timeline"),
@@ -96,6 +103,10 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
             if key == "s":  # the summaries are computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
+            if key == "P":  # the path too
+                while type(app.screen).__name__ != "CriticalPathScreen":
+                    await app.workers.wait_for_complete()
+                    await pilot.pause(0.05)
         await pilot.pause()
         path = out / name
         app.save_screenshot(filename=name, path=str(out))

@@ -120,6 +120,21 @@ def toasts(app) -> list[str]:
     return [str(toast.render()) for toast in app.screen.query(Toast)]
 
 
+async def toasts_saying(app, pilot, *needles: str, timeout: float = 60.0) -> str:
+    """The toasts' text once every one of ``needles`` shows in it (at most ``timeout`` s): a toast
+    posted after the first paint (``call_after_refresh``) can come a few frames after the browser
+    is ready on a loaded machine."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        text = " ".join(toasts(app))
+        if all(n in text for n in needles) or loop.time() > deadline:
+            return text
+        await pilot.pause(0.05)
+
+
 async def open_summaries(app, pilot):
     """Open the browser, press ``s`` and wait for the summaries screen."""
     from tracetui.ui.summaries.summaries_screen import SummariesScreen

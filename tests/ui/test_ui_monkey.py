@@ -40,6 +40,7 @@ WALKS = [
     ("driver-call trace (bpftrace)", "driver", 250, (80, 24)),
     ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
+    ("critical path screen (BERT)", "critical", 300, (80, 24)),
 ]
 
 
@@ -53,6 +54,8 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))]
     if spec == "driver-linked":
         return [str(p) for p in write_linked(tmp_path)]
+    if spec == "critical":
+        return [str(kineto_path("h100_bert_inference.json.gz"))]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
         bad.write_text('{"hello": [1, 2, 3]}')
@@ -104,6 +107,11 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
 
     async def opened(app, pilot):
         await _ready(app, pilot)
+        if spec == "critical" and isinstance(app.screen, MainScreen):  # each app of the walk starts on P's screen
+            await pilot.press("P")
+            while type(app.screen).__name__ != "CriticalPathScreen":
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.01)
         if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
             for path in await _export_every_format(app, pilot, exports):
                 assert path.exists() and path.stat().st_size > 0, path
@@ -113,6 +121,8 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
     assert len(record.keys) >= n_keys
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
+    elif spec == "critical":
+        assert {"CriticalPathScreen", "MainScreen"} <= record.screens
     else:
         assert "MainScreen" in record.screens
 

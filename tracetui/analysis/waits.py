@@ -7,8 +7,9 @@ the trace); a thread that launched nothing gets the devices of its process's thr
 process that launched nothing every device of the trace.  *Busy* is the union of every GPU
 work event (kernel, memcpy, memset) on those devices, all streams together; *idle* is the rest.
 
-**GPU idle after a synchronising event** (:func:`gpu_idle_after`, the "host sync wait"
-measure): a synchronize call, or an op that synchronises (``aten::item``), blocks its thread
+**GPU idle after a synchronising event** (:func:`gpu_idle_after`; not the *host sync wait*
+of :mod:`tracetui.analysis.syncs`, which is how long the host waited for the GPU event it
+synchronised with): a synchronize call, or an op that synchronises (``aten::item``), blocks its thread
 until the GPU has drained the queue.  If the GPU goes idle while the call runs (a busy run
 ends between the call's start and its end, give or take :data:`DRAIN_TOLERANCE_US` for the
 skew of the host and GPU clocks), the GPU stays idle until the host launches the next work:
@@ -130,8 +131,8 @@ def _groups(trace: KinetoTrace, events: np.ndarray) -> dict[tuple[int, ...], np.
 
 def gpu_idle_after(trace: KinetoTrace, events: np.ndarray,
                    tolerance_us: float = DRAIN_TOLERANCE_US) -> IdleAfter:
-    """The GPU idle after each synchronising host event (the "host sync wait" measure; see
-    the module docstring).  ``events``: event ids (sync calls, ops that synchronise)."""
+    """The GPU idle after each synchronising host event (see the module docstring).
+    ``events``: event ids (sync calls, ops that synchronise)."""
     events = np.asarray(events, dtype=np.int64)
     n = events.size
     idle = np.zeros(n)

@@ -7,6 +7,7 @@
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
                                              what is wrong with this run (docs/findings.md)
+    tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "check", "record")
+SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "check", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -101,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", type=int, default=5, metavar="N", help="event ids listed per finding (default 5)")
     _add_job_options(p)
 
+    p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
+                                             "threads, streams and ranks (docs/critical_path.md)")
+    _add_inputs(p)
+    _add_job_options(p)
+    from .critical_path import add_arguments
+
+    add_arguments(p)
+
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
     return parser
@@ -150,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
-        if args.command in ("open", "summary", "check") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "check", "critical-path") and looks_like_job(_paths(args)):
             if args.command == "check":
                 from .check import check_command
 
@@ -160,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 return run_job_app(_paths(args), use_cache=not args.no_cache, workers=args.workers,
                                    scheduler=args.scheduler)
+            if args.command == "critical-path":
+                from .critical_path import job_critical_path_command
+
+                return job_critical_path_command(_paths(args), args)
             from .job import job_command
 
             return job_command(args.command, _paths(args), args)
@@ -176,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .check import check_command
 
             return check_command(_paths(args), args, job=False)
+        if args.command == "critical-path":
+            from .critical_path import critical_path_command
+
+            return critical_path_command(_paths(args), args)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info

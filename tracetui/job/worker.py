@@ -30,12 +30,8 @@ def guarded(task: dict[str, Any], out: dict[str, Any], work: Callable[[], None])
     ``out["error"]`` instead of raised: one rank's bad input or bug must not stop the others."""
     try:
         work()
-    except TraceError as exc:
-        out["error"] = str(exc)
-    except MemoryError:
-        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
-    except Exception as exc:  # noqa: BLE001 -- reported with the rank
-        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
+        out["error"] = rank_error(task, exc)
     return out
 
 
@@ -84,3 +80,12 @@ def first_event_us(kt: Any) -> float | None:
     """Absolute µs of the trace's first event (None when it has none): what tells a rank
     recorded at another time (:data:`tracetui.job.job.FOREIGN_GAP_US`)."""
     return float(kt.origin_us + float(np.nanmin(kt.ts))) if kt.n_events else None
+
+
+def rank_error(task: dict[str, Any], exc: BaseException) -> str:
+    """The one line a rank whose work failed is reported with (bad input, memory, a bug)."""
+    if isinstance(exc, TraceError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return f"{task['kineto']}: not enough memory to load this rank"
+    return f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"

@@ -46,6 +46,12 @@ MEMORY_BANDWIDTH = "memory bandwidth (GB/s)"
 # ---- runtime / driver calls -------------------------------------------------------------
 CBID = "cbid"  #: CUPTI callback id of the API call
 
+# ---- cuda_sync events (CUPTI synchronisation records, same correlation as their API call) ----
+#: the stream whose cudaEventRecord a wait or an event sync waits on (-1: unknown)
+WAIT_ON_STREAM = "wait_on_stream"
+#: the correlation id of that cudaEventRecord call (-1: unknown)
+WAIT_ON_EVENT_RECORD_CORR = "wait_on_cuda_event_record_corr_id"
+
 # ---- cpu_op shapes (record_shapes=True) -------------------------------------------------
 INPUT_DIMS = "Input Dims"
 INPUT_TYPE = "Input type"
@@ -97,6 +103,7 @@ DISTINCTIVE_ARG_NAMES = frozenset({
     SHARED_MEMORY, BLOCKS_PER_SM, WARPS_PER_SM, EST_OCCUPANCY, MEMORY_BANDWIDTH, INPUT_DIMS, INPUT_TYPE,
     INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED,
     COLLECTIVE_NAME, PG_NAME, PG_DESC, PG_RANKS, GROUP_SIZE, IN_MSG_NELEMS, OUT_MSG_NELEMS, COMMS_ID,
+    WAIT_ON_STREAM, WAIT_ON_EVENT_RECORD_CORR,
 })
 
 #: an absent ``ts``/``args`` in :class:`Event`

@@ -39,8 +39,10 @@ SUFFIX = ".ttl"
 
 
 def link_entry_path(folder: Path, key: dict[str, object]) -> Path:
-    """The cache file of the pair named by ``key`` (its two files' identities)."""
-    ident = json.dumps([key.get("et"), key.get("kineto")], sort_keys=True, default=str)
+    """The cache file of the pair named by ``key``: its two files' identities, the version,
+    the link format and the code fingerprint all name the file, so two tracetui versions
+    sharing a cache folder keep one file each instead of reading each other's as damaged."""
+    ident = json.dumps(key, sort_keys=True, default=str)
     digest = hashlib.blake2b(ident.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     return folder / f"link-{digest}{SUFFIX}"
 

@@ -15,8 +15,11 @@ MAIN_BINDINGS: list[BindingType] = [
                     "from a driver call (--driver) to its runtime call"),
     Binding("/", "search", "Search", id="main.search", key_display="/",
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
-    Binding("n", "next_match", "Next match", id="main.next_match"),
-    Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
+    Binding("n", "next_match", "Next match", id="main.next_match",
+            tooltip="the next search match (or occurrence from the summaries); after P: the next segment of "
+                    "the critical path, until the next search"),
+    Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match",
+            tooltip="the previous search match; after P: the previous segment of the critical path"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
     Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
             tooltip="hide/show python_function rows"),
@@ -48,6 +51,9 @@ MAIN_BINDINGS: list[BindingType] = [
             tooltip="a whole job: choose the rank to show"),
     Binding("x", "collective_other_rank", "Collective on another rank", show=False, id="main.collective_rank",
             tooltip="from a NCCL kernel or a collective op: the same collective on another rank of the job"),
+    Binding("P", "critical_path", "Critical path", show=False, id="main.critical_path",
+            tooltip="why the step under the cursor took as long as it did: its critical path across threads, "
+                    "streams (and ranks of a job); marks it in the tree and timeline, n/N walk it, Esc clears"),
     Binding("X", "job_summary", "Cross-rank summary", show=False, id="main.job_summary",
             tooltip="a whole job: GPU time per rank, collectives matched across ranks, stragglers"),
 ]

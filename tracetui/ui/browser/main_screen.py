@@ -21,6 +21,7 @@ from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..findings.findings_actions import FindingsActions
@@ -50,14 +51,15 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(FindingsActions, JobActions, Screen):
+class MainScreen(FindingsActions, PathActions, JobActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
-    ``initial_select`` = (node, note) is selected once the screen is shown.  The findings
-    (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in
-    a worker once the screen is painted; the status line then counts them."""
+    ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`.
+    The findings (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are
+    computed in a worker once the screen is painted; the status line then counts them."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -81,6 +83,14 @@ class MainScreen(FindingsActions, JobActions, Screen):
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
         self._sync_pending = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No action runs on a browser whose widgets are not there: before its first mount (a key
+        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
+        quit); Textual would raise NoMatches looking them up."""
+        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
+            return False
+        return super().check_action(action, parameters)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -115,6 +125,9 @@ class MainScreen(FindingsActions, JobActions, Screen):
             timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
+        if self.path_state() is not None:  # a job's path, computed on another rank's screen
+            self.walk = "path"
+            self.apply_path()
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
@@ -131,7 +144,7 @@ class MainScreen(FindingsActions, JobActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export, noun=self.match_noun) + self.findings_parts()
+            exported=self.last_export, noun=self.match_noun, path=self.path_status()) + self.findings_parts()
 
     def status_text(self) -> Text:
         """The status line as drawn: fitted to one line of the status widget's width."""
@@ -306,6 +319,7 @@ class MainScreen(FindingsActions, JobActions, Screen):
         self.query_text = query
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed, self.match_noun = False, None
+        self.walk = "search"
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -351,6 +365,7 @@ class MainScreen(FindingsActions, JobActions, Screen):
         self.query_text, self.match_noun = label, noun
         self.matches, self.match_positions = nodes[o], positions[o]
         self.matches_fixed = True
+        self.walk = "search"  # n/N cycle these (not a critical path's segments)
         if src.filtered:
             self._set_filter(True)
         self.update_status()
@@ -361,10 +376,17 @@ class MainScreen(FindingsActions, JobActions, Screen):
         self.call_after_refresh(self.select, int(self.matches[i]), self._match_note(i))
 
     def action_next_match(self) -> None:
-        self._goto_match(1)
+        """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(1)
+        else:
+            self._goto_match(1)
 
     def action_prev_match(self) -> None:
-        self._goto_match(-1)
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(-1)
+        else:
+            self._goto_match(-1)
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):
@@ -383,13 +405,18 @@ class MainScreen(FindingsActions, JobActions, Screen):
         self.update_status()
 
     def action_clear(self) -> None:
+        """Esc: the filter, else the search, else a critical path (being computed, or its marks)."""
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
             self.query_text, self.match_noun = None, None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
+            if self.path_state() is not None:
+                self.walk = "path"
             self.update_status()
+        else:
+            self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles

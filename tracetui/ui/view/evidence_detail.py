@@ -29,7 +29,8 @@ def evidence_section(report: FindingsReport, event: int, rank: int | None = None
         return None
     rows = []
     for f in hits:
-        line = finding_heading(f)
+        line = KeepText()  # keeps each number with its unit when the pane wraps the line
+        line.append_text(finding_heading(f))
         line.append(f"  {stake_text(f.time_at_stake_us)}", style="bold")
         where = np.flatnonzero(f.evidence == event)
         k = int(where[0]) if where.size else 0

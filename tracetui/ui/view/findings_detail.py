@@ -110,8 +110,8 @@ class FindingsDetail:
         if f.time_at_stake_us is None:
             stake = Text(f.stake_label, style="dim")
         else:
-            stake = Text.assemble((stake_text(f.time_at_stake_us), "bold"), (f"  ({f.stake_label})", "dim"))
-        head = DetailSection(None, [title, grid([*where, ("Verdict", Text(one_line(f.verdict))),
+            stake = KeepText.assemble((stake_text(f.time_at_stake_us), "bold"), (f"  ({f.stake_label})", "dim"))
+        head = DetailSection(None, [title, grid([*where, ("Verdict", KeepText(one_line(f.verdict))),
                                                  ("At stake", stake), ("Count", f"{f.count:,}"), ("Value", value)])])
         out = [head, self._evidence_list(f)]
         if f.details:
@@ -145,7 +145,7 @@ class FindingsDetail:
         body.append(KeepText(f"{n:,} event{'s' if n != 1 else ''}, in time order. {how}.", style="dim"))
         rows = []
         for k in range(min(n, EVIDENCE_LISTED)):
-            label = src.event_label(f, int(f.evidence[k]), short=True)
+            label = KeepText.assemble(src.event_label(f, int(f.evidence[k]), short=True))
             if f.evidence_us is not None:
                 label.append(f"  {stake_text(float(f.evidence_us[k]))}", style="dim")
             rows.append((f"{k + 1}", label))
@@ -163,7 +163,7 @@ class FindingsDetail:
         if f.rank is not None:
             rows.append(("Rank", str(f.rank)))
         if f.evidence_us is not None:
-            rows.append(("At stake", Text(f"{stake_text(float(f.evidence_us[k]))} (this event's share)")))
+            rows.append(("At stake", KeepText(f"{stake_text(float(f.evidence_us[k]))} (this event's share)")))
         how = "Enter: go to it in the tree" if src.on_screen(f) else f"Enter: switch to rank {f.rank} and go to it"
         out = [DetailSection(None, [title, grid(rows), cell(how, "dim")])]
         if self.event_detail is not None and src.on_screen(f) and 0 <= event < src.kt.n_events:

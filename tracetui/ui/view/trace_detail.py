@@ -67,7 +67,16 @@ class TraceDetail:
 
     # ------------------------------------------------------------------ entry
     def sections(self, node: int | None, width: int | None = None) -> list[DetailSection]:
-        """The detail of ``node`` of the row source (:class:`~.section.DetailModel`)."""
+        """The detail of ``node`` of the row source (:class:`~.section.DetailModel`); with a
+        critical path computed (``P``), its section for the row's Kineto event last."""
+        out = self._sections(node, width)
+        src = self.src
+        k = src.kineto_of(node) if node is not None and src.kt is not None else -1
+        if src.path is not None and 0 <= k < src.kt.n_events:
+            out = out + src.path.sections(k)
+        return out
+
+    def _sections(self, node: int | None, width: int | None = None) -> list[DetailSection]:
         if width is not None:
             self.width = width
         src = self.src
