@@ -119,6 +119,7 @@ async def test_n_on_the_findings_screen_walks_the_evidence_rows():
         assert app.screen is main and main.current == int(f.evidence[12])
 
 
+@pytest.mark.slow
 async def test_the_count_comes_after_the_first_paint(monkeypatch):
     """The findings worker never delays the browser: while it runs the status line says so,
     the tree moves, and ``F`` opens the list once the findings are known."""
