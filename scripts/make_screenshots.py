@@ -2,7 +2,8 @@
 
     python scripts/make_screenshots.py [--out screenshots]
 
-GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``); the
+GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``), the
+memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``); the
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
@@ -27,6 +28,7 @@ from tracetui.config import Settings  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
+QWEN = REPO.parent / "shared" / "traces" / "kineto" / "h100_qwen_chat_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
 MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
@@ -65,6 +67,11 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "F: the findings by time at stake (an estimate), the selected one's verdict, evidence, details, method"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
+    ("memory.svg", [QWEN], ["M"], SIZE,
+     "M: the memory screen (per device the peak and its two parts, the reserved peak, the ops owning the peak, "
+     "the top allocating ops)"),
+    ("memory_peak.svg", [QWEN], ["circumflex_accent"], SIZE,
+     "^: the op open at the peak of allocated bytes, and the allocated/reserved tracks in the timeline"),
     ("critical_path.svg", [MI300], ["P", "v", "enter", "down", "down"], SIZE,
      "P: the critical path of the longest step of a ResNet DDP training step on an MI300X, by kind and name "
      "(v: segments in time order / by kind / least slack)"),
@@ -100,7 +107,7 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
             await pilot.pause(0.05)
         for key in keys:
             await pilot.press(key)
-            if key == "s":  # the summaries are computed in a worker before their screen opens
+            if key in ("s", "M"):  # the summaries and memory are computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
             if key == "P":  # the path too

@@ -110,8 +110,9 @@ def hostile_files(tmp_path_factory):
                              file_name=f"rank{r}_{EVIL_NAME}.json")
     # a job whose straggler runs a hostile op before every barrier: `check` names it in its verdict
     strag = write_barrier_job(d / "strag", slow_name=evil("slow_logging"))
-    return {"kineto": write_hostile_kineto(d), "et": et, "pair_kineto": kineto, "driver": write_hostile_driver(d),
-            "dir": d, "job": job, "strag": strag}
+    memory = write_hostile_kineto(d, "h100_bert_inference.json.gz", file_name=f"{EVIL_NAME}_memory.json")
+    return {"kineto": write_hostile_kineto(d), "memory": memory, "et": et, "pair_kineto": kineto,
+            "driver": write_hostile_driver(d), "dir": d, "job": job, "strag": strag}
 
 
 def _env(tmp_path) -> dict[str, str]:
@@ -130,6 +131,9 @@ COMMANDS = {
     "export html": ["export", "{kineto}", "-f", "html", "-o", "-"],
     "export json": ["export", "{kineto}", "-f", "json", "-o", "-"],
     "export chrome": ["export", "{kineto}", "-f", "chrome", "-o", "-"],
+    "memory": ["memory", "{memory}"],
+    "memory --json": ["memory", "--json", "{memory}"],
+    "memory summary": ["summary", "{memory}"],
     "pair info": ["info", "{pair_kineto}", "{et}"],
     "pair tree": ["tree", "{pair_kineto}", "{et}"],
     "pair summary": ["summary", "{pair_kineto}", "{et}"],

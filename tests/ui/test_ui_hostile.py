@@ -112,6 +112,31 @@ async def test_the_findings_of_a_hostile_trace_are_shown_safely(tmp_path):
 
 
 @pytest.mark.slow
+async def test_the_memory_screen_of_a_hostile_trace_writes_no_control_character(tmp_path):
+    """A hostile copy of h100_bert_inference (its ``[memory]`` events kept, the ops that own
+    them hostile): the memory tracks, the memory screen's tabs and tables, Enter to an owner,
+    the peak keys and the detail pane's memory section."""
+    from tracetui.ui.memory.memory_screen import MemoryScreen
+
+    app = TraceApp([str(write_hostile_kineto(tmp_path, "h100_bert_inference.json.gz"))], use_cache=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await open_app(app, pilot)
+        check(app, "memory tracks")
+        await press(pilot, "M")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, MemoryScreen)
+        check(app, "memory screen")
+        assert "\\x1b]52" in screen_text(app)  # the owners' names, escaped
+        for keys, where in ((("tab",), "top allocating ops"), (("2",), "cpu tab"), (("1", "enter"), "an owner"),
+                            (("circumflex_accent",), "^ peak"), (("M",), "memory again"), (("p",), "p peak")):
+            await press(pilot, *keys)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            check(app, where)
+
+
+@pytest.mark.slow
 async def test_the_critical_path_of_a_hostile_trace(tmp_path):
     """P on a hostile trace: the path screen's head, rows, detail and timeline in every view,
     then the main screen with its Path column and the walk along the path."""

@@ -3,9 +3,9 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 12 walks, 5,750 keys:
-5,000 over nine shared traces (one of them cut), then two driver-call traces (one alone, one
-linked to its Kineto trace) and a file that is not a trace.
+fails with the trace, the seed and the last keys pressed.  Per CI run: 13 walks, 6,000 keys:
+5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
+two driver-call traces (one alone, one linked to its Kineto trace) and a file that is not a trace.
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -27,6 +27,8 @@ from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
 #: (label, paths or a maker taking tmp_path, keys, terminal size)
 WALKS = [
     ("NVIDIA H100 (BERT)", [kineto_path("h100_bert_inference.json.gz")], 750, (80, 24)),
+    # starts on the memory screen (M): its tabs, tables, Enter, p/r, then wherever they lead
+    ("NVIDIA H100 (BERT), memory screen", [kineto_path("h100_bert_inference.json.gz")], 250, (80, 24)),
     ("AMD MI250 training", [kineto_path("mi250_minitoy_train.json.gz")], 500, (120, 40)),
     ("AMD hipGraph launches", [kineto_path("amd_vllm_hipgraph.json.gz")], 650, (120, 40)),
     ("ET + Kineto pair (CUDA)", [ET_DIR / "hta_simple_add_cuda_pair" / "kineto.json.gz",
@@ -115,6 +117,11 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
         if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
             for path in await _export_every_format(app, pilot, exports):
                 assert path.exists() and path.stat().st_size > 0, path
+        if "memory screen" in label:
+            await pilot.press("M")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert type(app.screen).__name__ == "MemoryScreen"
 
     record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
                         n_keys=n_keys, size=size)
@@ -125,6 +132,8 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
         assert {"CriticalPathScreen", "MainScreen"} <= record.screens
     else:
         assert "MainScreen" in record.screens
+    if "memory screen" in label:
+        assert "MemoryScreen" in record.screens
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
     tracetui TRACE [--et ET] [--driver FILE] open the terminal browser (TRACE: Kineto, ET or driver-call trace)
     tracetui summary TRACE [--et ET] [--json]
     tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
+    tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "check", "critical-path", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -68,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
     p.add_argument("--top", type=int, default=15, help="rows in the kernel and op tables (default 15)")
     _add_job_options(p)
+
+    p = sub.add_parser("memory", help="allocations per device, the peak and the ops that own it (profile_memory=True)")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables (docs/memory.md)")
+    p.add_argument("--top", type=int, default=10, help="rows in the owner and op tables (default 10)")
 
     p = sub.add_parser("export", help="export the whole trace or one subtree as a report or a Chrome trace")
     _add_inputs(p)
@@ -189,6 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .check import check_command
 
             return check_command(_paths(args), args, job=False)
+        if args.command == "memory":
+            from .memory import memory_command
+
+            return memory_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, top=args.top)
         if args.command == "critical-path":
             from .critical_path import critical_path_command
 

@@ -71,10 +71,14 @@ COMM_SEQ = "Seq"  #: the process group's sequence number of the collective
 COMMS_ID = "Comms Id"
 
 # ---- [memory] instant events (profile_memory=True) --------------------------------------
+#: the name of the instant event (ph "i") the profiler writes per allocation and free
+MEMORY_EVENT_NAME = "[memory]"
+MEM_ADDR = "Addr"  #: address of the block (an allocation and its free share it)
 MEM_BYTES = "Bytes"  #: bytes allocated (negative: freed)
-MEM_DEVICE_TYPE = "Device Type"
-MEM_DEVICE_ID = "Device Id"
-MEM_TOTAL_ALLOCATED = "Total Allocated"
+MEM_DEVICE_TYPE = "Device Type"  #: c10::DeviceType: 0 CPU, 1 CUDA (also ROCm), 12 XPU, 19 MTIA ...
+MEM_DEVICE_ID = "Device Id"  #: device index; -1 for the CPU
+MEM_TOTAL_ALLOCATED = "Total Allocated"  #: bytes allocated on the device after this event
+MEM_TOTAL_RESERVED = "Total Reserved"  #: bytes the caching allocator holds on the device after it
 
 # ---- deviceProperties entries (top-level list, one dict per GPU) -------------------------
 DEV_ID = "id"
@@ -101,7 +105,7 @@ META_NAME = "name"
 DISTINCTIVE_ARG_NAMES = frozenset({
     EXTERNAL_ID, EXTERNAL_ID_OLD, RECORD_FUNCTION_ID, SEQUENCE_NUMBER, FWD_THREAD_ID, REGISTERS_PER_THREAD,
     SHARED_MEMORY, BLOCKS_PER_SM, WARPS_PER_SM, EST_OCCUPANCY, MEMORY_BANDWIDTH, INPUT_DIMS, INPUT_TYPE,
-    INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED,
+    INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED, MEM_TOTAL_RESERVED,
     COLLECTIVE_NAME, PG_NAME, PG_DESC, PG_RANKS, GROUP_SIZE, IN_MSG_NELEMS, OUT_MSG_NELEMS, COMMS_ID,
     WAIT_ON_STREAM, WAIT_ON_EVENT_RECORD_CORR,
 })

@@ -16,8 +16,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("/", "search", "Search", id="main.search", key_display="/",
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
     Binding("n", "next_match", "Next match", id="main.next_match",
-            tooltip="the next search match (or occurrence from the summaries); after P: the next segment of "
-                    "the critical path, until the next search"),
+            tooltip="the next search match (or occurrence from the summaries and memory screens, or evidence "
+                    "event of a finding after F); after P: the next segment of the critical path, until the next "
+                    "search"),
     Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match",
             tooltip="the previous search match; after P: the previous segment of the critical path"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
@@ -56,6 +57,11 @@ MAIN_BINDINGS: list[BindingType] = [
                     "streams (and ranks of a job); marks it in the tree and timeline, n/N walk it, Esc clears"),
     Binding("X", "job_summary", "Cross-rank summary", show=False, id="main.job_summary",
             tooltip="a whole job: GPU time per rank, collectives matched across ranks, stragglers"),
+    Binding("M", "memory", "Memory", show=False, id="main.memory",
+            tooltip="a trace recorded with profile_memory=True: per device the peak, the ops that own it, the "
+                    "top allocating ops; Enter goes to the op"),
+    Binding("circumflex_accent", "memory_peak", "Memory peak", show=False, id="main.memory_peak", key_display="^",
+            tooltip="select the op open when a device's allocated bytes were highest; again: the next device"),
 ]
 
 #: Keys of the application (every screen).

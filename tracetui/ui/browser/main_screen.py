@@ -26,6 +26,7 @@ from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..findings.findings_actions import FindingsActions
 from ..job.job_actions import JobActions
+from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
@@ -51,15 +52,16 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(FindingsActions, PathActions, JobActions, Screen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
-    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
-    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`.
-    The findings (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are
-    computed in a worker once the screen is painted; the status line then counts them."""
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`.  The findings
+    (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in a
+    worker once the screen is painted; the status line then counts them."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -374,6 +376,15 @@ class MainScreen(FindingsActions, PathActions, JobActions, Screen):
         i = int(at[0]) if at.size else 0
         # after the browser screen is back on and laid out, so the tree can scroll to the row
         self.call_after_refresh(self.select, int(self.matches[i]), self._match_note(i))
+
+    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
+        """:meth:`show_matches` of ``result`` = (nodes, label), a summary row's or a memory
+        row's occurrences: the first one in tree order, or (``first_given``) the first one
+        given (the summaries' and the memory screen's Enter)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label = result
+        self.show_matches(nodes, label, "occurrence", first=int(nodes[0]) if first_given and nodes.size else None)
 
     def action_next_match(self) -> None:
         """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""

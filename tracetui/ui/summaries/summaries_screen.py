@@ -18,7 +18,6 @@ each keeps at most :data:`~tracetui.ui.view.summary_table.MAX_ROWS` rows (the la
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,13 +28,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
-from textual.worker import get_current_worker
 
 from ... import units
 from ...errors import one_line
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
-from ..shown import only_while_shown
+from ..shown import only_while_shown, show_when_computed
 from ..view.summary_table import SummaryTable
 from ..view.summary_tables import summary_tables
 
@@ -234,30 +232,10 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         self.dismiss(None)
 
 
-def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None:
-    """On the browser screen: make a row's occurrences the match list (as a search would; the
-    status line and ``n``/``N`` use it) and select the first one in tree order."""
-    if result is not None and screen.is_attached:
-        screen.show_matches(result[0], result[1], "occurrence")
-
-
 def open_summaries(screen: Any) -> None:
     """From the browser screen: compute the tables in a worker thread, then show them (not
     when the user has left the browser screen meanwhile)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
-    app = screen.app
-
-    def push(tables: list[SummaryTable]) -> None:
-        if app.screen is screen:
-            app.push_screen(SummariesScreen(kt, tables), partial(show_occurrences, screen))
-
-    def compute() -> None:
-        tables = summary_tables(kt, categorizer)
-        if get_current_worker().is_cancelled:  # the app is closing, or s was pressed again
-            return
-        try:
-            app.call_from_thread(push, tables)
-        except RuntimeError:  # the app stopped meanwhile
-            pass
-
-    screen.run_worker(compute, thread=True, exclusive=True, group="summaries", name="summaries")
+    show_when_computed(screen, lambda: summary_tables(kt, categorizer),
+                       lambda tables: screen.app.push_screen(SummariesScreen(kt, tables), screen.show_occurrences),
+                       "summaries")

@@ -26,6 +26,7 @@ from textual.message import Message
 from ...kineto.kinds import Kind
 from ..view.counter_track import counter_tracks
 from ..view.driver_tracks import allocation_tracks, phase_tracks
+from ..view.memory_track import memory_tracks
 from ..view.trace_row_source import TraceRowSource
 from ..view.track import Track
 from .timeline_strip import TimelineStrip
@@ -116,9 +117,10 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self._row_table[self.lane_ids] = np.arange(len(self.lane_ids))
         if self.show_cpu:  # a driver-call trace's pipeline phases, one row per thread (not stepped through)
             lanes += phase_tracks(kt)
-        # counter tracks below the lanes (not stepped through): the trace's counters, and the
-        # bytes allocated of a driver-call trace
-        lanes += counter_tracks(kt) + allocation_tracks(kt) if lanes else []
+        # counter tracks below the lanes (not stepped through): the trace's counters, the
+        # bytes allocated of a driver-call trace, and per device the bytes allocated and
+        # reserved of a trace recorded with profile_memory=True
+        lanes += counter_tracks(kt) + allocation_tracks(kt) + memory_tracks(kt) if lanes else []
         self.set_tracks(lanes, origin_us=0.0)
         self._mark_path()
         self._update_focus_track()
