@@ -23,10 +23,11 @@ import os
 
 import pytest
 from hostile import CONTROL, EVIL_NAME, terminal_residue, write_hostile_driver, write_hostile_kineto, write_hostile_pair
-from pilot import error_dialog_shown, open_app, press, screen_text
+from pilot import error_dialog_shown, open_app, open_diff, press, screen_text
 from shared_traces import SHARED
 from textual.widgets import Input
 
+from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import TraceApp
 from tracetui.ui.browser.export_dialog import ExportDialog
 
@@ -200,6 +201,45 @@ async def test_a_hostile_job_rank_picker_and_cross_rank_screen(tmp_path):
         check(app, "job: findings")
         await press(pilot, "down", "space", "down")
         check(app, "job: findings and evidence rows")
+
+
+@pytest.mark.slow
+async def test_every_screen_of_a_hostile_diff_writes_no_control_character(tmp_path):
+    """Two ranks of the shared job, hostile, in the diff browser: the merged tree with every
+    row, each side's event detail, the sides' browsers, the summary deltas, warnings, help
+    and search."""
+    job = SHARED / "multirank" / "param_dlrm_8ranks"
+    a, b = (write_hostile_kineto(tmp_path, job / f"rank{r}_kineto.json.gz", file_name=f"rank{r}_{EVIL_NAME}.json")
+            for r in (0, 1))
+    app = TraceApp([], use_cache=False, diff=DiffRequest((str(a),), (str(b),), use_cache=False))
+    seen = set()
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        async def step(*keys: str, where: str) -> None:
+            await press(pilot, *keys)
+            check(app, f"diff: {where}")
+            seen.add(type(app.screen).__name__)
+
+        await open_diff(app, pilot)
+        check(app, "diff: opened")
+        await step("asterisk", where="expand all")
+        for i in range(12):
+            await step("down", where=f"row {i}")
+        await step("a", where="A's event detail")
+        await step("b", where="B's event detail")
+        await step("o", "f", where="sorted, regressions")
+        await step("f", "A", where="A's browser")
+        await step("B", where="B's browser")
+        await step("D", where="back to the diff")
+        await step("s", where="summary deltas")
+        await pilot.pause(0.2)
+        for i in range(6):
+            await step("right", where=f"summary deltas tab {i}")
+        await step("escape", "w", where="warnings")
+        await step("escape", "question_mark", where="help")
+        await step("escape", "slash", "e", "m", "b", "enter", where="search")
+        text = screen_text(app)
+    assert {"DiffScreen", "DiffSideScreen", "SummariesScreen", "WarningsScreen", "HelpScreen"} <= seen
+    assert "\\x1b" in text
 
 
 async def test_the_export_dialog_asks_before_overwriting(tmp_path, monkeypatch):

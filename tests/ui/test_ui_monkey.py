@@ -3,9 +3,11 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 13 walks, 6,000 keys:
+fails with the trace, the seed and the last keys pressed.  Per CI run: 14 walks, 6,400 keys:
 5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
-two driver-call traces (one alone, one linked to its Kineto trace) and a file that is not a trace.
+two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
+and the diff browser (a shared trace against a modified copy: its sides' browsers and summary
+deltas too).
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -15,11 +17,13 @@ import gzip
 from pathlib import Path
 
 import pytest
+from diff_files import write_modified_bert
 from driver_ui_files import write_bpftrace, write_linked
 from monkey import walk
-from pilot import open_app
+from pilot import open_app, open_diff
 from shared_traces import ET_DIR, SHARED, kineto_path
 
+from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import MainScreen, TraceApp
 from tracetui.ui.browser.error_dialog import ErrorDialog
 from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
@@ -43,6 +47,7 @@ WALKS = [
     ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
     ("critical path screen (BERT)", "critical", 300, (80, 24)),
+    ("diff: BERT against a modified copy", "diff", 400, (80, 24)),
 ]
 
 
@@ -58,6 +63,9 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(p) for p in write_linked(tmp_path)]
     if spec == "critical":
         return [str(kineto_path("h100_bert_inference.json.gz"))]
+    if spec == "diff":
+        modified = write_modified_bert(tmp_path / "modified.json.gz")
+        return [str(kineto_path("h100_bert_inference.json.gz")), str(modified)]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
         bad.write_text('{"hello": [1, 2, 3]}')
@@ -65,7 +73,16 @@ def _paths(spec, tmp_path: Path) -> list[str]:
     return [str(p) for p in spec]
 
 
+def _app(spec, paths: list[str]) -> TraceApp:
+    if spec == "diff":
+        return TraceApp([], use_cache=False, diff=DiffRequest((paths[0],), (paths[1],), use_cache=False))
+    return TraceApp(paths=paths, use_cache=False)
+
+
 async def _ready(app, pilot) -> None:
+    if app.diff_request is not None:
+        await open_diff(app, pilot)
+        return
     if app.paths and app.paths[0].endswith("notes.json"):
         while not isinstance(app.screen, ErrorDialog):
             await app.workers.wait_for_complete()
@@ -123,13 +140,15 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
             await pilot.pause()
             assert type(app.screen).__name__ == "MemoryScreen"
 
-    record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
+    record = await walk(lambda: _app(spec, paths), opened, label=label, seed=seed,
                         n_keys=n_keys, size=size)
     assert len(record.keys) >= n_keys
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
     elif spec == "critical":
         assert {"CriticalPathScreen", "MainScreen"} <= record.screens
+    elif spec == "diff":
+        assert "DiffScreen" in record.screens
     else:
         assert "MainScreen" in record.screens
     if "memory screen" in label:

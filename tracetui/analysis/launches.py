@@ -16,7 +16,8 @@ Definitions (all times µs, bytes as written by the profiler):
 - **copies**: memcpy GPU events by direction (HtoD, DtoH, DtoD, PtoP, HtoH, read from
   the name) with their ``bytes`` arg;
 - **per step**: for each ``ProfilerStep#N`` annotation, the launch calls that started
-  inside its time span (any thread) and the GPU events they launched.
+  inside its time span (any thread) and the GPU events they launched
+  (:mod:`tracetui.analysis.steps`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ from ..kineto.kinds import (
 )
 from ..kineto.trace import KinetoTrace
 from .memory import memory_model
+from .steps import profiler_steps
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
-_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -147,14 +148,6 @@ def copy_direction(name: str) -> str:
     return m.group(1) if m else "other"
 
 
-def step_events(trace: KinetoTrace) -> list[int]:
-    """The ``ProfilerStep#N`` annotations (host side), in start order."""
-    ann = np.flatnonzero(trace.kind == int(Kind.ANNOTATION))
-    steps = [int(i) for i in ann.tolist() if _STEP.match(trace.names[trace.name_id[i]])]
-    steps.sort(key=lambda i: trace.ts[i])
-    return steps
-
-
 def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
     """Memcpy events by direction: ``direction``, ``count``, ``bytes``, ``total_us``, ``gb_per_s``
     (bytes / summed time).  Memsets are one more row (``direction`` "memset")."""
@@ -176,12 +169,13 @@ def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["direction", "count", "bytes", "total_us", "gb_per_s"])
 
 
-def step_table(trace: KinetoTrace, launches: pd.DataFrame) -> pd.DataFrame:
-    """Per ``ProfilerStep#N`` annotation (host side): ``step``, ``ts``, ``dur`` (µs),
+def step_table(trace: KinetoTrace, launches: pd.DataFrame, steps: np.ndarray | None = None) -> pd.DataFrame:
+    """Per step annotation (host side; default every ``ProfilerStep#N``, else the event ids
+    ``steps``, see :mod:`tracetui.analysis.steps`): ``step``, ``ts``, ``dur`` (µs),
     ``kernel_launches`` (kernel launch calls started inside it, any thread),
     ``graph_launches``, ``gpu_events`` (launched by calls inside it), ``gpu_us``."""
     cols = ["step", "ts", "dur", "kernel_launches", "graph_launches", "gpu_events", "gpu_us"]
-    steps = step_events(trace)
+    steps = profiler_steps(trace).tolist() if steps is None else [int(i) for i in steps]
     if not steps:
         return pd.DataFrame(columns=cols)
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))

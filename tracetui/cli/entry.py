@@ -8,6 +8,8 @@
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
                                              what is wrong with this run (docs/findings.md)
+    tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
+                                             or text / JSON / a CI check (docs/diff.md)
     tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "critical-path", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "diff", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -108,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", type=int, default=5, metavar="N", help="event ids listed per finding (default 5)")
     _add_job_options(p)
 
+    from .diff import add_parser as add_diff_parser
+
+    add_diff_parser(sub)
     p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
                                              "threads, streams and ranks (docs/critical_path.md)")
     _add_inputs(p)
@@ -122,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _paths(args: argparse.Namespace) -> list[str]:
+    if args.command == "diff":
+        return [p for p in (args.a, args.b, args.et_a, args.et_b) if p]
     paths = [args.trace]
     if args.second:
         paths.append(args.second)
@@ -161,6 +168,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command == "diff":
+            from .diff import browse_request, diff_command
+
+            request = browse_request(args)
+            if request is not None:
+                from ..ui.app import run_diff_app
+
+                return run_diff_app(request)
+            return diff_command(args)
         from ..job import looks_like_job
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,

@@ -47,7 +47,7 @@ def check_rank(task: dict[str, Any]) -> dict[str, Any]:
         found = check_findings(linked, configs, get_categorizer(task.get("categories")))
         out["findings"] = [f.as_json() for f in found]
         if task.get("collectives"):
-            from ..analysis.launches import step_events
+            from ..analysis.steps import profiler_steps
             from ..job.before import arrival_context
             from ..job.comms import rank_collectives
             from ..job.worker import first_event_us
@@ -55,7 +55,7 @@ def check_rank(task: dict[str, Any]) -> dict[str, Any]:
             kt = linked.kineto
             out["collectives"] = arrival_context(kt, rank_collectives(kt, linked.et, linked.link))
             out["start_us"] = first_event_us(kt)
-            out["steps"] = len(step_events(kt))
+            out["steps"] = int(profiler_steps(kt).size)
 
     return guarded(task, out, work)
 

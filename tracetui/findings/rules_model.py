@@ -8,7 +8,8 @@ import re
 import numpy as np
 
 from ..analysis.gpu_breakdown import gpu_timeline
-from ..analysis.launches import launch_frame, step_events, step_table
+from ..analysis.launches import launch_frame, step_table
+from ..analysis.steps import profiler_steps
 from ..kineto.kinds import Kind
 from ..tree.propagate import fill_down
 from . import fmt
@@ -102,7 +103,7 @@ def _differs(m: dict[str, np.ndarray], med: dict[str, float], i: int) -> str:
 
 def slow_step(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     kt = ctx.kt
-    steps = step_events(kt)
+    steps = profiler_steps(kt)
     if len(steps) < cfg["min_steps"]:
         return []
     dur = kt.dur[steps].astype(np.float64)

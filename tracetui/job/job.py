@@ -92,27 +92,6 @@ def _unidentified(path: str, message: str) -> dict[str, Any]:
             "pids": [], "error": f"{path}: {message}"}
 
 
-def find_ranks(inputs: list[str], run: Runner, report: Progress) -> JobLayout:
-    """The files of the job named by ``inputs``, identified on ``run`` (progress 0 to 0.1)
-    and grouped by rank; the names of a folder or pattern that are no regular file are left
-    out and named first in the layout's warnings.  Raises TraceFormatError when they hold no
-    Kineto trace with a rank."""
-    skipped: list[str] = []
-    files = expand_inputs(list(inputs), skipped)
-    if not files:
-        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
-    report(f"identifying {len(files)} files", 0.0)
-    infos = run.map(identify, files, on_error=_unidentified,
-                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
-    layout = group_ranks(infos)
-    if not layout.ranks:
-        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
-                               "no Kineto trace with a rank among the files of this job"
-                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
-    layout.warnings[:0] = skipped
-    return layout
-
-
 def run_per_rank(inputs: list[str], fn: Callable[[dict[str, Any]], dict[str, Any]], fields: dict[str, Any],
                  on_error: Callable[[dict[str, Any], str], dict[str, Any]], *, workers: int | None,
                  scheduler: str | None, progress: Progress, verb: str) -> tuple[JobLayout, list[dict[str, Any]]]:
@@ -120,8 +99,10 @@ def run_per_rank(inputs: list[str], fn: Callable[[dict[str, Any]], dict[str, Any
     processes (or on the Dask ``scheduler``): ``fn`` gets ``{"rank", "kineto", "et", **fields}``
     (``on_error(task, message)`` answers for a task whose worker failed).  Progress: 0 to 0.1
     identifying the files, then to 0.95 as ranks are done ("<verb> 3/8 ranks")."""
+    skipped: list[str] = []
     with Runner(workers, scheduler) as run:
-        layout = find_ranks(inputs, run, progress)
+        layout = find_layout(inputs, run, progress, skipped)
+        layout.warnings[:0] = skipped  # the names left out first
         tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, **fields} for r in layout.ranks]
         outs = run.map(fn, tasks, on_error=on_error,
                        progress=lambda d, n: progress(f"{verb} {d}/{n} ranks", 0.1 + 0.85 * d / n))
@@ -198,6 +179,26 @@ def _foreign(starts: dict[int, float | None]) -> tuple[set[int], list[str]]:
             warnings.append(f"rank {r}: recorded {away} away from the other ranks: "
                             f"from another run? (left out of the collectives)")
     return out, warnings
+
+
+def find_layout(inputs: list[str], run: Runner, progress: Progress | None = None,
+                skipped: list[str] | None = None) -> JobLayout:
+    """The files of each rank of the job named by ``inputs`` (identified on ``run``'s workers);
+    files left out are said in ``skipped`` (see :func:`expand_inputs`).
+    Raises TraceFormatError when the inputs hold no Kineto trace with a rank."""
+    report = progress or (lambda msg, frac: None)
+    files = expand_inputs(list(inputs), skipped)
+    if not files:
+        raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
+    report(f"identifying {len(files)} files", 0.0)
+    infos = run.map(identify, files, on_error=_unidentified,
+                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+    layout = group_ranks(infos)
+    if not layout.ranks:
+        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                               "no Kineto trace with a rank among the files of this job"
+                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    return layout
 
 
 _RANK_KEYS = ("trace", "gpu_timeline", "kernel_categories", "warnings")

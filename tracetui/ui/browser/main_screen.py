@@ -14,8 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from ...driver.facts import is_standalone
 from ...errors import TraceError
@@ -31,7 +30,6 @@ from ..notify import show_note
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
-from ..tree.virtual_tree import VirtualTree
 from ..view.driver_notes import back_texts, driver_link_note, hop_texts
 from ..view.jumps import (
     JumpCycle,
@@ -40,19 +38,19 @@ from ..view.jumps import (
     driver_hop,
     gpu_jump,
     launching_op,
-    match_index,
 )
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
 from ..view.trace_row_source import TraceRowSource
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
+from .panes_screen import PanesScreen
 from .search_bar import SearchBar
 from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
@@ -74,25 +72,10 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
         self.linked = linked
         self.source = source
         self.detail_model = detail_model
-        self.current: int | None = None
         self.cycle: JumpCycle | None = None
-        self.query_text: str | None = None
-        self.matches = np.empty(0, dtype=np.int64)
-        self.match_positions = np.empty(0)
-        self.matches_fixed = False  # matches set by the summaries or findings screen, not by a query to re-run
-        self.match_noun: str | None = None  # what fixed matches are ("occurrence", "evidence")
-        self._notes: dict[int, Text] = {}
+        self.matches_fixed = False  # matches set by another screen (occurrences, evidence), not by a query
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
-        self._sync_pending = False
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """No action runs on a browser whose widgets are not there: before its first mount (a key
-        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
-        quit); Textual would raise NoMatches looking them up."""
-        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
-            return False
-        return super().check_action(action, parameters)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -107,10 +90,6 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
     @property
     def op_tree(self) -> TraceTree:
         return self.query_one("#tree", TraceTree)
-
-    @property
-    def detail(self) -> DetailPane:
-        return self.query_one("#detail", DetailPane)
 
     @property
     def timeline(self) -> TraceTimeline:
@@ -148,34 +127,13 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
             exported=self.last_export, noun=self.match_noun, path=self.path_status()) + self.findings_parts()
 
-    def status_text(self) -> Text:
-        """The status line as drawn: fitted to one line of the status widget's width."""
-        return self.query_one("#status", StatusLine).fitted()
-
-    def update_status(self) -> None:
-        """Give the status line the current parts; it fits them (again on every resize)."""
-        self.query_one("#status", StatusLine).set_parts(self.status_parts())
-
     # ------------------------------------------------------------------ selection
-    @on(VirtualTree.NodeHighlighted)
-    def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
-        event.stop()
-        node = event.node
-        self.current = node
+    def moved_to(self, node: int) -> None:
         if self.cycle is not None and not (self.cycle.origin == node or
                                            int(self.cycle.events[self.cycle.index]) == node):
             self.cycle = None
-        # Detail and timeline follow once the queued input is handled: holding a key
-        # down renders the panes for the row the cursor stops on, not for every row.
-        if not self._sync_pending:
-            self._sync_pending = True
-            self.call_later(self._sync_panes)
 
-    def _sync_panes(self) -> None:
-        self._sync_pending = False
-        node = self.current
-        note = self._notes.pop(node, None) if node is not None else None
-        self._notes.clear()
+    def sync_panes(self, node: int | None, note: Text | None) -> None:
         self.detail.show(node, note)
         self.timeline.show_selection(node)
 
@@ -288,39 +246,15 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
         return src.row_label(node).plain
 
     # ------------------------------------------------------------------ search
-    def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.value = ""
-        bar.display = True
-        bar.focus()
-
-    @on(Input.Submitted, "#search")
-    def _on_search(self, event: Input.Submitted) -> None:
-        event.stop()
-        bar = self.query_one(SearchBar)
-        query = event.value
-        bar.display = False
-        self.op_tree.focus()
-        if not query.strip():
-            return
-        self.run_search(query)
-
-    @on(SearchBar.Cancelled)
-    def _on_search_cancel(self, event: SearchBar.Cancelled) -> None:
-        event.stop()
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.op_tree.focus()
-
     def run_search(self, query: str, *, select: bool = True) -> None:
         try:
             nodes, positions = self.source.find(query)
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
-        self.query_text = query
+        self.query_text, self.match_noun = query, None
         self.matches, self.match_positions = nodes, positions
-        self.matches_fixed, self.match_noun = False, None
+        self.matches_fixed = False
         self.walk = "search"
         if self.source.filtered:
             self._set_filter(True)
@@ -331,31 +265,11 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
         if select:
             self._goto_match(0, inclusive=True)
 
-    def _cursor_position(self) -> float:
-        node = self.current
-        return self.source.tree_position(node) if node is not None else -1.0
-
-    def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
-        if self.query_text is None:
-            show_note(self, "no search yet: press / to search", severity="warning")
-            return
-        n = self.matches.size
-        if not n:
-            show_note(self, f"no match for {self.query_text!r}", severity="warning")
-            return
-        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
-        self.select(int(self.matches[i]), self._match_note(i))
-
-    def _match_note(self, i: int) -> Text:
-        n = self.matches.size
-        if self.match_noun is not None:
-            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
-        return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
-
     def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None) -> None:
         """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
-        use it: a summary row's occurrences, a finding's evidence), and select ``first``
-        (default: the first in tree order).  ``label`` names them, ``noun`` says what each is."""
+        use it, in tree order: a summary or memory row's occurrences, a finding's evidence),
+        and select ``first`` (default: the first in tree order).  ``label`` names them,
+        ``noun`` says what each is."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
@@ -457,16 +371,6 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
         else:
             timeline.focus()
 
-    def action_toggle_detail(self) -> None:
-        detail = self.detail
-        detail.display = not detail.display
-
-    def action_maximize(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-        elif self.focused is not None:
-            self.maximize(self.focused, container=False)
-
     def action_toggle_cpu_lanes(self) -> None:
         timeline = self.timeline
         timeline.set_show_cpu(not timeline.show_cpu)
@@ -475,15 +379,9 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, Screen
     def action_zoom(self, factor: float) -> None:
         self.timeline.zoom_keep_selection(float(factor))
 
-    def action_pan(self, fraction: float) -> None:
-        self.timeline.pan(float(fraction))
-
     def action_zoom_selection(self) -> None:
         if not self.timeline.zoom_to_selection():
             show_note(self, "the selection has no time span", severity="warning")
-
-    def action_fit_all(self) -> None:
-        self.timeline.fit_all()
 
     def action_summaries(self) -> None:
         """``s``: the summary tables (:mod:`~tracetui.ui.summaries.summaries_screen`); Enter there

@@ -26,13 +26,14 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "path", "findings", "export", "driver_link",
-            "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "steps", "search", "path", "findings", "sort", "matches",
+            "export", "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
-DISPLAY_ORDER = ("rank", "title", "driver", "devices", "counts", "skipped", "gpu_link", "driver_link", "et_link",
-                 "mismatch", "search", "path", "filter", "python", "export", "findings", "warnings")
+DISPLAY_ORDER = ("rank", "title", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
+                 "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python", "export",
+                 "findings", "warnings")
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,13 @@ def trace_parts(linked) -> list[Part]:
                                style="bold red"))
     n_warn = len(linked.all_warnings())
     if n_warn:
-        parts.append(_part("warnings", f"⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow"))
+        parts.append(warnings_part(n_warn))
     return parts
+
+
+def warnings_part(n: int) -> Part:
+    """``⚠ N warnings (w)``: the cue that ``w`` lists what could not be read or linked."""
+    return _part("warnings", f"⚠ {n} warning{'s' if n != 1 else ''} (w)", style="bold yellow")
 
 
 def rank_part(rank: int, world_size: int) -> Part:
