@@ -83,6 +83,8 @@ class TraceApp(App[int]):
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
         self.rank: int | None = None
+        #: the findings of the trace or job on screen (ui/findings/findings_run.py), computed once
+        self.findings_run = None
         #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
         self.critical = None
         #: two runs compared (``tracetui diff A B``, docs/diff.md): the request, then what the diff browser shows

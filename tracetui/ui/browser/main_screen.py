@@ -23,6 +23,7 @@ from ..bindings import MAIN_BINDINGS
 from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
+from ..findings.findings_actions import FindingsActions
 from ..job.job_actions import JobActions
 from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
@@ -49,14 +50,16 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
     critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
-    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`."""
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`.  The findings
+    (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in a
+    worker once the screen is painted; the status line then counts them."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -70,7 +73,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         self.source = source
         self.detail_model = detail_model
         self.cycle: JumpCycle | None = None
-        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
+        self.matches_fixed = False  # matches set by another screen (occurrences, evidence), not by a query
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
 
@@ -79,7 +82,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         yield StatusLine(id="status")
         with Container(id="body"):
             yield TraceTree(self.source, id="tree")
-            yield DetailPane(self.detail_model, id="detail")
+            yield DetailPane(self.findings_pane_model(), id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield TraceTimeline(self.source, id="timeline")
         yield Footer()
@@ -109,6 +112,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
+        self.call_after_refresh(self.start_findings)  # after the first paint: never delays it
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:
@@ -121,7 +125,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export, path=self.path_status())
+            exported=self.last_export, noun=self.match_noun, path=self.path_status()) + self.findings_parts()
 
     # ------------------------------------------------------------------ selection
     def moved_to(self, node: int) -> None:
@@ -248,7 +252,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
-        self.query_text = query
+        self.query_text, self.match_noun = query, None
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
         self.walk = "search"
@@ -261,34 +265,40 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         if select:
             self._goto_match(0, inclusive=True)
 
-    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
-        """Make ``nodes`` of ``result`` = (nodes, label) the match list (as a search would: the
-        status line and ``n``/``N`` use it, in tree order) and select the first one in tree
-        order, or (``first_given``) the first one given (the summaries' and the memory
-        screen's Enter)."""
-        if result is None or not self.is_attached:
-            return
-        nodes, label = result
+    def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None) -> None:
+        """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
+        use it, in tree order: a summary or memory row's occurrences, a finding's evidence),
+        and select ``first`` (default: the first in tree order).  ``label`` names them,
+        ``noun`` says what each is."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
         nodes, positions = nodes[keep], positions[keep]
         if not nodes.size:
-            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            show_note(self, f"{label}: no {noun} in the tree", severity="warning")
             return
         o = np.argsort(positions, kind="stable")
-        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
-        self.query_text = label
+        self.query_text, self.match_noun = label, noun
         self.matches, self.match_positions = nodes[o], positions[o]
         self.matches_fixed = True
-        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
+        self.walk = "search"  # n/N cycle these (not a critical path's segments)
         if src.filtered:
             self._set_filter(True)
         self.update_status()
         self.op_tree.focus()
-        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
+        at = np.flatnonzero(self.matches == first) if first is not None else np.zeros(0, np.int64)
+        i = int(at[0]) if at.size else 0
         # after the browser screen is back on and laid out, so the tree can scroll to the row
-        self.call_after_refresh(self.select, int(self.matches[first]), note)
+        self.call_after_refresh(self.select, int(self.matches[i]), self._match_note(i))
+
+    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
+        """:meth:`show_matches` of ``result`` = (nodes, label), a summary row's or a memory
+        row's occurrences: the first one in tree order, or (``first_given``) the first one
+        given (the summaries' and the memory screen's Enter)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label = result
+        self.show_matches(nodes, label, "occurrence", first=int(nodes[0]) if first_given and nodes.size else None)
 
     def action_next_match(self) -> None:
         """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
@@ -324,7 +334,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
-            self.query_text = None
+            self.query_text, self.match_noun = None, None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
             if self.path_state() is not None:

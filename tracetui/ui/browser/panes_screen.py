@@ -36,6 +36,7 @@ class PanesScreen(Screen):
         self.query_text: str | None = None
         self.matches = np.empty(0, dtype=np.int64)
         self.match_positions = np.empty(0)
+        self.match_noun: str | None = None  #: what fixed matches are ("occurrence", "evidence event"); None: a search
         self._notes: dict[int, Text] = {}  #: node -> the note the detail pane shows with it once
         self._sync_pending = False
 
@@ -136,8 +137,15 @@ class PanesScreen(Screen):
             show_note(self, f"no match for {self.query_text!r}", severity="warning")
             return
         i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
-        note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
-        self.select(int(self.matches[i]), note)
+        self.select(int(self.matches[i]), self._match_note(i))
+
+    def _match_note(self, i: int) -> Text:
+        """The detail pane's note for match ``i``: ``/ match 2 of 26 for 'linear'``, or for fixed
+        matches ``scalar_sync: evidence event 1 of 3``."""
+        n = self.matches.size
+        if self.match_noun is not None:
+            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
+        return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
 
     def action_next_match(self) -> None:
         self._goto_match(1)
