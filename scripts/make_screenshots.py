@@ -73,6 +73,8 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "an H100 GEMM: Kineto's 0 % estimate beside the theoretical occupancy (18.75 %, registers + shared memory)"),
     ("raw_args.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign", "a"], (100, 36),
      "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
+    ("findings.svg", [MULTISTREAM], ["F", "down"], SIZE,
+     "F: the findings by time at stake (an estimate), the selected one's verdict, evidence, details, method"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
     ("memory.svg", [QWEN], ["M"], SIZE,
@@ -120,7 +122,9 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
     else:
         app = TraceApp([str(p) for p in traces], use_cache=False, settings=Settings())  # not the user's theme
     async with app.run_test(size=size) as pilot:
-        while type(app.screen).__name__ != screen:  # the load worker starts after the first frame
+        # the load worker starts after the first frame; the browser's findings worker after its
+        # (the status line counts them): wait for both, so the status line is the same every time
+        while type(app.screen).__name__ != screen or not getattr(app.screen, "findings_shown", True):
             await app.workers.wait_for_complete()
             await pilot.pause(0.05)
         for key in keys:

@@ -40,7 +40,7 @@ async def test_readme_first_command_shows_gpu_kernels_and_jumps_from_an_op_to_on
     gemm = next(e for e in kernels if e["args"].get("External id") == 49)
     assert gemm["name"].startswith("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm")
     app = TraceApp([SAMPLE], use_cache=False)
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:  # room for the device's name
         screen = await open_app(app, pilot)
         status = screen.status_text().plain
         assert "NVIDIA H100 80GB HBM3" in status and "61 GPU events (60 kernels)" in status

@@ -5,8 +5,9 @@ terminal queries, C1 controls, BEL, CR, BS, DEL, NUL in every string the trace s
 the file name) and is walked through every screen a user reaches with keys: the tree with
 every row expanded, the detail pane of each row, ``>``/``<`` with their notes and toasts,
 the timeline's lanes, the raw args panel (and a copy), every summaries tab, warnings, help,
-search, the export dialog, the load-error dialog, and a job's rank picker and cross-rank
-screen.  After each step two things are checked:
+search, the export dialog, the load-error dialog, the findings screen (its rows, evidence
+rows and detail, Enter to the evidence), and a job's rank picker, cross-rank screen and
+findings.  After each step two things are checked:
 
 * the segments of every strip on screen (what the widgets drew) hold no C0 or C1 control
   character: trace text was escaped where it became text (``\\x1b`` shown instead);
@@ -88,6 +89,27 @@ async def test_every_screen_of_a_hostile_trace_writes_no_control_character(which
                 "HelpScreen"} <= seen
         text = screen_text(app)
     assert "\\x1b" in text  # shown, escaped: not dropped
+
+
+@pytest.mark.slow
+async def test_the_findings_of_a_hostile_trace_are_shown_safely(tmp_path):
+    """BERT made hostile: every finding's verdict names ops and Python frames of the trace, its
+    details and evidence rows name kernels."""
+    trace = write_hostile_kineto(tmp_path, "h100_bert_inference.json.gz")
+    app = TraceApp([str(trace)], use_cache=False)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await open_app(app, pilot)
+        assert app.findings_run.report.findings, "the hostile BERT has findings"
+        check(app, "status line with the findings count")
+        await press(pilot, "F")
+        check(app, "findings screen")
+        for i in range(4):
+            await press(pilot, "space", "down", "down")
+            check(app, f"findings row {i} and its evidence")
+        await press(pilot, "home", "down", "enter")
+        check(app, "the evidence in the tree, its findings in the detail pane")
+        assert "Evidence of" in app.screen.detail.text()
+        assert "\\x1b" in screen_text(app)
 
 
 @pytest.mark.slow
@@ -174,6 +196,11 @@ async def test_a_hostile_job_rank_picker_and_cross_rank_screen(tmp_path):
         check(app, "job: cross-rank screen")
         await press(pilot, "tab")
         check(app, "job: collectives")
+        await press(pilot, "escape", "F")
+        assert type(app.screen).__name__ == "FindingsScreen"
+        check(app, "job: findings")
+        await press(pilot, "down", "space", "down")
+        check(app, "job: findings and evidence rows")
 
 
 @pytest.mark.slow

@@ -155,6 +155,26 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
         assert "MemoryScreen" in record.screens
 
 
+@pytest.mark.slow
+async def test_random_key_walk_from_the_findings_screen(tmp_path, monkeypatch):
+    """Each app of the walk starts on the findings screen (``F``): its keys, Enter to the
+    evidence (n/N there), back with F, and the rest of the browser."""
+    monkeypatch.chdir(tmp_path)
+    from pilot import press
+
+    from tracetui.ui.findings.findings_screen import FindingsScreen
+
+    async def opened(app, pilot):
+        await open_app(app, pilot)
+        await press(pilot, "F")
+        assert isinstance(app.screen, FindingsScreen)
+
+    label = "findings screen (BERT)"
+    record = await walk(lambda: TraceApp(paths=[str(kineto_path("h100_bert_inference.json.gz"))], use_cache=False),
+                        opened, label=label, seed=sum(map(ord, label)), n_keys=250, size=(80, 24))
+    assert {"FindingsScreen", "MainScreen"} <= record.screens
+
+
 def test_the_walks_cover_what_the_issue_asks():
     # at least 5,000 keys over at least six shared traces (the truncated walk cuts one);
     # the driver-call and not-a-trace walks come on top

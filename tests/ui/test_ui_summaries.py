@@ -76,9 +76,9 @@ async def test_enter_on_the_top_kernel_lands_on_its_longest_launch_and_n_goes_do
         assert durs == pytest.approx([e["dur"] for e in raw])
         await press(pilot, "n")
         assert main.current == seen[0]  # wraps to the longest
-        assert "17 matches, longest first" in str(main.status_parts())
+        assert "17 occurrences, longest first" in str(main.status_parts())
         await press(pilot, "o")  # time order: n goes to the next launch in time
-        assert "17 matches, time order" in str(main.status_parts())
+        assert "17 occurrences, time order" in str(main.status_parts())
         starts = []
         for _ in range(17):
             await press(pilot, "n")

@@ -6,6 +6,8 @@
     tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
+                                             what is wrong with this run (docs/findings.md)
     tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
                                              or text / JSON / a CI check (docs/diff.md)
     tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "diff", "critical-path", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "diff", "critical-path", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -98,6 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("check", help="findings: what is wrong with this run, with the time at stake and the "
+                                     "evidence (docs/findings.md)")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (findings[], rules[], counts)")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="findings rules overrides (TOML: severities, thresholds, enabled); see docs/findings.md")
+    p.add_argument("--categories", default=None, metavar="FILE",
+                   help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
+    p.add_argument("--fail-on", default=None, choices=["info", "warning", "error"],
+                   help="exit 1 when a finding of this severity or above exists (a CI gate)")
+    p.add_argument("--evidence", type=int, default=5, metavar="N", help="event ids listed per finding (default 5)")
+    _add_job_options(p)
+
     from .diff import add_parser as add_diff_parser
 
     add_diff_parser(sub)
@@ -169,7 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
-        if args.command in ("open", "summary", "critical-path") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "check", "critical-path") and looks_like_job(_paths(args)):
+            if args.command == "check":
+                from .check import check_command
+
+                return check_command(_paths(args), args, job=True)
             if args.command == "open":
                 from ..ui.app import run_job_app
 
@@ -191,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
                                    top=args.top)
+        if args.command == "check":
+            from .check import check_command
+
+            return check_command(_paths(args), args, job=False)
         if args.command == "memory":
             from .memory import memory_command
 

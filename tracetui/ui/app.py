@@ -107,6 +107,8 @@ class TraceApp(App[int]):
         #: the export dialog offers the folder and the python-frames choice of the last export
         self.export_folder: str | None = None
         self.export_python_frames = False
+        #: the findings of the trace or job on screen (ui/findings/findings_run.py), computed once
+        self.findings_run = None
         #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
         self.critical = None
         #: two runs compared (``tracetui diff A B``, docs/diff.md): the request, then what the diff browser shows

@@ -39,8 +39,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("/", "search", "Search", id="main.search", key_display="/",
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
     Binding("n", "next_match", "Next match", id="main.next_match",
-            tooltip="the next search match (or occurrence from the summaries); after P: the next segment of "
-                    "the critical path, until the next search"),
+            tooltip="the next search match (or occurrence from the summaries and memory screens, or evidence "
+                    "event of a finding after F); after P: the next segment of the critical path, until the next "
+                    "search"),
     Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match",
             tooltip="the previous search match; after P: the previous segment of the critical path"),
     Binding("o", "match_order", "Longest / time order", id="main.match_order",
@@ -57,6 +58,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("s", "summaries", "Summaries", show=False, id="main.summaries",
             tooltip="top kernels, top ops, categories, roofline, idle gaps, launches; Enter goes to a row's "
                     "occurrences (n/N cycle them)"),
+    Binding("F", "findings", "Findings", show=False, id="main.findings",
+            tooltip="what is wrong with this run (tracetui check): findings by time at stake (an estimate), "
+                    "Enter goes to a finding's evidence, then n/N cycle it; the status line counts them"),
     Binding("a", "raw_args", "Every arg", show=False, id="main.raw_args",
             tooltip="every arg of the selected event, foldable; c copies a value, C its name (OSC 52)"),
     Binding("e", "export", "Export", show=False, id="main.export",

@@ -25,6 +25,7 @@ from ..bindings import MAIN_BINDINGS
 from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
+from ..findings.findings_actions import FindingsActions
 from ..job.job_actions import JobActions, precompute_job_summary
 from ..key_bar import KeyBar
 from ..memory.memory_actions import MemoryActions
@@ -47,14 +48,16 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
     critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
-    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`."""
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`.  The findings
+    (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in a
+    worker once the screen is painted; the status line then counts them."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -68,7 +71,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         self.source = source
         self.detail_model = detail_model
         self.cycle: JumpCycle | None = None
-        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
+        self.matches_fixed = False  # matches set by another screen (occurrences, evidence), not by a query
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
         self._spans: dict[int, tuple[float, float]] = {}  # node -> span the timeline shows once it is selected
@@ -80,7 +83,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         yield StatusLine(id="status")
         with Container(id="body"):
             yield TraceTree(self.source, id="tree")
-            yield DetailPane(self.detail_model, id="detail")
+            yield DetailPane(self.findings_pane_model(), id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield TraceTimeline(self.source, id="timeline")
         yield KeyBar()
@@ -112,6 +115,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
             self.call_after_refresh(self.select, *self.initial_select)
         self.refresh_bindings()  # the key bar: the keys that apply to this trace (key_applies)
         self.call_after_refresh(self._start_background)
+        self.call_after_refresh(self.start_findings)  # after the first paint: never delays it
 
     def _start_background(self) -> None:
         """Once the tree is painted: compute what the screens show (the summaries' tables; in a
@@ -156,8 +160,9 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export, path=self.path_status(),
-            order=ORDER_WORDS[self.match_order] if self.query_text is not None and self.match_order != "tree" else None)
+            exported=self.last_export, noun=self.match_noun, path=self.path_status(),
+            order=ORDER_WORDS[self.match_order] if self.query_text is not None and self.match_order != "tree" else None,
+        ) + self.findings_parts()
 
     # ------------------------------------------------------------------ selection
     def moved_to(self, node: int) -> None:
@@ -307,40 +312,47 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         if select:
             self._goto_match(0, inclusive=True)
 
-    def show_occurrences(self, result: tuple | None, *, first_given: bool = False, longest_first: bool = False) -> None:
-        """Make the nodes of ``result`` = (nodes, label[, span]) the match list (as a search
-        would: the status line and ``n``/``N`` use it) and select the first one in tree order,
-        or (``first_given``) the first one given (the memory screen's Enter), or
-        (``longest_first``) the longest, with ``n``/``N`` going down by duration (the summaries'
-        Enter; ``o`` switches to time order).  ``span`` (µs): what the timeline shows with them
-        (an idle gap)."""
-        if result is None or not self.is_attached:
-            return
-        nodes, label, *rest = result
-        span = rest[0] if rest else None
+    def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None, *,
+                     order: str = "tree", span: tuple[float, float] | None = None) -> None:
+        """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
+        use it: a summary or memory row's occurrences, a finding's evidence) and select
+        ``first`` (default: the first in ``order``).  ``label`` names them, ``noun`` says what
+        each is; ``order`` ``longest``: Enter lands on the longest and ``n``/``N`` go down by
+        duration (``o`` switches to time order); ``span`` (µs): what the timeline shows with
+        them (an idle gap)."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
         nodes, positions = nodes[keep], positions[keep]
         if not nodes.size:
-            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            show_note(self, f"{label}: no {noun} in the tree", severity="warning")
             return
         o = np.argsort(positions, kind="stable")
-        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
-        self.set_matches(nodes[o], positions[o], label, order="longest" if longest_first else "tree", fixed=True,
-                         span=span)
+        self.set_matches(nodes[o], positions[o], label, order=order, fixed=True, span=span, noun=noun)
         self.matches_fixed = True
-        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
+        self.walk = "search"  # n/N cycle these (not a critical path's segments)
         if src.filtered:
             self._set_filter(True)
         self.update_status()
         self.op_tree.focus()
         # after the browser screen is back on and laid out, so the tree can scroll to the row
-        if longest_first:
+        if first is None and order != "tree":
             self.call_after_refresh(self.goto_first_match)
             return
-        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
-        self.call_after_refresh(self.select, int(self.matches[first]), note)
+        at = np.flatnonzero(self.matches == first) if first is not None else np.zeros(0, np.int64)
+        i = int(at[0]) if at.size else 0
+        self.call_after_refresh(self.select, int(self.matches[i]), self.match_note(i, int(self.matches.size)))
+
+    def show_occurrences(self, result: tuple | None, *, first_given: bool = False, longest_first: bool = False) -> None:
+        """:meth:`show_matches` of ``result`` = (nodes, label[, span]), a summary row's or a
+        memory row's occurrences: the first one in tree order, or (``first_given``) the first
+        one given (the memory screen's Enter), or (``longest_first``) the longest, ``n``/``N``
+        going down by duration (the summaries' Enter).  ``span`` (µs): an idle gap's."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label, *rest = result
+        self.show_matches(nodes, label, "occurrence", first=int(nodes[0]) if first_given and nodes.size else None,
+                          order="longest" if longest_first else "tree", span=rest[0] if rest else None)
 
     def match_note(self, i: int, n: int) -> Text:
         """The detail pane's note for the ``i``-th of ``n`` matches in the current order."""
@@ -348,7 +360,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, PanesScreen):
         if ml is not None and ml.fixed and ml.span is not None:  # an idle gap: the event before it is selected
             return Text(f"{ml.label}: after this GPU event (tinted in the timeline)", style="bold")
         if ml is not None and ml.fixed and ml.order != "tree":
-            what = f"{ml.label}: occurrence {i + 1} of {n:,}"
+            what = f"{ml.label}: {ml.noun or 'match'} {i + 1} of {n:,}"
             if ml.order == "longest":
                 what += f" ({units.duration_short_us(ml.duration_of(i))}), longest first"
             other = "time order" if ml.order == "longest" else "longest first"

@@ -127,13 +127,14 @@ class PanesScreen(Screen):
         raise NotImplementedError
 
     def set_matches(self, nodes: np.ndarray, positions: np.ndarray, label: str, *, order: str = "tree",
-                    fixed: bool = False, span: tuple[float, float] | None = None) -> None:
+                    fixed: bool = False, span: tuple[float, float] | None = None, noun: str | None = None) -> None:
         """Make ``nodes`` (tree order, with their tree ``positions``) what n/N step through, in
-        ``order`` (tree, longest, time); ``span`` (µs): what the timeline shows with each."""
+        ``order`` (tree, longest, time); ``span`` (µs): what the timeline shows with each;
+        ``noun``: what each is ("occurrence", "evidence event"; None: a search's match)."""
         self.query_text = label
         self.matches, self.match_positions = nodes, positions
         self.match_list = MatchList(self.source, nodes, positions, label, order=order, fixed=fixed,  # type: ignore
-                                    span=span)
+                                    span=span, noun=noun)
         self.refresh_bindings()  # o (the order) applies while there are matches
 
     def clear_matches(self) -> None:
@@ -152,12 +153,20 @@ class PanesScreen(Screen):
         return ml
 
     @property
+    def match_noun(self) -> str | None:
+        """What fixed matches are ("occurrence", "evidence event"); None: a search's matches."""
+        return self.match_list.noun if self.match_list is not None else None
+
+    @property
     def match_order(self) -> str:
         """The order n/N follow: ``tree``, ``longest`` or ``time``."""
         return self.match_list.order if self.match_list is not None else "tree"
 
     def match_note(self, i: int, n: int) -> Text:
-        """The detail pane's note for the ``i``-th of ``n`` matches."""
+        """The detail pane's note for the ``i``-th of ``n`` matches: ``/ match 2 of 26 for
+        'linear'``, or for fixed matches ``scalar_sync: evidence event 1 of 3``."""
+        if self.match_noun is not None:
+            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
         return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
 
     def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:

@@ -63,6 +63,14 @@ class DetailPane(ScrollView, can_focus=True):
         """The note shown above the node (how it was reached), if any."""
         return self._note
 
+    def rebuild(self) -> None:
+        """Build the current node again, its note and scroll position kept: the model has
+        more to say about it (the findings became known)."""
+        if self.model is not None:
+            y = self.scroll_offset.y
+            self._fit()
+            self.scroll_to(y=y, animate=False)
+
     def clear_note(self) -> None:
         """Show the current node again without its note (``esc``: a search note is stale)."""
         if self._note is not None:

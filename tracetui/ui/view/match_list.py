@@ -25,16 +25,20 @@ ORDER_WORDS = {"tree": "tree order", "longest": "longest first", "time": "time o
 
 class MatchList:
     """``nodes`` in tree order (with their tree ``positions``), a label (the search text or
-    the summaries row), whether they are a fixed set (a summaries row's occurrences, not a
-    query to run again), the order ``n``/``N`` follow and a span the timeline shows."""
+    the summaries row), whether they are a fixed set (a summaries row's occurrences, a
+    finding's evidence: not a query to run again) and what each is (``noun``), the order
+    ``n``/``N`` follow and a span the timeline shows."""
 
     def __init__(self, source: TraceRowSource, nodes: np.ndarray, positions: np.ndarray, label: str, *,
-                 order: str = "tree", fixed: bool = False, span: tuple[float, float] | None = None) -> None:
+                 order: str = "tree", fixed: bool = False, span: tuple[float, float] | None = None,
+                 noun: str | None = None) -> None:
         self.source = source
         self.nodes = np.asarray(nodes, dtype=np.int64)
         self.positions = np.asarray(positions, dtype=np.float64)
         self.label = label
         self.fixed = fixed
+        #: what each node is ("occurrence", "evidence event"); None: a search's match
+        self.noun = noun
         self.order = order
         #: a time span (µs) the timeline shows with each match (an idle gap's), else None
         self.span = span
