@@ -186,10 +186,8 @@ async def _time_screen(app, pilot, out, label, key, cls, close) -> None:
 
 def _ready(screen) -> bool:
     """A screen filled in: the summaries' tables have their rows."""
-    if type(screen).__name__ == "SummariesScreen":
-        from tracetui.ui.row_table import RowTable
-
-        return any(t.row_count for t in screen.query(RowTable))
+    if type(screen).__name__ == "SummariesScreen":  # its tables (RowTable, or DataTables before issue 26)
+        return any(getattr(w, "row_count", 0) for w in screen.query("RowTable, DataTable"))
     return True
 
 
