@@ -25,13 +25,14 @@ FIRST_SCREEN_CORE = (
     "tracetui.job.nav", "tracetui.analysis.node_stats", "tracetui.analysis.occupancy",
     "tracetui.analysis.roofline", "tracetui.analysis.categories", "tracetui.analysis.intervals",
     "tracetui.analysis.frames", "tracetui.analysis.gaps", "tracetui.analysis.launches",
-    "tracetui.analysis.tables", "tracetui.analysis.driver",
+    "tracetui.analysis.tables", "tracetui.analysis.driver", "tracetui.findings", "tracetui.findings.spec",
+    "tracetui.findings.fmt",
 )
 #: modules the first screen must not load: name -> what it is
 HEAVY = {"pandas": "pandas", "dask": "Dask", "tracetui.job.job": "the job machinery",
          "tracetui.job.executor": "the job machinery", "tracetui.driver.loader": "the driver-call reader",
          "tracetui.driver.lines": "the driver-call reader", "tracetui.et.loader": "the ET loader",
-         "tracetui.export.report": "the export"}
+         "tracetui.export.report": "the export", "tracetui.findings.engine": "the findings' rules"}
 
 _CHECK = """
 import sys

@@ -16,7 +16,7 @@ here walk the selected finding's evidence rows.  Esc or ``q`` closes.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -26,7 +26,6 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from ...errors import one_line
-from ...findings import FindingsReport, RuleConfig
 from ..detail.detail_pane import DetailPane
 from ..key_bar import KeyBar
 from ..notify import show_note
@@ -35,6 +34,9 @@ from ..tree.virtual_tree import VirtualTree
 from ..view.findings_detail import FindingsDetail
 from ..view.findings_row_source import FindingsRowSource
 from .findings_tree import FindingsTree
+
+if TYPE_CHECKING:
+    from ...findings import FindingsReport, RuleConfig
 
 
 def title_text(report: FindingsReport) -> Text:
