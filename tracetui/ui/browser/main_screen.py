@@ -161,7 +161,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
             exported=self.last_export, noun=self.match_noun, path=self.path_status(),
-            order=ORDER_WORDS[self.match_order] if self.query_text is not None and self.match_order != "tree" else None,
+            order=ORDER_WORDS[self.match_order] if self.matches.size > 1 and self.match_order != "tree" else None,
         ) + self.findings_parts()
 
     # ------------------------------------------------------------------ selection
