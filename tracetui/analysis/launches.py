@@ -16,7 +16,8 @@ Definitions (all times µs, bytes as written by the profiler):
 - **copies**: memcpy GPU events by direction (HtoD, DtoH, DtoD, PtoP, HtoH, read from
   the name) with their ``bytes`` arg;
 - **per step**: for each ``ProfilerStep#N`` annotation, the launch calls that started
-  inside its time span (any thread) and the GPU events they launched.
+  inside its time span (any thread) and the GPU events they launched (the step of an
+  event: :mod:`tracetui.analysis.steps`).
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from ..kineto.kinds import (
 )
 from ..kineto.trace import KinetoTrace
 from .frames import decode_args_batch, nums_or_nan
+from .steps import profiler_steps
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
-_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 class _MemArgs(msgspec.Struct):
@@ -182,11 +183,9 @@ def step_table(trace: KinetoTrace, launches: pd.DataFrame) -> pd.DataFrame:
     ``kernel_launches`` (kernel launch calls started inside it, any thread),
     ``graph_launches``, ``gpu_events`` (launched by calls inside it), ``gpu_us``."""
     cols = ["step", "ts", "dur", "kernel_launches", "graph_launches", "gpu_events", "gpu_us"]
-    ann = np.flatnonzero(trace.kind == int(Kind.ANNOTATION))
-    steps = [int(i) for i in ann.tolist() if _STEP.match(trace.names[trace.name_id[i]])]
+    steps = profiler_steps(trace).events.tolist()  # in start order (analysis/steps.py)
     if not steps:
         return pd.DataFrame(columns=cols)
-    steps.sort(key=lambda i: trace.ts[i])
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
     cls = _launch_classes(trace, calls)
     k_ts = np.sort(trace.ts[calls[cls == int(LaunchClass.KERNEL_LAUNCH)]])

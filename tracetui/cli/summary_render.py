@@ -51,7 +51,7 @@ def grouped_devices(names: Sequence[Any]) -> str:
     return ", ".join(f"{k} × {name}" if k > 1 else name for name, k in counts.items()) or "none listed"
 
 
-def _console() -> tuple[Console, int | None]:
+def table_console() -> tuple[Console, int | None]:
     """A console on stdout and the width tables must fit (None: piped, as wide as the content;
     a set ``$COLUMNS`` counts as a terminal of that width)."""
     import os
@@ -63,7 +63,7 @@ def _console() -> tuple[Console, int | None]:
     return con, con.width
 
 
-class _Out:
+class TableOut:
     """Prints fitted tables to one console, skipping those without rows."""
 
     def __init__(self, con: Console, width: int | None) -> None:
@@ -87,8 +87,8 @@ class _Out:
 
 def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     """Print every section of a summary dict (to ``console``, fitting its width, or to stdout)."""
-    con, width = (console, console.width) if console is not None else _console()
-    out = _Out(con, width)
+    con, width = (console, console.width) if console is not None else table_console()
+    out = TableOut(con, width)
     tr = s["trace"]
     out.line(s["source"], "bold")
     drv = s.get("driver")
@@ -118,7 +118,7 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         out.line(f"warning: {w}", "yellow")
 
 
-def _print_gpu(out: _Out, s: dict[str, Any]) -> None:
+def _print_gpu(out: TableOut, s: dict[str, Any]) -> None:
     tl = s["gpu_timeline"]
     tot = tl["total_ms"] or 1.0
     out.table("GPU timeline (unions over all streams)", [Col("", False), Col("ms"), Col("% of total")],
@@ -135,7 +135,7 @@ def _print_gpu(out: _Out, s: dict[str, Any]) -> None:
                 _n(r["mean_us"]), _n(r["percent"], 2)] for r in s["kernels"]])
 
 
-def _print_ops(out: _Out, s: dict[str, Any]) -> None:
+def _print_ops(out: TableOut, s: dict[str, Any]) -> None:
     out.table("Top ops (GPU direct: its own launches; subtree: everything under it)",
               [Col("name", False), Col("count"), Col("host ms"), Col("GPU direct ms"), Col("GPU subtree ms"),
                Col("%")],
@@ -143,7 +143,7 @@ def _print_ops(out: _Out, s: dict[str, Any]) -> None:
                 _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
 
 
-def _print_roofline(out: _Out, rows: list[dict[str, Any]]) -> None:
+def _print_roofline(out: TableOut, rows: list[dict[str, Any]]) -> None:
     """Ops with known FLOPs (analysis/roofline.py); nothing when the trace has no shapes."""
     if not rows:
         return
@@ -162,7 +162,7 @@ def _print_roofline(out: _Out, rows: list[dict[str, Any]]) -> None:
         out.line(f"peaks of {device}: " + "; ".join(peaks), "dim")
 
 
-def _print_streams(out: _Out, s: dict[str, Any]) -> None:
+def _print_streams(out: TableOut, s: dict[str, Any]) -> None:
     streams = s["streams"]
     out.table("Streams (ms; idle = gaps between its events)",
               [Col("device:stream", False), Col("events"), Col("busy"), Col("idle"), Col("host wait"),
@@ -185,7 +185,7 @@ def idle_title(n_streams: int) -> str:
             "so the total can exceed the span)")
 
 
-def _print_launches(out: _Out, la: dict[str, Any]) -> None:
+def _print_launches(out: TableOut, la: dict[str, Any]) -> None:
     out.table("Launch calls (µs; delay = first GPU start - call start)",
               [Col("class", False), Col("count"), Col("call mean"), Col("call p90"), Col("delay med"),
                Col("delay p90"), Col("delay max")],
@@ -205,7 +205,7 @@ def _print_launches(out: _Out, la: dict[str, Any]) -> None:
     out.line("compute / memcpy time: " + (f"{ratio:,.2f}" if ratio is not None else "no memcpy"))
 
 
-def _print_host_only(out: _Out, la: dict[str, Any]) -> None:
+def _print_host_only(out: TableOut, la: dict[str, Any]) -> None:
     """Allocations and profiler steps: host-side facts, printed with or without GPU events."""
     al = la["allocations"]
     if al["by_device"] or al["malloc_calls"]:
@@ -226,7 +226,7 @@ def _print_host_only(out: _Out, la: dict[str, Any]) -> None:
 DRIVER_TOP = 15
 
 
-def _print_driver_head(out: _Out, d: dict[str, Any]) -> None:
+def _print_driver_head(out: TableOut, d: dict[str, Any]) -> None:
     layouts = ", ".join(f"{n:,} {lay}" for lay, n in d["layouts"].items()) or "none"
     out.line(f"{d['events']:,} events of a driver-call trace (lines by layout: {layouts}); {d['processes']:,} "
              f"process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} ms")
@@ -234,7 +234,7 @@ def _print_driver_head(out: _Out, d: dict[str, Any]) -> None:
              "not kernels on the GPU): the answers below come from those calls.")
 
 
-def _print_driver(out: _Out, d: dict[str, Any]) -> None:
+def _print_driver(out: TableOut, d: dict[str, Any]) -> None:
     """The answers of a driver-call trace, table by table."""
     ln = d["lines"]
     reasons = "; ".join(f"{c:,} {r}" for r, c in ln["skipped_by_reason"].items())
@@ -253,7 +253,7 @@ def _call_rows(rows: list[dict[str, Any]]) -> list[list[Cell]]:
             for r in rows[:DRIVER_TOP]]
 
 
-def _print_driver_calls(out: _Out, d: dict[str, Any]) -> None:
+def _print_driver_calls(out: TableOut, d: dict[str, Any]) -> None:
     calls = d["calls"]
     cols = [Col("call", False), Col("count"), Col("total ms"), Col("mean µs"), Col("errors")]
     more = f" (top {DRIVER_TOP} of {len(calls):,})" if len(calls) > DRIVER_TOP else ""
@@ -269,7 +269,7 @@ def _print_driver_calls(out: _Out, d: dict[str, Any]) -> None:
                    for f in fams[:DRIVER_TOP]])
 
 
-def _print_driver_pipeline(out: _Out, d: dict[str, Any]) -> None:
+def _print_driver_pipeline(out: TableOut, d: dict[str, Any]) -> None:
     phases = d["phases"]
     pids = list(dict.fromkeys(p["pid"] for p in phases))
     moved = any(p["transfers_bytes"] is not None for p in phases)
@@ -313,7 +313,7 @@ def _print_driver_pipeline(out: _Out, d: dict[str, Any]) -> None:
              f"{cv['transfer_us'] / 1e3:,.3f} ms ({d['transfers_from']}); ratio {ratio}")
 
 
-def _print_driver_memory(out: _Out, d: dict[str, Any]) -> None:
+def _print_driver_memory(out: TableOut, d: dict[str, Any]) -> None:
     out.table(f"Transfers (from {d['transfers_from']})",
               [Col("direction", False), Col("count"), Col("bytes"), Col("total µs"), Col("GB/s")],
               [[_name(k), _n(r["count"]), _n(r["bytes"]), _n(r["total_us"]), _n(r["gb_per_s"], 2)]
