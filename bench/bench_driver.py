@@ -96,7 +96,7 @@ def write_pipeline(path: str, lines: int, seed: int = 1) -> int:
     it = 0
     while len(out) < lines * 0.97:  # iterations: launches closed by a synchronize, on two threads
         tid = 1001 if it % 4 else 1002
-        for k in range(rnd.randint(20, 60)):
+        for _ in range(rnd.randint(20, 60)):
             call(tid, rnd.choice(("cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx")), 4.0, launch,
                  drop_end=(eid % 500 == 7))
             if len(out) % 5000 < 8:

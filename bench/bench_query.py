@@ -56,7 +56,8 @@ def measure(n: int, out_dir: str) -> list[tuple[str, str]]:
     rows.append(("first query: events built + GROUP BY name (CPU s)", f"{cpu() - t:.3f}"))
     t, w = cpu(), time.perf_counter()
     s.run("SELECT kind, lane, count(*), sum(dur_us) FROM events GROUP BY ALL")
-    rows.append(("GROUP BY kind, lane over every event (CPU s / wall s)", f"{cpu() - t:.3f} / {time.perf_counter() - w:.3f}"))
+    rows.append(("GROUP BY kind, lane over every event (CPU s / wall s)",
+                 f"{cpu() - t:.3f} / {time.perf_counter() - w:.3f}"))
     t = cpu()
     s.run("SELECT category, count(*), sum(dur_us) FROM kernels GROUP BY category")
     rows.append(("kernels built + GROUP BY category (CPU s)", f"{cpu() - t:.3f}"))

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tracetui.ui.app import MainScreen, TraceApp  # noqa: E402
-from tracetui.ui.screens.loading import LoadingScreen  # noqa: E402
+from tracetui.ui.browser.loading_screen import LoadingScreen  # noqa: E402
 
 DEFAULT_OUT = Path("/tmp/tracetui_ui_bench")
 SOURCE = REPO.parent / "shared" / "traces" / "kineto" / "v100x2_nccl_216k.json.gz"

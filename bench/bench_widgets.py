@@ -4,7 +4,7 @@ Run: ``python bench/bench_widgets.py`` (headless Textual app, 200x50 cells).
 Prints one table row per measurement (milliseconds, median of repeats unless noted).
 
 * Tree: 2,000,001 nodes: one thread root with 200,000 children, each child with 3
-  children of 2 children each (9 descendants), served through a CSR TreeSource.
+  children of 2 children each (9 descendants), served through a CSR RowSource.
 * Timeline: 4 lanes of 1,000,000 intervals each, rendered 200 time cells wide; highlights
   as 5,000 tuples and as 1,000,000 ranges given as arrays.
 """
@@ -22,14 +22,15 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
-from tracetui.ui.widgets.lane_strip import Lane, TimelineStrip
-from tracetui.ui.widgets.vtree import VirtualTree
+from tracetui.ui.timeline.timeline_strip import TimelineStrip
+from tracetui.ui.tree.virtual_tree import VirtualTree
+from tracetui.ui.view.track import Track
 
 WIDTH, HEIGHT = 200, 50
 
 
 class CsrTree:
-    """TreeSource over CSR children arrays (what a flat trace model would provide)."""
+    """RowSource over CSR children arrays (what a flat trace model would provide)."""
 
     def __init__(self, parent: np.ndarray, weight: np.ndarray) -> None:
         self.parent = parent
@@ -81,13 +82,13 @@ def synthetic_tree(children: int = 200_000) -> np.ndarray:
     return parent
 
 
-def synthetic_lanes(lanes: int = 4, per_lane: int = 1_000_000) -> list[Lane]:
+def synthetic_lanes(lanes: int = 4, per_lane: int = 1_000_000) -> list[Track]:
     rng = np.random.default_rng(0)
     out = []
     for k in range(lanes):
         starts = np.cumsum(rng.uniform(1.0, 20.0, per_lane))
         ends = starts + rng.uniform(0.5, 10.0, per_lane)
-        out.append(Lane(f"stream {k}", starts, ends))
+        out.append(Track(f"stream {k}", starts, ends))
     return out
 
 
@@ -225,8 +226,8 @@ async def run(children: int, per_lane: int) -> list[tuple[str, float, str]]:
 
         lanes = synthetic_lanes(4, per_lane)
         started = time.perf_counter()
-        timeline.set_lanes(lanes)
-        rows.append(("timeline: set_lanes (merge runs)", (time.perf_counter() - started) * 1e3,
+        timeline.set_tracks(lanes)
+        rows.append(("timeline: set_tracks (merge runs)", (time.perf_counter() - started) * 1e3,
                      f"4 x {per_lane:,} intervals"))
         timeline.styles.width = timeline.label_width + 200
         await pilot.pause()
@@ -248,7 +249,7 @@ async def run(children: int, per_lane: int) -> list[tuple[str, float, str]]:
         marks = np.sort(np.concatenate([lane.starts for lane in lanes[:2]]))[:1_000_000]
         mark_lanes = np.arange(marks.size) % 4
         rows.append(("timeline: set_highlights, 1M ranges (arrays)", timed(
-            lambda: timeline.set_highlights(lanes=mark_lanes, starts=marks, ends=marks + 5), 3),
+            lambda: timeline.set_highlights(tracks=mark_lanes, starts=marks, ends=marks + 5), 3),
             "group by lane + merge"))
         rows.append(("timeline: render with 1M highlights", timed(render_timeline, 9), ""))
         rows.append(("timeline: zoom(1.25) + render", timed(

@@ -78,7 +78,7 @@ def main() -> int:
     chunks = [evs[s:s + CHUNK] for s in range(0, len(evs), CHUNK)]
 
     def per_chunk(fn):
-        return sum(cpu_min(lambda: fn(ch), reps)[0] for ch in chunks)
+        return sum(cpu_min(lambda ch=ch: fn(ch), reps)[0] for ch in chunks)  # noqa: F821 (chunks: above)
 
     def intern(ch):
         codes = Codes()

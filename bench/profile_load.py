@@ -81,7 +81,9 @@ def phases(path: str, gc_on: bool) -> tuple[float, dict[str, list[float]]]:
         if real is None:
             continue
 
-        def timed(*a, __real=real, __key=f"{modname.split('.')[-1]}.{fn}", **k):
+        key = f"{modname.split('.')[-1]}.{fn}"
+
+        def timed(*a, __real=real, __key=key, **k):
             t = time.perf_counter()
             try:
                 return __real(*a, **k)

@@ -5,8 +5,9 @@
 
 For every shared Kineto trace (``../shared/traces/kineto``), every ET + Kineto pair
 (each ``../shared/traces/et/*/`` folder holding ``et.json.gz`` and ``kineto.json.gz``),
-every ET alone and the bundled sample, it runs ``info --json``, ``summary --json`` and
-``tree --depth 3`` with the code of ``--ref`` (checked out into a temporary git worktree)
+every ET alone and the bundled sample, it runs ``info --json``, ``summary --json``,
+``summary`` (the text tables) and ``tree --depth 3`` (with ``--exports`` also the Chrome,
+Markdown and CSV exports of the whole trace) with the code of ``--ref`` (checked out into a temporary git worktree)
 and with the working tree, without the cache, and compares stdout, stderr and the exit
 status byte for byte.  Prints one line per difference and a total; exits 1 when anything
 differs.  Used to show that a refactoring changed no output.
@@ -24,14 +25,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "traces"
-COMMANDS = (["info", "--json"], ["summary", "--json"], ["tree", "--depth", "3"])
+COMMANDS = (["info", "--json"], ["summary", "--json"], ["summary"], ["tree", "--depth", "3"])
+#: with --exports: the whole-trace reports too (stdout), Chrome trace and Markdown
+EXPORTS = (["export", "-f", "chrome", "-o", "-"], ["export", "-f", "md", "-o", "-"], ["export", "-f", "csv", "-o", "-"])
 
 
 def inputs() -> list[list[str]]:
     """Every input set: one Kineto trace, an ET + Kineto pair, an ET alone, the sample pair."""
     sets = [[str(p)] for p in sorted((SHARED / "kineto").glob("*.json.gz"))]
     # every folder holding a pair (torch_cpu_pair_threads too, whose name does not end in _pair)
-    for pair in sorted(p.parent for p in (SHARED / "et").glob("*/et.json.gz") if (p.parent / "kineto.json.gz").exists()):
+    for pair in sorted(p.parent for p in (SHARED / "et").glob("*/et.json.gz")
+                       if (p.parent / "kineto.json.gz").exists()):
         sets.append([str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
     sets += [[str(p)] for p in sorted((SHARED / "et" / "et_only").glob("*.json.gz"))]
     samples = REPO / "sample_traces"
@@ -51,13 +55,15 @@ def main() -> int:
     p.add_argument("--ref", default="HEAD~1", help="git revision to compare against (default HEAD~1)")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--keep", default=None, help="write both outputs of each difference into this folder")
+    p.add_argument("--exports", action="store_true", help="compare the whole-trace exports too")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "ref"
         subprocess.run(["git", "worktree", "add", "--detach", str(old), args.ref], cwd=REPO, check=True,
                        capture_output=True)
         try:
-            jobs = [(cmd, paths) for paths in inputs() for cmd in COMMANDS]
+            commands = COMMANDS + (EXPORTS if args.exports else ())
+            jobs = [(cmd, paths) for paths in inputs() for cmd in commands]
 
             def compare(job):
                 cmd, paths = job

@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the driver-call trace writers (driver_ui_files.py)
 
+from tracetui.config import Settings  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
@@ -79,9 +80,9 @@ def write_driver_traces(folder: Path) -> dict[Path, Path]:
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
     if traces[0].is_dir():
-        app = TraceApp([], use_cache=False, job_inputs=[str(traces[0])], workers=1)
+        app = TraceApp([], use_cache=False, job_inputs=[str(traces[0])], workers=1, settings=Settings())
     else:
-        app = TraceApp([str(p) for p in traces], use_cache=False)
+        app = TraceApp([str(p) for p in traces], use_cache=False, settings=Settings())  # not the user's theme
     async with app.run_test(size=size) as pilot:
         while type(app.screen).__name__ != "MainScreen":  # the load worker starts after the first frame
             await app.workers.wait_for_complete()

@@ -1,4 +1,5 @@
-"""Test-wide settings: the parsed-trace cache lives in a temporary folder, never in ~/.cache."""
+"""Test-wide settings: the parsed-trace cache lives in a temporary folder, never in ~/.cache, and no
+user config is read; markers (slow, snapshot, whole_suite, quick)."""
 
 from __future__ import annotations
 
@@ -15,31 +16,66 @@ def _isolated_cache_dir(_session_cache_dir, monkeypatch):
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(_session_cache_dir))
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path_factory, monkeypatch):
+    """The user's own config (theme, keymap, category rules, device peaks) never reaches a test:
+    an empty config folder, and none of the variables that name config files."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
+    for name in ("TRACETUI_CONFIG", "TRACETUI_CATEGORIES", "TRACETUI_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """In the run on the oldest declared Textual (tests/ui/test_textual_floor.py), SVG snapshots
-    are skipped: they are recorded with the newest Textual, whose rendering differs.  In a
-    run that collects the floor test, the floor run starts now, beside the suite, and its check goes last."""
+    """Markers, set before ``-m`` selects: ``snapshot`` on the SVG snapshot tests, ``whole_suite``
+    on the floor test, and ``quick`` on every test that is neither of them nor ``slow``
+    (``pytest -m quick``: the one-minute loop).  In the run on the oldest declared Textual
+    (tests/ui/test_textual_floor.py), SVG snapshots are skipped: they are recorded with the
+    newest Textual, whose rendering differs."""
     import os
 
-    from textual_floor import FLOOR_TEST, start_floor_run, starts_the_run
+    from textual_floor import FLOOR_TEST
 
+    for item in items:
+        if "snap_compare" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.snapshot)
+        if item.name == FLOOR_TEST:
+            item.add_marker(pytest.mark.whole_suite)
+        if not any(item.get_closest_marker(m) for m in ("slow", "snapshot", "whole_suite")):
+            item.add_marker(pytest.mark.quick)
     if os.environ.get("TRACETUI_TEXTUAL_FLOOR") == "1":
         skip = pytest.mark.skip(reason="snapshots are recorded with the newest Textual")
         for item in items:
             if "snap_compare" in getattr(item, "fixturenames", ()):
                 item.add_marker(skip)
-        return
-    floor = [item for item in items if item.name == FLOOR_TEST]
-    if floor:
-        items[:] = [item for item in items if item.name != FLOOR_TEST] + floor
-        if starts_the_run():
-            start_floor_run(config._tmp_path_factory.getbasetemp())
+
+
+class _FloorRun:
+    """Once ``-m``/``-k`` have selected the tests: in a run that still holds the floor test,
+    the floor run starts now, beside the suite, and its check goes last (a quick or filtered
+    run that leaves it out starts nothing)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        import os
+
+        from textual_floor import FLOOR_TEST, start_floor_run, starts_the_run
+
+        if os.environ.get("TRACETUI_TEXTUAL_FLOOR") == "1":
+            return
+        floor = [item for item in items if item.name == FLOOR_TEST]
+        if floor:
+            items[:] = [item for item in items if item.name != FLOOR_TEST] + floor
+            if starts_the_run():
+                start_floor_run(config._tmp_path_factory.getbasetemp())
 
 
 def pytest_configure(config):
     """Under pytest-xdist, the controller names the run before its workers start, so it
     can find (and stop) the floor run they start; see tests/textual_floor.py."""
     import os
+
+    config.pluginmanager.register(_FloorRun(), "tracetui-floor-run")
     import uuid
 
     from textual_floor import XDIST_RUN_ID

@@ -27,6 +27,7 @@ from .analysis.roofline import op_roofline
 from .errors import TraceError
 from .kineto import schema
 from .kineto.kinds import GPU_WORK_KINDS, Kind
+from .kineto.launch_facts import external_id_is_correlation, kernel_launch_config
 from .kineto.trace import KinetoTrace
 from .link import ETLink, link_et_kineto
 from .session import LinkedTrace
@@ -107,6 +108,14 @@ class KernelMetadata:
     #: the factor(s) limiting it: "registers", "shared memory per SM", "warps", "max blocks per SM" (ties
     #: joined by " + "), or "not computable: <reason>"
     occupancy_limiter: str | None = None
+    #: what ``grid`` counts: "blocks", or "work-items" for hipExtModuleLaunchKernel launches
+    #: (kineto/launch_facts.py); ``grid`` stays as the trace wrote it
+    grid_unit: str = "blocks"
+    #: blocks per dimension: the grid itself, or ceil(grid / block) of a work-item grid; None when
+    #: it cannot be computed
+    blocks: tuple[int, ...] | None = None
+    #: the External id is the event's own correlation (older traces), not the launching op's id
+    external_id_is_correlation: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,8 @@ class ETOpRef:
     id: int
     name: str
     heuristic: bool = False
+    #: what found the link: "rf_id" (exact), "sequence number" or "order" (both heuristic)
+    found_by: str = ""
 
 
 GpuOpIdentifier = tuple[float, float, int, int]
@@ -248,13 +259,16 @@ def kernel_metadata_scrape(identifier: GpuOpIdentifier, gpu_trace: Any) -> Kerne
     a = kt.args(i)
     ev = _event(kt, i)
     occ = kernel_occupancy(kt, i)
+    cfg = kernel_launch_config(kt, i)
     return KernelMetadata(
         cat=ev.cat, name=ev.name, ts=ev.ts, dur=ev.dur, device=ev.device, stream=ev.stream,
-        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get(schema.GRID)), block=_xyz(a.get(schema.BLOCK)),
+        correlation=ev.correlation, external_id=ev.external_id, grid=_xyz(a.get(schema.GRID)),
+        block=_xyz(a.get(schema.BLOCK)),
         registers_per_thread=a.get(schema.REGISTERS_PER_THREAD), shared_memory=a.get(schema.SHARED_MEMORY),
         blocks_per_sm=a.get(schema.BLOCKS_PER_SM), warps_per_sm=a.get(schema.WARPS_PER_SM),
         occupancy=a.get(schema.EST_OCCUPANCY), index=i, theoretical_occupancy=occ.pct,
-        occupancy_limiter=occ.limiter if occ.computable else f"not computable: {occ.reason}")
+        occupancy_limiter=occ.limiter if occ.computable else f"not computable: {occ.reason}",
+        grid_unit=cfg.grid_unit, blocks=_xyz(cfg.blocks), external_id_is_correlation=external_id_is_correlation(kt, i))
 
 
 @dataclass(frozen=True)
@@ -310,6 +324,6 @@ def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace:
     while node >= 0:
         if node < kt.n_events and link.kineto_to_et[node] >= 0:
             pos = int(link.kineto_to_et[node])
-            return ETOpRef(int(et.ids[pos]), et.name(pos), bool(link.heuristic[pos]))
+            return ETOpRef(int(et.ids[pos]), et.name(pos), bool(link.heuristic[pos]), link.found_by_name(pos))
         node = int(kt.parent[node])
     return None

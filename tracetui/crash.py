@@ -36,7 +36,8 @@ class CrashReport:
 
     def line(self) -> str:
         """What the user reads: ``tracetui: <what failed> (traceback saved to <path>)``."""
-        where = f"traceback saved to {self.traceback_path}" if self.traceback_path else "no traceback file could be written"
+        where = (f"traceback saved to {self.traceback_path}" if self.traceback_path
+                 else "no traceback file could be written")
         return f"tracetui: {self.message} ({one_line(where)})"
 
 

@@ -12,13 +12,52 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+#: What a terminal could act on, or that changes how the text around it reads: the C0
+#: controls (ESC, BEL, CR, BS, NUL, newline ...), DEL, the C1 controls (U+0080-U+009F:
+#: 8-bit CSI, OSC, DCS, ST), the Unicode line and paragraph separators, the bidi
+#: embedding/override/isolate controls, and lone surrogates (undecodable file names,
+#: which no terminal encoding can write).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: the same, except newline and tab (text of several lines: an export, a traceback)
+_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    return m.group().encode("unicode_escape").decode("ascii")
 
 
 def one_line(text: str) -> str:
-    """``text`` with control characters and line separators escaped (``\\n``, ``\\x1b``), so
-    a path or a problem holding a newline still makes a one-line message."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    """The one sanitiser for text read from a file (a name, an arg, a thread name, a path, an
+    error position) before it is shown on a screen or written to a terminal: every character
+    of :data:`_CONTROL` is escaped visibly (``\\x1b``, ``\\n``, ``\\x9b``, ``\\u202e``),
+    every other character (printable Unicode) passes unchanged.  So the result is one line
+    and holds nothing a terminal would act on (no escape sequence, no terminal query, no
+    OSC 52 clipboard write); a name that contains a backslash already reads the same as
+    an escaped one, which is harmless."""
+    if text.isascii() and text.isprintable():  # the usual case: no regex pass
+        return text
+    return _CONTROL.sub(_escaped, text)
+
+
+def printable_lines(text: str) -> str:
+    """:func:`one_line` for text of several lines (a report written to a terminal): newline
+    and tab are kept, every other control character is escaped the same way."""
+    return _CONTROL_BUT_LINES.sub(_escaped, text)
+
+
+def escapes(text: str, *, keep_lines: bool = False) -> list[tuple[int, str]]:
+    """(position, escaped form) of every character :func:`one_line` escapes in ``text`` (or
+    :func:`printable_lines` with ``keep_lines``), in order: for rewriting styled text whose
+    spans must move with the characters."""
+    if text.isascii() and text.isprintable():
+        return []
+    pattern = _CONTROL_BUT_LINES if keep_lines else _CONTROL
+    return [(m.start(), _escaped(m)) for m in pattern.finditer(text)]
+
+
+def has_control(text: str) -> bool:
+    """Whether :func:`one_line` would change ``text``."""
+    return not (text.isascii() and text.isprintable()) and _CONTROL.search(text) is not None
 
 
 class TraceError(Exception):

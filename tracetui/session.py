@@ -19,7 +19,8 @@ import msgspec
 from .driver import DriverTrace, load_driver
 from .driver.lines import looks_like_driver_lines
 from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from .io.files import FileBytes, read_trace_bytes, sniff_head
+from .io.files import FileBytes, read_trace_bytes, sniff_head, trace_path
+from .io.jsonrecover import content_end, nesting_error, only_padding_after
 from .kineto import KinetoTrace, load_kineto
 from .link import ETLink, link_et_kineto
 
@@ -78,14 +79,16 @@ def _cut_short(data: bytes) -> bool:
         if "truncated" in msg:
             return True
         at = msg.rsplit("(byte ", 1)
-        return len(at) == 2 and at[1].rstrip(")").isdigit() and not data[int(at[1].rstrip(")")) :].strip(
-            b" \t\r\n\x00")
+        return len(at) == 2 and at[1].rstrip(")").isdigit() and only_padding_after(data, int(at[1].rstrip(")")))
     return False
 
 
 def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
     fb = read_trace_bytes(path)
-    kind = detect_kind(fb)
+    try:
+        kind = detect_kind(fb)
+    except RecursionError:  # no decoder reads it: say so in one line (exit 2), not a crash
+        raise nesting_error(path, fb.data) from None
     if kind == "kineto":
         return load_kineto(path, file_bytes=fb, progress=progress, release_bytes=True)
     if kind == "et":
@@ -94,15 +97,16 @@ def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace,
         return load_et(path, file_bytes=fb)
     if kind == "driver" or path.endswith((".jsonl", ".jsonl.gz")):
         return load_driver(path, file_bytes=fb, progress=progress)
-    if not fb.data.strip():
+    if content_end(fb.data) == 0:
         raise TraceFormatError(path, "file is empty")
     raise TraceFormatError(path, "not a PyTorch profiler trace, Execution Trace or driver-call trace "
                                  "(no 'traceEvents', 'nodes' or JSON object line found)")
 
 
-def load_trace(path: str | os.PathLike[str], progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
-    """Load a Kineto trace or an Execution Trace, whichever the file holds."""
-    return _load_any(os.fspath(path), progress)
+def load_trace(path: str | bytes | os.PathLike, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
+    """Load a Kineto trace or an Execution Trace, whichever the file holds (``path``: a
+    ``str``, ``bytes`` or ``os.PathLike``; anything else is a :class:`TraceFileError`)."""
+    return _load_any(trace_path(path), progress)
 
 
 @dataclass
@@ -139,16 +143,19 @@ class LinkedTrace:
 def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[str],
               progress: Progress | None = None) -> LinkedTrace:
     """Load an ET and its Kineto trace (either order: detected by content) and link them."""
-    return open_traces([os.fspath(et_path), os.fspath(kineto_path)], progress)
+    return open_traces([trace_path(et_path), trace_path(kineto_path)], progress)
 
 
 def open_traces(paths: list[str], progress: Progress | None = None,
-                load_one: Callable[[str, Progress], object] | None = None) -> LinkedTrace:
+                load_one: Callable[[str, Progress], object] | None = None,
+                link_one: Callable[["ETTrace", KinetoTrace], ETLink] | None = None) -> LinkedTrace:
     """Load one trace, or a Kineto trace with its ET and/or its driver-call trace (any
     order, detected by content) into a :class:`LinkedTrace`.
 
-    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`); the
-    cache passes its own to serve Kineto traces from disk.
+    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`);
+    ``link_one(et, kineto)`` links an ET to its Kineto trace (default:
+    :func:`~tracetui.link.link_et_kineto`); the cache passes its own of both, to serve
+    Kineto traces and links from disk.
     """
     if not paths or len(paths) > 3:
         raise TraceFormatError(None, "give one trace file, or a Kineto trace with its Execution Trace and/or its "
@@ -156,9 +163,9 @@ def open_traces(paths: list[str], progress: Progress | None = None,
     report = progress or (lambda msg, frac: None)
     loader = load_one or _load_any
     loaded = []
+    scale = 1.0 / len(paths) if paths else 1.0
     for k, p in enumerate(paths):
-        p = os.fspath(p)
-        scale = 1.0 / len(paths)
+        p = trace_path(p)
 
         def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
             report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
@@ -180,7 +187,7 @@ def open_traces(paths: list[str], progress: Progress | None = None,
     link = None
     if kt is not None and et is not None:
         report("linking ET to Kineto", 0.99)
-        link = link_et_kineto(et, kt)
+        link = (link_one or link_et_kineto)(et, kt)
     if drivers:
         if kt is None:
             kt = drivers[0]

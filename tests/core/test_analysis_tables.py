@@ -123,6 +123,7 @@ def test_category_table_whole_trace_and_cuda_graph_subtree():
     assert counts == {"memory": 12, "gemm": 7, "triton": 1}
 
 
+@pytest.mark.slow
 def test_stream_table_two_streams():
     kt = load_shared_kineto("v100x2_nccl_216k.json.gz")
     table = stream_table(gpu_events_frame(kt))

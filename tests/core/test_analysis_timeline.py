@@ -146,7 +146,7 @@ def test_union_of_two_million_intervals_is_fast():
     rng = np.random.default_rng(0)
     s = rng.random(2_000_000) * 1e6
     e = s + rng.random(2_000_000) * 10
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     total = union_length(s, e)
-    assert time.perf_counter() - t0 < 5.0
+    assert time.process_time() - t0 < 5.0
     assert 0 < total <= 1e6 + 10

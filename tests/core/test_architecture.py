@@ -17,7 +17,15 @@ def test_import_contract_holds():
     proc = subprocess.run([exe, str(REPO / "pyproject.toml")], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Contracts: 5 kept, 0 broken." in proc.stdout, proc.stdout
+    assert "Contracts: 7 kept, 0 broken." in proc.stdout, proc.stdout
+
+
+def test_ruff_is_clean():
+    """The lint rules of pyproject.toml ([tool.ruff]) hold for the package, tests, bench and scripts."""
+    exe = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    proc = subprocess.run([exe, "check", "--no-cache", "tracetui", "tests", "bench", "scripts"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_tests_are_split_into_core_and_ui():
@@ -173,3 +181,49 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_no_module_over_600_lines():
     long = {str(p.relative_to(REPO)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
     assert not long, long
+
+
+# ---------------------------------------------------------------- the UI by feature
+UI_FEATURES = ("browser", "tree", "detail", "timeline", "summaries", "job")
+
+
+def _classes(path: Path) -> list[str]:
+    import ast
+
+    return [n.name for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef)]
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def test_the_ui_is_laid_out_by_feature():
+    """ui/ holds the app, the feature folders, the Textual-free view/ and a few Textual
+    helpers; no folder of mixed kinds (the old ui/widgets, ui/screens) comes back."""
+    ui = PACKAGE / "ui"
+    folders = {p.name for p in ui.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == {*UI_FEATURES, "view"}, folders
+
+
+def test_a_widget_or_screen_file_is_named_after_its_class():
+    """In the feature folders every module is named after a class it holds (``main_screen.py``
+    holds ``MainScreen``): a newcomer finds a class by its name."""
+    wrong = []
+    for feature in UI_FEATURES:
+        for path in sorted((PACKAGE / "ui" / feature).glob("*.py")):
+            if path.name == "__init__.py":
+                continue
+            if path.stem not in {_snake(c) for c in _classes(path)}:
+                wrong.append(f"{path.relative_to(REPO)}: {_classes(path)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_two_classes_share_a_name():
+    seen: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for name in _classes(path):
+            seen.setdefault(name, []).append(str(path.relative_to(REPO)))
+    twice = {name: where for name, where in seen.items() if len(where) > 1 and not name.startswith("_")}
+    assert not twice, twice

@@ -139,7 +139,8 @@ REAL_NAMES = [
     ("a100_triton", "triton_poi_fused_add_cos_sin_0", "triton"),
     # --- AMD: MI300X ResNet training
     ("mi300_resnet_train_checkpointing", "Cijk_Ailk_Bljk_BBS_BH_MT64x64x64_MI16x16x16x1", "gemm"),
-    ("mi300_resnet_train_checkpointing", "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT16x16x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_", "gemm"),
+    ("mi300_resnet_train_checkpointing",
+     "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT16x16x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_", "gemm"),
     ("mi300_resnet_train_checkpointing", "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32", "conv"),
     ("mi300_resnet_train_checkpointing", "igemm_wrw_gtcx3_nhwc_bf16_bx0_ex1_bt64x64x64", "conv"),
     ("mi300_resnet_train_checkpointing", "kernel_grouped_conv_fwd_multiple_abd_xdl_cshuffle", "conv"),
@@ -171,6 +172,7 @@ REAL_NAMES = [
 ]
 
 
+@pytest.mark.slow
 @needs_traces
 @pytest.mark.parametrize(("trace", "needle", "expected"), REAL_NAMES, ids=[f"{t}:{n[:40]}" for t, n, _ in REAL_NAMES])
 def test_real_names(trace, needle, expected):
@@ -218,6 +220,7 @@ OTHER_SHARE = [
 ]
 
 
+@pytest.mark.slow
 @needs_traces
 @pytest.mark.parametrize(("trace", "total", "other"), OTHER_SHARE, ids=[t for t, _, _ in OTHER_SHARE])
 def test_other_is_small_on_large_traces(trace, total, other):
@@ -242,7 +245,8 @@ def test_other_on_moe_traces_is_only_moe_routing(trace):
 # Names that do not occur in the shared traces, written from the libraries' naming schemes.
 KNOWN_FAMILIES = [
     ("void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, 128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t>, false, false, false>(pytorch_flash::Flash_bwd_params)", "attention_bwd"),
-    ("void pytorch_flash::flash_bwd_convert_dq_kernel<Flash_bwd_kernel_traits<64>>(pytorch_flash::Flash_bwd_params)", "attention_bwd"),
+    ("void pytorch_flash::flash_bwd_convert_dq_kernel<Flash_bwd_kernel_traits<64>>(pytorch_flash::Flash_bwd_params)",
+     "attention_bwd"),
     ("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::half_t>>(flash::Flash_fwd_params)", "attention_fwd"),
     ("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)", "attention_fwd"),
     ("fmha_cutlassB_bf16_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::Sm80, cutlass::bfloat16_t, true, false, true, 64, 64, 64, false>::Params)", "attention_bwd"),
@@ -261,7 +265,8 @@ KNOWN_FAMILIES = [
     ("miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1", "conv"),
     ("MIOpenBatchNormFwdTrainSpatial", "normalization"),
     ("void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>(float const*)", "conv"),
-    ("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>>>(Params)", "gemm"),
+    ("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>>>(Params)",
+     "gemm"),
     ("rocblas_gemm_ex_kernel", "gemm"),
     ("void hipblaslt_ext::gemm_kernel<__hip_bfloat16>(Args)", "gemm"),
     ("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals)", "communication"),
@@ -276,7 +281,8 @@ KNOWN_FAMILIES = [
     ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::LpNormFunctor<float, (at::native::(anonymous namespace)::NormType)1, float, float>, float*, int>(int)", "reduction"),
     ("void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float, float>(long, float, float const*, float*, float*)", "normalization"),
     ("void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4, at::native::templates::cuda::normal_and_transform<float, float>>(int)", "elementwise"),
-    ("void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>(c10::BFloat16*)", "elementwise"),
+    ("void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>(c10::BFloat16*)",
+     "elementwise"),
     ("void at::native::_scatter_gather_elementwise_kernel<128, 4, at::native::_cuda_scatter_gather_internal_kernel<true, float>>(int)", "memory"),
 ]
 
@@ -433,7 +439,8 @@ def test_env_var_and_xdg_config(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[rule]]\ncategory = "a"\npattern = "ok"\n[[rule]]\ncategory = "b"\npattern = "(unclosed"\n', r"at rule 2: bad regex"),
+        ('[[rule]]\ncategory = "a"\npattern = "ok"\n[[rule]]\ncategory = "b"\npattern = "(unclosed"\n',
+         r"at rule 2: bad regex"),
         ('[[rule]]\ncategory = "a"\n', r"at rule 1: missing 'pattern'"),
         ('[[rule]]\npattern = "x"\n', r"at rule 1: missing 'category'"),
         ('[[rule]]\ncategory = "a"\npattern = "x"\nkinds = ["kernels"]\n', r"at rule 1: unknown kind 'kernels'"),

@@ -144,7 +144,8 @@ def test_lines_that_are_not_utf8_are_bad_json_not_a_crash(tmp_path, capsys):
     good = b'{"ts": 1.0, "tid": 1, "type": "memory", "op": "alloc", "size": 5}\n'
     lines = [
         good,
-        b'{"ts": 2.0, "tid": 1, "type": "userspace", "phase": "B", "name": "cu\x80Init", "depth": 0}\n',  # a known field
+        # a known field
+        b'{"ts": 2.0, "tid": 1, "type": "userspace", "phase": "B", "name": "cu\x80Init", "depth": 0}\n',
         b'{"ts": 3.0, "tid": 1, "type": "memory", "op": "alloc", "size": 6, "\xff": 1}\n',  # an unknown key
         b'{"ts": 4.0, "tid": 1, "type": "userspace", "phase": "B", "name": "cu\xc3\xa9", "depth": 0}\n',  # UTF-8: fine
         b'{"ts": 5.0, "tid": 1, "type": "userspace", "phase": "B", "name": "cu\xc3',  # cut inside a character

@@ -85,7 +85,8 @@ def test_only_the_driver_events_of_a_merged_trace_count(tmp_path):
         t, first=n, ts=np.concatenate((np.zeros(n), t.ts)), dur=np.concatenate((np.full(n, 1e6), t.dur)),
         name_id=np.concatenate((np.zeros(n, t.name_id.dtype), t.name_id)),
         lane_of=np.concatenate((np.zeros(n, t.lane_of.dtype), t.lane_of)),
-        kind=np.concatenate((np.zeros(n, t.kind.dtype), t.kind)))
+        kind=np.concatenate((np.zeros(n, t.kind.dtype), t.kind)),
+        parent=np.concatenate((np.full(n, -1, t.parent.dtype), np.where(t.parent >= 0, t.parent + n, -1))))
     both = driver_summary(merged)
     assert both.pop("kineto_events") == n and alone.pop("kineto_events") == 0
     assert both == alone
@@ -95,8 +96,8 @@ def _big_file(n_iter: int) -> Bpf:
     f = Bpf()
     f.call(0.0, 1.0, "cuInit")
     t = 2.0
-    for i in range(n_iter):
-        for k in range(10):
+    for _ in range(n_iter):
+        for _ in range(10):
             f.launch(t, 4)
             t += 0.02
         f.call(t, t + 0.5, "cuStreamSynchronize")
@@ -104,6 +105,7 @@ def _big_file(n_iter: int) -> Bpf:
     return f
 
 
+@pytest.mark.slow
 def test_answers_on_100k_lines(tmp_path):
     """Counts on a big file (its speed is measured by bench/bench_driver.py, not here)."""
     f = _big_file(2000)  # about 100,000 lines

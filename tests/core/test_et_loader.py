@@ -268,8 +268,8 @@ def test_pos_of_id_and_positions() -> None:
 def test_file_bytes_argument_and_load_time() -> None:
     path = ET / "et_only/hf_gpt2_schema_1.1.0.json.gz"
     fb = read_trace_bytes(path)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     tr = load_et(path, file_bytes=fb)
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     assert len(tr) == 27156
-    assert elapsed < 5.0  # ~0.2 s measured; generous for a loaded 2-core machine
+    assert elapsed < 5.0  # CPU s (other work on a shared machine does not count); ~0.2 s measured

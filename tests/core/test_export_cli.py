@@ -107,7 +107,7 @@ def test_export_with_et_pair(tmp_path):
     assert main(["export", str(pair / "kineto.json.gz"), "--et", str(pair / "et.json.gz"), "--select", "et:36",
                  "-f", "md", "-o", str(out)]) == 0
     text = out.read_text()
-    assert "## ET node inputs" in text and "ET node 36: aten::add (heuristic link)" in text
+    assert "## ET node inputs" in text and "ET node 36: aten::add (heuristic link, found by sequence number)" in text
     assert "| 0 | Tensor(float) | [256, 256] |" in text
 
 

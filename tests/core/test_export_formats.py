@@ -42,17 +42,17 @@ def test_markdown_subtree_tables_count_rows():
     text = export_bytes(lt, root, "md").decode()
     secs = _md_sections(text)
     # header + separator + one row per GPU event of the step (60 kernels + 1 memcpy)
-    assert len(secs["Kernels"]) == 2 + 61
+    assert len(secs["GPU events"]) == 2 + 61
     assert len(secs["Kernel categories"]) == 2 + 6
-    assert len(secs["Kernels by name"]) == 2 + 12
+    assert len(secs["GPU events by name"]) == 2 + 12
     rep = build_report(lt, root)
     assert len(rep.ops) > 200  # cut at 200 rows, with a note
     assert len(secs["Ops"]) == 2 + 200
     assert f"_{len(rep.ops) - 200:,} more rows not shown" in text
     assert len(secs["Idle gaps in the GPU window"]) == 2 + 60
     # names are code spans, pipes never break the table
-    for row in secs["Kernels"][2:]:
-        assert row.count(" | ") == 10
+    for row in secs["GPU events"][2:]:
+        assert row.count(" | ") == 13  # 14 columns: grid, block and the blocks computed from the grid
     assert "| 0 | python | `nn.Module: BertLMHeadModel_0` |" in text
 
 
@@ -118,11 +118,11 @@ def test_html_is_self_contained_and_parses():
     # one kernel: nothing is idle inside the subtree's GPU window, the section says "none"
     assert "Idle gaps in the GPU window" in p.headings and "Idle gaps in the GPU window" not in by_title
     assert len(p.tables) == len(p.headings) - 1
-    kernels = by_title["Kernels"]
+    kernels = by_title["GPU events"]
     assert kernels[0][:3] == ["start (µs)", "device:stream", "name"]
     assert len(kernels) == 2  # header + the one GEMM
     assert kernels[1][2].startswith("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16")  # < > escaped and back
-    assert kernels[1][5:9] == ["40,2,1", "128,1,1", "88", "33,792"]
+    assert kernels[1][5:10] == ["40,2,1", "128,1,1", "40,2,1", "88", "33,792"]  # grid, block, blocks
     inputs = by_title["Root op inputs (Kineto args)"]
     assert [r[1] for r in inputs[1:]] == ["[1, 141, 512]", "[512, 512]", "[512]"]
     assert len(by_title["Ops"]) == 1 + 12

@@ -90,10 +90,11 @@ def test_et_selector_on_gpu_pair_heuristic_link():
     kt = lt.kineto
     assert kt.name(node) == "aten::add"
     rep = build_report(lt, node)
-    assert rep.et_node["heuristic"] is True
+    assert rep.et_node["heuristic"] is True and rep.et_node["found_by"] == "sequence number"  # raw: seq_id 0
     assert [a["shape"] for a in rep.et_node["inputs"][:2]] == [[256, 256], [256, 256]]
     assert len(rep.kernels) == 1 and rep.kernels.iloc[0]["kernel_category"] == "elementwise"
-    assert "ET links were found by name-and-order alignment (heuristic)" in rep.notes
+    assert ("ET links were found without Record function ids (heuristic): 6 by sequence number, 30 by "
+            "name-and-order alignment") in rep.notes
 
 
 def test_et_selector_for_an_unlinked_et_node():

@@ -149,6 +149,7 @@ def test_json_export_and_api_carry_flops():
     assert api.op_roofline_metrics(int(kt.gpu_events_of(i)[0]), kt) is None  # a kernel is not an op
 
 
+@pytest.mark.slow
 def test_et_shapes_when_kineto_has_none():
     # param_linear_cuda_pair (RTX 2080 Ti): the Kineto trace has no Input Dims; the linked ET op
     # aten::linear has x [512, 1024], W [1024, 1024], bias [1024] (float):

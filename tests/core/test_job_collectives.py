@@ -25,6 +25,7 @@ def job():
     return open_job([JOB], workers=1)
 
 
+@pytest.mark.slow
 def test_every_nccl_collective_is_matched_on_all_8_ranks(job):
     for r in range(8):
         assert len(job.results[r].collectives) == 8
@@ -74,6 +75,7 @@ def test_group_and_sizes_from_record_param_comms_args():
         "all_gather", "3", 8, 25136 * 2, 201088 * 2)
 
 
+@pytest.mark.slow
 def test_process_pool_gives_the_same_result(job):
     pooled = open_job([JOB], workers=2)
     assert job_summary(pooled) == job_summary(job)

@@ -14,6 +14,7 @@ JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
 distributed = pytest.importorskip("distributed")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir(JOB), reason="shared 8-rank job not available")
 def test_dask_cluster_gives_the_local_result():
     local = job_summary(open_job([JOB], workers=1))

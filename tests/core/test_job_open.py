@@ -46,6 +46,7 @@ def test_ranks_come_from_distributed_info_and_ets_pair_by_content(job):
     assert (info["kind"], info["rank"], info["rank_from"], info["pids"]) == ("et", 5, "content", [59816])
 
 
+@pytest.mark.slow
 def test_each_rank_equals_the_single_file_summary_of_that_rank(job):
     for r in range(8):
         single = jsonout.loads(jsonout.dumps(build_summary(load_cached([_k(r)]), get_categorizer(None))))

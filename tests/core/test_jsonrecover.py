@@ -138,6 +138,7 @@ def _parse(data: bytes):
         return msgspec.json.decode(data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path,key", CASES, ids=[c[0].split("/")[-1] for c in CASES])
 def test_real_files_cut_everywhere(path: str, key: str) -> None:
     data = _load(path)
@@ -218,11 +219,14 @@ def test_small_documents(cut_doc: bytes, key: str | None, expected, kept: int) -
 # -- property test: any JSON array of objects, any formatting, any cut ----------------------
 
 _text = st.text(alphabet=st.sampled_from(list('ab"\\{}[],: \n\u00e9')), max_size=8)
-_scalar = st.one_of(st.integers(-(10**20), 10**20), st.booleans(), st.none(), _text, st.floats(allow_nan=False, allow_infinity=False))
-_value = st.recursive(_scalar, lambda kids: st.one_of(st.lists(kids, max_size=3), st.dictionaries(_text, kids, max_size=3)), max_leaves=8)
+_scalar = st.one_of(st.integers(-(10**20), 10**20), st.booleans(), st.none(), _text, st.floats(allow_nan=False,
+                                                                                               allow_infinity=False))
+_value = st.recursive(_scalar, lambda kids: st.one_of(st.lists(kids, max_size=3),
+                                                     st.dictionaries(_text, kids, max_size=3)), max_leaves=8)
 _element = st.dictionaries(_text, _value, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     elements=st.lists(_element, max_size=6),

@@ -100,7 +100,8 @@ def test_graph_launch_owns_all_kernels_with_its_correlation():
     assert len(graphs) == 25
     for g in graphs:
         kids = kt.children(g)
-        same = np.flatnonzero(np.isin(kt.kind, [int(k) for k in GPU_WORK_KINDS]) & (kt.correlation == kt.correlation[g]))
+        same = np.flatnonzero(np.isin(kt.kind,
+                                      [int(k) for k in GPU_WORK_KINDS]) & (kt.correlation == kt.correlation[g]))
         assert set(kids.tolist()) == set(same.tolist())
     assert max(len(kt.children(g)) for g in graphs) > 10
 

@@ -84,6 +84,7 @@ def _compare(path, workers: int = 4, sabotage: str = "") -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_parallel_decode_of_a_real_trace_is_identical():
     out = _compare(QWEN)
     assert out["parallel_calls"] == [4, 4]  # the compared decode and the full load_kineto both used 4 processes
@@ -209,6 +210,7 @@ _FUZZ = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_damaged_traces_give_the_same_outcome_serial_and_forked(tmp_path):
     """Cuts, byte flips and retyped fields of a real trace: the decode in 4 processes gives
     the same error, or the same events, warnings, tree and args, as the serial decode

@@ -13,8 +13,8 @@ import sys
 
 import orjson
 import pytest
-
 from shared_traces import ET_DIR, SHARED, kineto_path
+
 from tracetui.cli import main
 from tracetui.query import QueryError, QuerySession
 from tracetui.session import load_pair, load_trace, open_traces
@@ -51,6 +51,7 @@ def test_kernels_per_stream_equal_the_raw_count(mi300):
     assert raw == {(2, 0): 2978, (2, 4): 17}  # two streams, as the manifest says
 
 
+@pytest.mark.slow
 def test_gpu_time_per_category_against_the_raw_durations(mi300):
     ev = raw_events(kineto_path(MI300))
     total = sum(e["dur"] for e in ev if e.get("cat") in GPU_CATS)
@@ -108,13 +109,40 @@ def test_et_links_per_method_equal_the_raw_rf_ids():
     assert [a["value"] for a in node["attrs"] if a["name"] == "rf_id"] == [one[1]]
 
 
-def test_order_links_are_heuristic():
-    pair = ET_DIR / "param_linear_cuda_pair"
-    s = QuerySession.for_trace(load_pair(pair / "et.json.gz", pair / "kineto.json.gz"))
+def _et_seq(node: dict) -> int | None:
+    """A raw ET node's seq_id (flat schema: a key; attrs schema: an attr)."""
+    return node.get("seq_id", next((a["value"] for a in node.get("attrs", []) if a["name"] == "seq_id"), None))
+
+
+@pytest.mark.parametrize(("pair", "by_sequence", "by_order"),
+                         [pytest.param("param_linear_cuda_pair", 159, 769, marks=pytest.mark.slow),
+                          ("hta_simple_add_cuda_pair", 6, 30)])
+def test_et_links_per_method_without_rf_ids(pair, by_sequence, by_order):
+    """No Record function ids: the links found by a sequence number are exactly the (name,
+    sequence number) pairs that occur once in the raw ET and once in the raw Kineto file;
+    the rest are found by order; all are heuristic; the counts are the link's own."""
+    d = ET_DIR / pair
+    with gzip.open(d / "et.json.gz") as fh:
+        nodes = json.load(fh)["nodes"]
+    et_pairs = collections.Counter((n["name"], _et_seq(n)) for n in nodes if _et_seq(n) not in (None, -1))
+    k_pairs = collections.Counter((e["name"], e["args"]["Sequence number"]) for e in raw_events(d / "kineto.json.gz")
+                                  if e.get("cat") in ("cpu_op", "user_annotation")
+                                  and "Sequence number" in e.get("args", {}))
+    unique_in_both = {p for p, c in et_pairs.items() if c == 1 and k_pairs.get(p) == 1}
+    linked = load_pair(d / "et.json.gz", d / "kineto.json.gz")
+    s = QuerySession.for_trace(linked)
     rows = s.run("SELECT method, heuristic, count(*) FROM links WHERE kind = 'et' GROUP BY ALL").rows
-    assert rows == [("order", True, 928)]  # 928 linked by name-and-order alignment (README)
+    assert sorted(rows) == [("order", True, by_order), ("sequence number", True, by_sequence)]
+    st = linked.link.stats
+    assert (st.by_rf_id, st.by_sequence, st.by_order) == (0, by_sequence, by_order)
+    by_node = {n["id"]: n for n in nodes}
+    seq_links = s.run("SELECT l.et_node, e.name, e.seq FROM links l JOIN events e ON e.event = l.dst_event "
+                      "WHERE l.kind = 'et' AND l.method = 'sequence number'").rows
+    assert {(name, seq) for _, name, seq in seq_links} == unique_in_both and len(unique_in_both) == by_sequence
+    assert all((by_node[n]["name"], _et_seq(by_node[n])) == (name, seq) for n, name, seq in seq_links)
 
 
+@pytest.mark.slow
 def test_job_query_has_a_rank_column_with_each_ranks_raw_kernel_count():
     raw = {}
     for r in range(8):

@@ -49,7 +49,8 @@ def _messages(kt) -> str:
 
 
 def test_unicode_and_a_10kb_template_kernel_name(tmp_path):
-    long_name = "void at::native::kernel<" + ", ".join(f"std::tuple<float, c10::Half, int{i}>" for i in range(300)) + ">"
+    long_name = ("void at::native::kernel<" + ", ".join(f"std::tuple<float, c10::Half, int{i}>" for i in range(300))
+                 + ">")
     assert len(long_name) > 10_000
     uni = "注意力::前向 ✓ — ünïcødé 🚀"
     kt = _load(tmp_path, [_op(uni), _launch(5), _kernel(5, long_name)])
@@ -266,6 +267,7 @@ def test_deterministic_loading_of_odd_content(tmp_path):
     assert_same_columns(a, b)
 
 
+@pytest.mark.slow
 def test_many_threads_and_numbers_beyond_float_range_in_metadata(tmp_path):
     """60,000 one-event threads load in linear time (was quadratic: ~7 s); a 1e400 in a metadata
     event keeps the thread's name."""

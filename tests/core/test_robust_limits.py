@@ -30,6 +30,7 @@ def deep_trace(tmp_path_factory):
     return load_kineto(p)
 
 
+@pytest.mark.slow
 def test_deep_nesting_loads_with_exact_depths(deep_trace):
     kt = deep_trace
     assert DEPTH > sys.getrecursionlimit() * 10
@@ -42,6 +43,7 @@ def test_deep_nesting_loads_with_exact_depths(deep_trace):
     assert kt.cpu_op_of[kernel] == DEPTH - 1 and kt.cpu_op_of[launch] == DEPTH - 1
 
 
+@pytest.mark.slow
 def test_deep_nesting_walks_without_recursion(deep_trace):
     from tracetui.cli.tree_text import format_parent_chain, format_subtree
     from tracetui.kineto.rollup import subtree_gpu_totals
@@ -82,14 +84,15 @@ def test_preorder_of_a_deep_chain_walks_in_linear_time(deep_trace):
         return tree_preorder(kt.parent, kt.depth, kt.child_start, kt.child_index, np.asarray(kt.roots()))
 
     kt = deep_trace
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     order = preorder(kt)
-    assert time.perf_counter() - t0 < 2.0  # one numpy step per level took 0.8 s; the walk ~0.03 s
+    assert time.process_time() - t0 < 2.0  # one numpy step per level took 0.8 s; the walk ~0.03 s
     root = kt.roots()[0]
     assert order.by_pre[:DEPTH + 3].tolist() == [root, *range(DEPTH + 2)]
     assert order.size[root] == DEPTH + 3 and order.size[DEPTH] == 2 and order.size[DEPTH + 1] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["v100x2_nccl_216k.json.gz", "mi300_resnet_train_checkpointing.json.gz",
                                   "h100_bert_inference.json.gz"])
 def test_vectorised_preorder_equals_the_walk(name):
@@ -134,7 +137,7 @@ def test_plain_trace_larger_than_memory_fails_before_reading(tmp_path, monkeypat
     _small_memory(monkeypatch, 8 << 20)
     with pytest.raises(TraceTooLargeError) as ei:
         load_kineto(p)
-    assert str(ei.value) == f"{p}: needs about 10.0 MiB of memory to load but only 8.0 MiB is available"
+    assert str(ei.value) == f"{p}: needs about 10.5 MB of memory to load but only 8.4 MB is available"  # SI
 
 
 def test_gzip_that_inflates_past_the_limit_stops_early(tmp_path, monkeypatch):
@@ -163,9 +166,9 @@ def test_gzip_that_inflates_past_the_limit_stops_early(tmp_path, monkeypatch):
             return getattr(self.d, k)
 
     monkeypatch.setattr(fileio.zlib, "decompressobj", Spy)
-    with pytest.raises(TraceTooLargeError, match=r"^.*bomb\.json\.gz: decompresses to more than (8|9|10|11)\.\d MiB "
+    with pytest.raises(TraceTooLargeError, match=r"^.*bomb\.json\.gz: decompresses to more than (8|9|1\d)\.\d MB "
                                                  r"\(stopped at compressed byte [\d,]+ of [\d,]+\); loading it "
-                                                 r"needs over \d\d\.\d MiB of memory but only 1\d\.\d MiB is "
+                                                 r"needs over \d\d\.\d MB of memory but only [12]\d\.\d MB is "
                                                  r"available$"):
         load_kineto(p)
     assert sum(seen) < 12 << 20  # stopped a few steps past the limit, never inflated the 40 MB
@@ -180,18 +183,7 @@ def test_cli_reports_a_too_large_trace_in_one_line(tmp_path, monkeypatch, capsys
     _small_memory(monkeypatch, 1 << 20)
     assert main(["info", str(p)]) == 2
     err = capsys.readouterr().err
-    assert err == f"tracetui: {p}: needs about 2.5 MiB of memory to load but only 1.0 MiB is available\n"
-
-
-def test_cgroup_limit_lowers_available_memory(tmp_path):
-    from tracetui.io.files import _cgroup_available
-
-    (tmp_path / "memory.max").write_text("1073741824\n")
-    (tmp_path / "memory.current").write_text("268435456\n")
-    assert _cgroup_available(str(tmp_path)) == 768 << 20
-    (tmp_path / "memory.max").write_text("max\n")
-    assert _cgroup_available(str(tmp_path)) is None
-    assert _cgroup_available(str(tmp_path / "missing")) is None
+    assert err == f"tracetui: {p}: needs about 2.6 MB of memory to load but only 1.0 MB is available\n"
 
 
 def test_unreadable_inputs_are_file_errors(tmp_path):

@@ -108,6 +108,7 @@ def test_truncated_at_any_byte(name, frac, gz, pad):
         assert any(w.kind == "truncated" for w in kt.warnings)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(KINETO_FILES), st.floats(0, 1))
 def test_truncated_gzip_stream(name, frac):
@@ -186,6 +187,7 @@ def _mutate(evs: list, draw) -> list:
     return evs
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(KINETO_FILES), st.data())
 def test_structural_damage(name, data):
@@ -346,7 +348,8 @@ def test_known_et_loader_crashes(case, tmp_path):
 
 @pytest.mark.parametrize("extra, attrs", [(', {"name": 7, "value": 1}', {"rf_id": 5}),
                                           (', {"name": "big", "value": 1e400}', {"rf_id": 5, "big": float("inf")}),
-                                          (', {"name": "seq_id", "value": 1e400}', {"rf_id": 5, "seq_id": float("inf")})])
+                                          (', {"name": "seq_id", "value": 1e400}', {"rf_id": 5,
+                                                                                    "seq_id": float("inf")})])
 def test_et_odd_attrs_are_kept_or_skipped(extra, attrs, tmp_path):
     p = tmp_path / "et.json"
     p.write_bytes(_et_doc(extra=extra))

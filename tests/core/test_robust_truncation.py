@@ -77,6 +77,7 @@ def check_cut(tmp_path, data: bytes, el, cut: int, suffix: bytes = b"", gz: bool
     return kt
 
 
+@pytest.mark.slow
 def test_cuts_across_the_whole_file(tmp_path, original):
     data, el = original
     assert len(el.values) == 220 and el.closed
@@ -89,6 +90,7 @@ def test_cuts_across_the_whole_file(tmp_path, original):
     assert failed == len([c for c in cuts if c <= el.array_start]) > 0
 
 
+@pytest.mark.slow
 def test_every_byte_around_two_events(tmp_path, original):
     """Each cut inside, at the edges of, and between events (strings, numbers, escapes)."""
     data, el = original

@@ -89,6 +89,7 @@ def test_flow_ids_and_metadata(tiled):
     assert sorted(ids) == sorted(b + i * res.id_stride for i in range(3) for b in base_ids)
 
 
+@pytest.mark.slow
 def test_plain_output_keeps_digits(tmp_path):
     src = kineto_path("v100_ns_timestamps_fwdbwd.json.gz")
     out = tmp_path / "ns_x2.json"

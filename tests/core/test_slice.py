@@ -13,8 +13,8 @@ import os
 import numpy as np
 import orjson
 import pytest
-
 from shared_traces import ET_DIR, SHARED, kineto_path
+
 from tracetui.analysis.frames import cpu_ops_frame, gpu_events_frame
 from tracetui.analysis.gpu_breakdown import gpu_timeline, timeline_ms
 from tracetui.analysis.steps import profiler_steps, step_of_events
@@ -53,12 +53,15 @@ def raw_step_events(events: list[dict], number: int) -> collections.Counter:
         e["args"].get("correlation") not in all_corr and a <= e["ts"] < b))]
     lo, hi = min(e["ts"] for e in work), max(e["ts"] + e["dur"] for e in work)
     ann = [e for e in ev if e.get("cat") == "gpu_user_annotation" and lo <= e["ts"] < hi]
-    by_thread = collections.defaultdict(list)
+    # frames that started before the step and enclose one of its events on their thread (every
+    # such event starts after the frame does: the frame encloses one iff it ends no earlier than
+    # the earliest end among them)
+    first_end: dict[tuple, float] = {}
     for e in host:
-        by_thread[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e.get("dur", 0)))
-    # frames that started before the step and enclose one of its events on their thread
+        key, end = (e["pid"], e["tid"]), e["ts"] + e.get("dur", 0)
+        first_end[key] = min(first_end.get(key, end), end)
     frames = [e for e in ev if e.get("cat") not in gpu_cats and e.get("ph") == "X" and e["ts"] < a
-              and any(e["ts"] <= s and t <= e["ts"] + e["dur"] for s, t in by_thread.get((e["pid"], e["tid"]), ()))]
+              and (e["pid"], e["tid"]) in first_end and first_end[(e["pid"], e["tid"])] <= e["ts"] + e["dur"]]
     return collections.Counter(e.get("cat") for e in host + work + ann + frames)
 
 
@@ -78,6 +81,7 @@ def test_a_step_slice_holds_exactly_the_steps_events_counted_from_the_raw_file(s
     assert sliced.gpu_stats.gpu_events == sum(expected[c] for c in GPU_WORK)
 
 
+@pytest.mark.slow
 def test_a_step_slice_summarises_as_that_step_of_the_full_trace(step16):
     full = open_traces([str(kineto_path(MI300))]).kineto
     idx = profiler_steps(full).index_of(16)
@@ -96,6 +100,7 @@ def test_a_step_slice_summarises_as_that_step_of_the_full_trace(step16):
         pytest.approx({k: v for k, v in row.items() if k not in ("ts", "step")} | {"step": row["step"]}, rel=1e-12)]
 
 
+@pytest.mark.slow
 def test_a_window_slice_keeps_every_overlapping_event_and_never_cuts_a_launch_link(tmp_path):
     src = kineto_path("v100_ns_timestamps_fwdbwd.json.gz")
     full = open_traces([str(src)]).kineto

@@ -39,6 +39,7 @@ def _render(summary: dict, width: int) -> list[str]:
     return buf.getvalue().splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["b200x8_eager.json.gz", "h100_bert_inference.json.gz",
                                   "mi300_resnet_train_checkpointing.json.gz"])
 def test_80_columns_keep_every_column_and_number(name):
@@ -74,6 +75,7 @@ def test_piped_output_is_no_wider_than_its_content(capsys, monkeypatch):
     assert cell_len(table_rule) < widest + 1
 
 
+@pytest.mark.slow
 def test_identical_devices_are_grouped():
     # deviceProperties of b200x8_eager: 8 x "NVIDIA B200"; v100x2_nccl_216k: 2 x "Tesla V100-SXM2-32GB"
     assert "devices: 8 × NVIDIA B200" in "\n".join(_render(_summary("b200x8_eager.json.gz"), 120))

@@ -5,15 +5,12 @@ traceback on the terminal."""
 from __future__ import annotations
 
 import pytest
-from shared_traces import kineto_path
-from test_ui_app import open_app, press
+from pilot import BERT, open_app, press
 
 from tracetui import cli
 from tracetui.crash import EXIT_INTERNAL_ERROR
 from tracetui.ui import app as app_module
 from tracetui.ui.app import MainScreen, TraceApp
-
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
 
 
 def _boom(*args, **kwargs):

@@ -5,82 +5,18 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 
 import numpy as np
 import pytest
+from pilot import BERT, dialog_words, error_dialog_shown, open_app, press, screen_text, search
 from shared_traces import ET_DIR, SAMPLES, kineto_path, load_shared_kineto
 
 from tracetui.ui.app import EXIT_LOAD_FAILED, MainScreen, TraceApp
-from tracetui.ui.screens.dialogs import ErrorDialog, WarningsScreen
-from tracetui.ui.screens.help import HelpScreen
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.browser.help_screen import HelpScreen
+from tracetui.ui.browser.warnings_screen import WarningsScreen
+from tracetui.ui.detail.detail_pane import DetailPane
 
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
 MI250 = str(kineto_path("mi250_minitoy_train.json.gz"))
-
-
-def screen_text(app) -> str:
-    """What the terminal shows, as plain text (one line per row)."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
-
-
-async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
-    """Wait until the load worker has shown the browser, with a pane focused (or the load
-    failed), at most ``timeout`` s.
-
-    The worker starts after the loading screen's first frame, so waiting for workers alone
-    can return before it exists; the browser focuses its tree in on_mount, which Textual
-    applies a few messages later (on a loaded machine after the first pause)."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        if (isinstance(app.screen, MainScreen) and app.screen.focused is not None) or app.load_failed:
-            break
-        await asyncio.sleep(0.05)
-    assert isinstance(app.screen, MainScreen), screen_text(app)
-    return app.screen
-
-
-def dialog_words(app) -> str:
-    """The screen's words in reading order, one space between them: a dialog's message read
-    across the lines it wraps on (frame and border characters dropped)."""
-    words = re.findall(r"[\w./:'(),-]+", screen_text(app))
-    return " ".join(words)
-
-
-async def error_dialog_shown(app, pilot, timeout: float = 120.0) -> ErrorDialog:
-    """Wait until the load worker has failed and its error dialog is painted (the worker starts
-    after the loading screen's first frame: on a busy machine waiting for workers alone
-    can return before it exists)."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    # shown and laid out: its last line of text is on screen (on a loaded machine the first
-    # frames after the push can still show the loading screen under a dialog not yet laid out)
-    while loop.time() < deadline and not (isinstance(app.screen, ErrorDialog)
-                                          and "Open another file" in screen_text(app)):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await asyncio.sleep(0.02)
-    assert isinstance(app.screen, ErrorDialog), screen_text(app)
-    return app.screen
-
-
-async def press(pilot, *keys: str) -> None:
-    for key in keys:
-        await pilot.press(key)
-    await pilot.pause()
-
-
-async def search(pilot, text: str) -> None:
-    await press(pilot, "slash", *list(text), "enter")
 
 
 # ------------------------------------------------------------------ > and <
@@ -94,7 +30,7 @@ async def test_jump_from_addmm_to_gemm_kernel_and_back(size):
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
         op = screen.current
-        assert op == min(addmm, key=lambda i: screen.source.rank(i))  # first in tree order
+        assert op == min(addmm, key=lambda i: screen.source.tree_position(i))  # first in tree order
         assert screen.op_tree.cursor_node == op
         assert screen.focused is screen.op_tree  # Enter returned focus to the tree
         await press(pilot, "greater_than_sign")
@@ -119,6 +55,7 @@ async def test_jump_from_addmm_to_gemm_kernel_and_back(size):
         assert "aten::addmm" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_jump_cycles_through_the_ops_gpu_events_in_time_order():
     kt = load_shared_kineto("mi250_minitoy_train.json.gz")
     app = TraceApp(use_cache=False, paths=[MI250])
@@ -142,6 +79,7 @@ async def test_jump_cycles_through_the_ops_gpu_events_in_time_order():
         assert kt.name(screen.current) == "aten::addmm"  # innermost cpu_op, inside aten::linear
 
 
+@pytest.mark.slow
 async def test_jumps_work_from_the_focused_timeline():
     kt = load_shared_kineto("h100_bert_inference.json.gz")
     app = TraceApp(use_cache=False, paths=[BERT])
@@ -164,13 +102,14 @@ async def test_jumps_work_from_the_focused_timeline():
         assert screen.focused is screen.timeline
 
 
+@pytest.mark.slow
 async def test_jump_with_et_names_the_linked_et_op():
     pair = ET_DIR / "hta_simple_add_cuda_pair"
     app = TraceApp(use_cache=False, paths=[str(pair / "et.json.gz"), str(pair / "kineto.json.gz")])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_app(app, pilot)
         kt, link = screen.source.kt, screen.linked.link
-        assert link.stats.method == "order" and link.stats.linked == 36
+        assert link.stats.method == "sequence" and link.stats.linked == 36
         await search(pilot, "aten::add")
         op = screen.current
         assert kt.name(op) == "aten::add"
@@ -181,7 +120,9 @@ async def test_jump_with_et_names_the_linked_et_op():
         detail = screen.query_one(DetailPane).text()
         pos = int(link.kineto_to_et[op])
         assert f"ET node {int(screen.linked.et.ids[pos])}" in detail
-        assert "heuristic" in detail  # order-aligned links are flagged
+        # the first aten::add (ET seq_id 0, the one Kineto op named so with Sequence number 0)
+        # was found by its sequence number, and flagged heuristic all the same
+        assert "heuristic link, found by sequence number" in detail
         assert "ET op" in detail
 
 
@@ -201,6 +142,7 @@ async def test_timeline_marks_idle_gaps_with_their_length():
         assert "6.63ms" in lines[0] and "···" in lines[0]
 
 
+@pytest.mark.slow
 async def test_timeline_zoom_keys_change_the_window():
     app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -221,6 +163,7 @@ async def test_timeline_zoom_keys_change_the_window():
 
 
 # ------------------------------------------------------------------ search / filter
+@pytest.mark.slow
 async def test_search_finds_and_n_cycles_matches():
     kt = load_shared_kineto("h100_bert_inference.json.gz")
     linear = {i for i in range(kt.n_events) if kt.name(i) == "aten::linear"}
@@ -236,7 +179,7 @@ async def test_search_finds_and_n_cycles_matches():
         assert f"{len(linear)} matches" in screen_text(app)
         await press(pilot, "n")
         second = screen.current
-        assert second in linear and screen.source.rank(second) > screen.source.rank(first)
+        assert second in linear and screen.source.tree_position(second) > screen.source.tree_position(first)
         await press(pilot, "N")
         assert screen.current == first
         await press(pilot, "N")  # wraps to the last match
@@ -276,7 +219,7 @@ async def test_python_rows_toggle():
         assert not screen.source.hide_python
         shown = [int(n) for n in tree.visible_nodes if n < kt.n_events]
         assert any(kt.kind_of(n).name == "PYTHON" for n in shown)
-        await pilot.resize_terminal(120, 24)  # the least important status part: shown when there is room
+        await pilot.resize_terminal(150, 24)  # the least important status part: shown when there is room
         await pilot.pause()
         assert "python shown" in screen_text(app)
 
@@ -299,6 +242,7 @@ async def test_help_lists_the_live_bindings():
         assert isinstance(app.screen, HelpScreen)
 
 
+@pytest.mark.slow
 async def test_command_palette_offers_the_browser_actions():
     app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -345,6 +289,7 @@ async def test_error_dialog_opens_another_file(tmp_path):
     assert app.return_code == 0
 
 
+@pytest.mark.slow
 async def test_markup_looking_names_render_verbatim(tmp_path):
     names = ["[bold red]aten::mm[/]", "[link=https://x]k[/link] kernel", "a\\[b]"]
     events = [
@@ -385,6 +330,7 @@ async def test_warnings_screen_lists_link_warnings():
         assert app.screen is screen
 
 
+@pytest.mark.slow
 async def test_et_pair_shows_et_ids_and_et_only_ops():
     pair = ET_DIR / "torch_cpu_pair_threads"
     app = TraceApp(use_cache=False, paths=[str(pair / "kineto.json.gz"), str(pair / "et.json.gz")])
@@ -413,8 +359,10 @@ async def test_et_pair_shows_et_ids_and_et_only_ops():
         assert "Inputs (ET)" in detail
 
 
+@pytest.mark.slow
 async def test_sample_pair_detail_has_et_tensor_table():
-    app = TraceApp(use_cache=False, paths=[str(SAMPLES / "cpu_transformer_et.json.gz"), str(SAMPLES / "cpu_transformer_kineto.json.gz")])
+    app = TraceApp(use_cache=False, paths=[str(SAMPLES / "cpu_transformer_et.json.gz"),
+                                           str(SAMPLES / "cpu_transformer_kineto.json.gz")])
     async with app.run_test(size=(200, 60)) as pilot:
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
@@ -424,6 +372,7 @@ async def test_sample_pair_detail_has_et_tensor_table():
         assert "float" in detail and "cpu" in detail
 
 
+@pytest.mark.slow
 async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = TraceApp(use_cache=False, paths=[BERT])
@@ -445,9 +394,9 @@ async def test_export_key_writes_the_selected_subtree(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ model adapter (no terminal)
 def _source(name: str):
     from tracetui.session import LinkedTrace
-    from tracetui.ui.widgets.tree_source import TraceTreeSource
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
-    return TraceTreeSource(LinkedTrace(load_shared_kineto(name)))
+    return TraceRowSource(LinkedTrace(load_shared_kineto(name)))
 
 
 @pytest.mark.parametrize("name", ["h100_bert_inference.json.gz", "mi300_resnet_train_checkpointing.json.gz"])
@@ -494,7 +443,7 @@ def test_filter_keeps_ancestors_matches_and_their_subtrees():
 
 
 def test_jump_and_match_helpers():
-    from tracetui.ui.jumps import JumpError, gpu_jump, launching_op, match_index
+    from tracetui.ui.view.jumps import JumpError, gpu_jump, launching_op, match_index
 
     src = _source("mi250_minitoy_train.json.gz")
     kt = src.kt
@@ -521,7 +470,7 @@ def test_gpu_events_without_a_launch_sit_under_their_stream():
     orphans = kids[(kids < kt.n_events) & src.gpu_work[np.minimum(kids, kt.n_nodes - 1)]]
     assert orphans.size == 509  # 436 kernels + 73 memsets whose launch is not in the file
     assert np.all(kt.launch_of[orphans] == -1)
-    from tracetui.ui.jumps import JumpError, launching_op
+    from tracetui.ui.view.jumps import JumpError, launching_op
 
     with pytest.raises(JumpError, match="GPU-only"):
         launching_op(src, int(orphans[0]))
@@ -531,7 +480,7 @@ def test_status_line_says_when_the_pair_looks_like_different_runs():
     from shared_traces import ET_DIR
 
     from tracetui.session import load_pair
-    from tracetui.ui.widgets.status import trace_summary
+    from tracetui.ui.view.status_parts import trace_summary
 
     lt = load_pair(ET_DIR / "hta_simple_add_cuda_pair" / "et.json.gz",
                    ET_DIR / "param_linear_cuda_pair" / "kineto.json.gz")
@@ -539,6 +488,7 @@ def test_status_line_says_when_the_pair_looks_like_different_runs():
     assert "different runs" in trace_summary(lt).plain
 
 
+@pytest.mark.slow
 async def test_detail_pane_scrolls_its_rendered_lines():
     """The detail pane renders only its visible lines: scrolling shows the end of a long detail."""
     app = TraceApp(use_cache=False, paths=[str(SAMPLES / "cpu_transformer_et.json.gz"),
@@ -552,6 +502,8 @@ async def test_detail_pane_scrolls_its_rendered_lines():
         assert lines[-1] not in screen_text(app)
         pane.focus()
         await press(pilot, "end")
+        # `end` scrolls with an animation; on a busy machine it outlasts one pause
+        await pilot.wait_for_scheduled_animations()
         assert pane.scroll_offset.y == pane.max_scroll_y > 0
         assert lines[-1].strip() in screen_text(app)
         screen.op_tree.focus()  # a new selection starts the pane at its top

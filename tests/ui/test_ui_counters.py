@@ -13,13 +13,14 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+from pilot import open_app, press, screen_text
 from shared_traces import kineto_path, load_shared_kineto
-from test_ui_app import open_app, press, screen_text
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.dialogs import WarningsScreen
-from tracetui.ui.widgets.counter_track import CounterLane
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.browser.warnings_screen import WarningsScreen
+from tracetui.ui.detail.detail_pane import DetailPane
+from tracetui.ui.view.counter_track import CounterTrack
 
 CUPTI = str(kineto_path("a100_cupti_counters.json.gz"))
 
@@ -38,7 +39,7 @@ async def test_cupti_range_counters_in_detail_and_timeline():
         assert "ffma" in detail and "fmul" in detail
         assert "9,119,334,400" in detail and "24,780,800" in detail
         assert "23.3% of its total" in detail  # 9119334400 / 39142369720 of all ffma
-        tracks = [ln for ln in screen.timeline.lanes if isinstance(ln, CounterLane)]
+        tracks = [ln for ln in screen.timeline.tracks if isinstance(ln, CounterTrack)]
         assert len(tracks) == 9 and sum(t.starts.size for t in tracks) == 693
         assert tracks[7].series == "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
         assert "ffma_pred" in screen_text(app)  # the track's label (common prefix dropped)
@@ -47,7 +48,8 @@ async def test_cupti_range_counters_in_detail_and_timeline():
 def test_counter_lane_levels():
     import numpy as np
 
-    lane = CounterLane("x", np.array([0.0, 10.0, 20.0]), np.array([10.0, 20.0, 30.0]), values=np.array([8.0, 0.0, 4.0]))
+    lane = CounterTrack("x", np.array([0.0, 10.0, 20.0]), np.array([10.0, 20.0, 30.0]), values=np.array([8.0, 0.0,
+                                                                                                         4.0]))
     assert lane.cell_levels(np.linspace(0.0, 30.0, 4)).tolist() == [8, 0, 4]
     assert lane.cell_levels(np.linspace(0.0, 30.0, 2)).tolist() == [8]
 
@@ -67,6 +69,7 @@ async def test_unknown_category_is_named_on_the_warnings_screen(tmp_path):
         assert "3 events of category 'npu_mystery'" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_mtia_device_event_detail_names_its_launch_and_device():
     kt = load_shared_kineto("mtia_inference_rank0.json.gz")
     merge = next(i for i in range(kt.n_events) if kt.name(i) == "merge" and kt.launch_of[i] >= 0)
@@ -80,5 +83,5 @@ async def test_mtia_device_event_detail_names_its_launch_and_device():
         assert "Device       17" in detail
         lane = kt.lanes[int(kt.lane_of[merge])]
         assert lane.label.startswith(lane.short + " (MTIA 17") and lane.short.startswith("Stream 1")
-        assert [ln.label for ln in screen.timeline.lanes][:2] == ["Stream 101", "Stream 102"]
+        assert [ln.label for ln in screen.timeline.tracks][:2] == ["Stream 101", "Stream 102"]
         assert lane.short in screen_text(app)  # the timeline's row, named as the tree names the lane

@@ -6,23 +6,17 @@ from __future__ import annotations
 
 import os
 
-from shared_traces import ET_DIR, kineto_path
-from test_ui_app import open_app, press, search
+import pytest
+from pilot import BERT, open_app, press, search, toasts
+from shared_traces import ET_DIR
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.export_dialog import ExportDialog
+from tracetui.ui.browser.export_dialog import ExportDialog
 
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
 LINEAR = ET_DIR / "param_linear_cuda_pair"
 
 
-def toasts(app) -> list[str]:
-    """The toasts on screen, rendered the way Textual paints them (the crash happened here)."""
-    from textual.widgets._toast import Toast
-
-    return [str(toast.render()) for toast in app.screen.query(Toast)]
-
-
+@pytest.mark.slow
 async def test_back_from_a_kernel_of_an_et_pair_names_the_et_op():
     app = TraceApp(use_cache=False, paths=[str(LINEAR / "kineto.json.gz"), str(LINEAR / "et.json.gz")])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -35,6 +29,7 @@ async def test_back_from_a_kernel_of_an_et_pair_names_the_et_op():
         assert any("launching op: aten::mm" in m and "ET" in m for m in toasts(app)), toasts(app)
 
 
+@pytest.mark.slow
 async def test_search_without_match_and_invalid_regex_warn():
     app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -53,6 +48,7 @@ async def test_search_without_match_and_invalid_regex_warn():
         assert any("no match for '[bold]x[/bold]'" in m for m in notes), notes  # shown literally, not as markup
 
 
+@pytest.mark.slow
 async def test_jump_down_from_an_op_without_gpu_work_warns():
     app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -66,6 +62,7 @@ async def test_jump_down_from_an_op_without_gpu_work_warns():
         assert any("no GPU work under aten::empty" in m for m in toasts(app)), toasts(app)
 
 
+@pytest.mark.slow
 async def test_export_writes_the_file_and_the_app_lives_on(tmp_path):
     app = TraceApp(use_cache=False, paths=[BERT])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -86,6 +83,7 @@ async def test_export_writes_the_file_and_the_app_lives_on(tmp_path):
         assert os.path.getsize(target) > 0
 
 
+@pytest.mark.slow
 def test_every_notification_goes_through_show_note():
     """``show_note`` is the one path to a toast: no other module calls Textual's ``notify``."""
     import ast

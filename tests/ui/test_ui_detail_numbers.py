@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from pilot import BERT, open_app, press, screen_text, search
 from shared_traces import kineto_path, load_shared_kineto
-from test_ui_app import BERT, open_app, press, screen_text, search
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
@@ -57,6 +58,7 @@ async def test_amd_partial_last_block_is_rounded_up():
     assert "Blocks 4 × 1 × 64 (work-items ÷ block, rounded up)" in text
 
 
+@pytest.mark.slow
 async def test_blocks_and_warps_per_sm_share_a_format_and_occupancy_names_kineto():
     # v100 old trace, the first aten::fill_ kernel: blocks per SM 1106.2125, warps per SM 4424.85,
     # est. achieved occupancy % 100 (read from the file).
@@ -79,7 +81,8 @@ async def test_old_trace_external_id_equal_to_correlation_is_not_the_op_id():
     assert kt.name(op) == "aten::fill_" and int(kt.external_id[op]) == 164
     assert int(kt.external_id[k]) == int(kt.correlation[k]) == 1937342 == int(kt.external_id[launch])
     text = await detail_of(V100_OLD, k)
-    assert "External id 1937342 (equals the correlation, as in older traces: not the launching op's External id)" in text
+    assert ("External id 1937342 (equals the correlation, as in older traces: not the launching op's External id)"
+            in text)
     assert "ext 1937342" not in text  # the launch call line does not claim it either
     assert "ext 164" in text  # the op's own External id is shown on its line
 
@@ -93,6 +96,7 @@ async def test_modern_trace_external_id_is_plain():
     assert f"External id {ext} " in text and "equals the correlation" not in text
 
 
+@pytest.mark.slow
 async def test_escape_clears_the_stale_search_note():
     app = TraceApp(paths=[BERT], use_cache=False)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:

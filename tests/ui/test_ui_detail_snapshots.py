@@ -8,8 +8,8 @@ and look at the SVGs.
 
 from __future__ import annotations
 
-from test_ui_app import press, screen_text
-from test_ui_detail_wrap import CONV_BYTES, RESNET_ET, scroll_to_bytes, show_conv
+import pytest
+from pilot import CONV_BYTES, RESNET_ET, press, screen_text, scroll_to_bytes, show_conv
 
 from tracetui.ui.app import TraceApp
 
@@ -32,9 +32,11 @@ async def conv_table_maximised(pilot) -> None:
     assert CONV_BYTES in screen_text(pilot.app)
 
 
+@pytest.mark.slow
 def test_tensor_table_80x24(snap_compare):
     assert snap_compare(resnet(), terminal_size=(80, 24), run_before=conv_table)
 
 
+@pytest.mark.slow
 def test_tensor_table_maximised(snap_compare):
     assert snap_compare(resnet(), terminal_size=(80, 24), run_before=conv_table_maximised)

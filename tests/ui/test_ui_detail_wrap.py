@@ -9,39 +9,24 @@ from __future__ import annotations
 
 import io
 
-from shared_traces import ET_DIR, load_shared_kineto
-from test_ui_app import BERT, open_app, press, screen_text
+import pytest
+from pilot import (
+    BERT,
+    CONV_BYTES,
+    CONV_ET_ID,
+    RESNET_ET,
+    open_app,
+    pane_lines,
+    press,
+    screen_text,
+    scroll_to_bytes,
+    show_conv,
+)
+from shared_traces import load_shared_kineto
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.detail_text import KeepText
-
-RESNET_ET = str(ET_DIR / "et_only" / "resnet_1gpu_schema_1.0.3.json.gz")
-CONV_ET_ID = 1450
-CONV_BYTES = f"{32 * 3 * 224 * 224 * 4:,} B"  # float32 [32, 3, 224, 224]
-
-
-def pane_lines(app, pane) -> list[str]:
-    """The pane's rows as on screen (cropped to its region)."""
-    r = pane.region
-    rows = screen_text(app).split("\n")[r.y:r.y + r.height]
-    return [row[r.x:r.x + r.width] for row in rows]
-
-
-async def show_conv(app, pilot):
-    screen = await open_app(app, pilot)
-    et = screen.source.et
-    pos = next(i for i in range(len(et.ids)) if int(et.ids[i]) == CONV_ET_ID)
-    assert et.name(pos) == "aten::_convolution"
-    screen.select(screen.source.et_base + pos)
-    await pilot.pause()
-    return screen
-
-
-async def scroll_to_bytes(pilot, pane) -> None:
-    row = next(i for i, s in enumerate(pane._lines) if CONV_BYTES in s.text)
-    pane.scroll_to(y=max(0, row - 1), animate=False)
-    await pilot.pause()
+from tracetui.ui.view.keep_text import KeepText
 
 
 def test_conv_input_is_the_known_byte_count():
@@ -54,6 +39,7 @@ def test_conv_input_is_the_known_byte_count():
     assert f"{t.nbytes:,} B" == CONV_BYTES == "19,267,584 B"
 
 
+@pytest.mark.slow
 async def test_byte_count_whole_on_screen_at_80x24_and_maximised():
     app = TraceApp(paths=[RESNET_ET], use_cache=False)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -74,6 +60,7 @@ async def test_byte_count_whole_on_screen_at_80x24_and_maximised():
         assert pane.virtual_size.width <= pane.scrollable_content_region.width
 
 
+@pytest.mark.slow
 async def test_narrow_detail_keeps_number_and_unit_together():
     # 120 columns: tree and detail side by side; the detail is narrower than the table
     # layout, so each tensor is one wrapped line; the byte count never splits from "B".
@@ -92,7 +79,8 @@ def test_keep_text_wraps_between_tokens_not_inside_them():
     from rich.text import Text
 
     console = Console(width=20, file=io.StringIO(), color_system=None)
-    for text, token, width in (("cuda:0 19,267,584 B", "19,267,584 B", 17), ("aten::mul 1.5 ms ext 420", "ext 420", 21)):
+    for text, token, width in (("cuda:0 19,267,584 B", "19,267,584 B", 17), ("aten::mul 1.5 ms ext 420", "ext 420",
+                                                                             21)):
         plain_rich = [str(line) for line in Text(text).wrap(console, width)]
         assert not any(token in p for p in plain_rich)  # plain Rich splits the token here
         kept = [str(line) for line in KeepText(text).wrap(console, width)]
@@ -119,6 +107,7 @@ async def test_long_kernel_name_is_shown_whole_at_80x24():
         assert pane.virtual_size.width <= pane.scrollable_content_region.width  # wrapped, not cut
 
 
+@pytest.mark.slow
 async def test_every_detail_fits_beside_its_scrollbar_while_walking_the_tree():
     # bert at both layouts: 80x24 (detail below the tree) and 120x40 (side by side, ~45 cells).
     # Whether or not a row's detail needs the vertical scrollbar, no line is wider than the

@@ -11,16 +11,15 @@ import json
 import numpy as np
 import pytest
 from driver_ui_files import FACTS, ODD_PROBE, write_bpftrace, write_linked
-from test_ui_app import open_app, press, screen_text, search
-from test_ui_crash_paths import toasts
+from pilot import open_app, press, screen_text, search, toasts
 from textual.widgets import Input, Select
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
-from tracetui.ui.jumps import NO_GPU_IN_DRIVER_TRACE, NO_OPS_IN_DRIVER_TRACE
-from tracetui.ui.screens.dialogs import WarningsScreen
-from tracetui.ui.screens.export_dialog import EXPORT_EXTENSIONS, ExportDialog
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
+from tracetui.ui.browser.warnings_screen import WarningsScreen
+from tracetui.ui.detail.detail_pane import DetailPane
+from tracetui.ui.view.jumps import NO_GPU_IN_DRIVER_TRACE, NO_OPS_IN_DRIVER_TRACE
 
 
 def detail(screen) -> str:
@@ -55,6 +54,7 @@ def bpftrace(tmp_path):
 
 
 # ------------------------------------------------------------------ a driver-call trace alone
+@pytest.mark.slow
 async def test_tree_search_and_the_detail_of_a_call(bpftrace):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -69,7 +69,7 @@ async def test_tree_search_and_the_detail_of_a_call(bpftrace):
         await press(pilot, "n")
         second = screen.current
         assert second != first and screen.source.kt.name(second) == "cuLaunchKernel"
-        assert screen.source.rank(second) > screen.source.rank(first)
+        assert screen.source.tree_position(second) > screen.source.tree_position(first)
         d = flat(detail(screen))
         for needle in ("cuLaunchKernel", "driver API call", "thread 4242", "bpftrace", "Duration 4.00µs",
                        "Return value 0 (CUDA_SUCCESS)", "Lines ", "(begin) → ", "(end) of trace_cuda.jsonl",
@@ -85,6 +85,7 @@ async def test_tree_search_and_the_detail_of_a_call(bpftrace):
         assert "none in the file (no end line)" in d
 
 
+@pytest.mark.slow
 async def test_records_and_ioctls_in_the_detail_pane(bpftrace):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -99,13 +100,13 @@ async def test_records_and_ioctls_in_the_detail_pane(bpftrace):
         # an allocation: size and the running total the file gives
         await select_named(pilot, screen, "memory alloc", nth=2)
         d = flat(detail(screen))
-        assert "Size 4,194,304 B (4.0 MiB)" in d and "Running total 5,242,880 B (5.0 MiB)" in d
-        assert "Call cuMemAlloc_v2" in d and "4,194,304 B (4.0 MiB)" in screen_text(app)
+        assert "Size 4,194,304 B (4.2 MB)" in d and "Running total 5,242,880 B (5.2 MB)" in d  # SI
+        assert "Call cuMemAlloc_v2" in d and "4,194,304 B (4.2 MB)" in screen_text(app)
         # a transfer: direction, bytes, duration, bandwidth from bytes/duration and the file's
         await select_named(pilot, screen, "transfer H2D")
         d = flat(detail(screen))
         gbps = FACTS["h2d_bytes"] / (FACTS["h2d_ms"] * 1e-3) / 1e9  # 8.39 GB/s
-        assert "Direction H2D (host to device)" in d and "Bytes 4,194,304 B (4.0 MiB)" in d
+        assert "Direction H2D (host to device)" in d and "Bytes 4,194,304 B (4.2 MB)" in d
         assert "Duration 500µs" in d and f"{gbps:,.2f} GB/s (bytes ÷ duration)" in d
         assert "the file says 8.39 GB/s" in d
         # an ioctl: the command in hex, decoded by the _IOC layout, NVIDIA's escape name
@@ -141,6 +142,7 @@ async def test_a_call_that_returned_an_error_is_shown_in_red(bpftrace):
         assert styles and all(s.color is not None and s.color.name == "red" and s.bold for s in styles)
 
 
+@pytest.mark.slow
 async def test_a_probe_string_with_markup_characters_is_shown_verbatim(bpftrace):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
@@ -149,6 +151,7 @@ async def test_a_probe_string_with_markup_characters_is_shown_verbatim(bpftrace)
         assert ODD_PROBE + "cuGetProcAddress_v2" in flat(detail(screen)).replace(" ", "")  # folded at '/'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 async def test_status_warnings_and_jumps_say_what_a_driver_trace_is(bpftrace, size):
     app = TraceApp(use_cache=False, paths=[str(bpftrace)])
@@ -179,6 +182,7 @@ async def test_status_warnings_and_jumps_say_what_a_driver_trace_is(bpftrace, si
         assert app.screen is screen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["md", "json"])
 async def test_export_through_the_dialog_writes_the_file(bpftrace, tmp_path, monkeypatch, fmt):
     monkeypatch.chdir(tmp_path)
@@ -221,6 +225,7 @@ async def test_timeline_shows_the_threads_phases_and_bytes_allocated(bpftrace):
 
 
 # ------------------------------------------------------------------ linked to its Kineto trace
+@pytest.mark.slow
 async def test_jumps_across_the_link_runtime_driver_kernel_and_back(tmp_path):
     kineto, drv = write_linked(tmp_path)
     app = TraceApp(use_cache=False, paths=[str(kineto), str(drv)])
@@ -264,6 +269,7 @@ async def test_jumps_across_the_link_runtime_driver_kernel_and_back(tmp_path):
         assert screen.current == op
 
 
+@pytest.mark.slow
 async def test_linked_launch_record_confirms_the_kernel_and_unlinked_calls_say_so(tmp_path):
     kineto, drv = write_linked(tmp_path)
     app = TraceApp(use_cache=False, paths=[str(kineto), str(drv)])
@@ -293,14 +299,14 @@ async def test_linked_launch_record_confirms_the_kernel_and_unlinked_calls_say_s
 # ------------------------------------------------------------------ the jumps without a terminal
 def _linked_source(tmp_path):
     from tracetui.session import open_traces
-    from tracetui.ui.widgets.tree_source import TraceTreeSource
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
     kineto, drv = write_linked(tmp_path)
-    return TraceTreeSource(open_traces([str(drv), str(kineto)]))  # either order
+    return TraceRowSource(open_traces([str(drv), str(kineto)]))  # either order
 
 
 def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
-    from tracetui.ui.jumps import JumpError, driver_back, driver_hop, gpu_jump, launching_op
+    from tracetui.ui.view.jumps import JumpError, driver_back, driver_hop, gpu_jump, launching_op
 
     src = _linked_source(tmp_path)
     kt = src.kt
@@ -346,10 +352,10 @@ def test_driver_hop_back_and_gpu_jump_helpers(tmp_path):
 
 def test_a_driver_trace_alone_has_no_gpu_events_and_no_ops(tmp_path):
     from tracetui.session import open_traces
-    from tracetui.ui.jumps import JumpError, driver_back, driver_hop, gpu_jump
-    from tracetui.ui.widgets.tree_source import TraceTreeSource
+    from tracetui.ui.view.jumps import JumpError, driver_back, driver_hop, gpu_jump
+    from tracetui.ui.view.trace_row_source import TraceRowSource
 
-    src = TraceTreeSource(open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]))
+    src = TraceRowSource(open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]))
     for node in [*src.kt.driver_events().tolist(), *(ln.node for ln in src.kt.lanes)]:
         assert driver_hop(src, node, None) is None
         with pytest.raises(JumpError, match="has no GPU events"):

@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 from driver_ui_files import FACTS, write_bpftrace, write_linked
 
-from tracetui.driver.schema import What
-from tracetui.session import open_traces
-from tracetui.ui.widgets.driver_facts import (
+from tracetui.driver.facts import (
     allocation_series,
     call_contents,
     ioctl_number,
     ioctl_short,
     return_words,
 )
-from tracetui.ui.widgets.driver_tracks import PhaseLane, allocation_lanes, phase_lanes
-from tracetui.ui.widgets.status import fit_status, trace_parts
+from tracetui.driver.schema import What
+from tracetui.session import open_traces
+from tracetui.ui.view.driver_tracks import PhaseTrack, allocation_tracks, phase_tracks
+from tracetui.ui.view.status_parts import fit_status, trace_parts
 
 
 def test_ioctl_numbers_are_split_by_the_linux_ioc_layout():
@@ -69,7 +69,7 @@ def test_allocation_totals_from_the_file_or_summed(tmp_path):
     kt2 = open_traces([str(path)]).kineto
     (summed,) = allocation_series(kt2)
     assert not summed.from_file and summed.total.tolist() == np.cumsum(FACTS["alloc_sizes"]).tolist()
-    (lane,) = allocation_lanes(kt2)
+    (lane,) = allocation_tracks(kt2)
     assert lane.label == "bytes alloc" and lane.values.tolist() == summed.total.tolist()
     assert np.all(lane.ends >= lane.starts) and lane.ends[0] == lane.starts[1]  # held until the next record
 
@@ -83,7 +83,7 @@ def test_what_a_call_holds(tmp_path):
 
 
 def test_phase_row_cells_name_each_phase():
-    lane = PhaseLane("phases 1", np.array([0.0, 10.0, 40.0]), np.array([10.0, 40.0, 100.0]),
+    lane = PhaseTrack("phases 1", np.array([0.0, 10.0, 40.0]), np.array([10.0, 40.0, 100.0]),
                      names=("initialisation", "warm-up", "inference"))
     text = "".join(c or " " for c in lane.cell_text(np.linspace(0.0, 100.0, 21)))  # 5 µs cells
     assert text == "┃i┃warm-┃inference──"
@@ -94,7 +94,7 @@ def test_phase_row_cells_name_each_phase():
 
 def test_phase_lanes_of_a_driver_trace(tmp_path):
     kt = open_traces([str(write_bpftrace(tmp_path / "t.jsonl"))]).kineto
-    lanes = phase_lanes(kt)
+    lanes = phase_tracks(kt)
     assert [ln.label for ln in lanes] == ["phases 4242", "phases 4343"]
     assert lanes[0].names == ("initialisation", "weight loading", "warm-up", "inference", "output", "clean-up")
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 from driver_ui_files import write_bpftrace
-from test_ui_snapshots import SIZES, loaded
+from pilot import SIZES, loaded
 
 from tracetui.ui.app import TraceApp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_driver_trace_launch_detail(snap_compare, size, tmp_path):
     app = TraceApp([str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))], use_cache=False)

@@ -1,19 +1,20 @@
 """The answers of a driver-call trace inside the browser (``s``): the driver tabs of the
-summaries screen (``ui/screens/driver_tabs.py``) on a file written by the test, and after
+summaries screen (``ui/view/driver_tables.py``) on a file written by the test, and after
 the Kineto tabs in a linked trace; Enter goes to the events a row counts."""
 
 from __future__ import annotations
 
+import pytest
 from driver_files import bpftrace_file
 from driver_ui_files import write_linked
-from test_ui_app import press, screen_text
-from test_ui_summaries import open_summaries
+from pilot import open_summaries, press, screen_text
 
 from tracetui.driver import What
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.main import MainScreen
+from tracetui.ui.browser.main_screen import MainScreen
 
 
+@pytest.mark.slow
 async def test_driver_answers_calls_and_phases_tabs(tmp_path):
     f = bpftrace_file()
     path = tmp_path / "trace_cuda.jsonl"
@@ -52,6 +53,7 @@ async def test_driver_answers_calls_and_phases_tabs(tmp_path):
         assert kt.what_of(app.screen.current) == What.PHASE
 
 
+@pytest.mark.slow
 async def test_linked_trace_has_kineto_tabs_then_driver_tabs(tmp_path):
     kineto, driver = write_linked(tmp_path)
     app = TraceApp([str(kineto), str(driver)], use_cache=False)

@@ -9,13 +9,11 @@ import csv
 import json
 
 import pytest
-from shared_traces import kineto_path
-from test_ui_app import open_app, press, screen_text, search
-from test_ui_crash_paths import toasts
+from pilot import BERT, open_app, press, screen_text, search, toasts
 from textual.widgets import Button, Input, Select
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.export_dialog import (
+from tracetui.ui.browser.export_dialog import (
     EXPORT_EXTENSIONS,
     EXPORT_FORMATS,
     ExportDialog,
@@ -24,9 +22,8 @@ from tracetui.ui.screens.export_dialog import (
     trace_file_stem,
     with_format,
 )
-from tracetui.ui.widgets.detail import DetailPane
+from tracetui.ui.detail.detail_pane import DetailPane
 
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
 #: The first aten::addmm of h100_bert_inference in time order (26 in all) has External id 49
 #: (read from the file: args["External id"] of the earliest cpu_op named aten::addmm).
 ADDMM_EXT = 49
@@ -46,6 +43,7 @@ def test_file_names_are_safe_and_follow_the_format():
     assert with_format("run.v2", "html") == "run.v2.html"  # an unknown extension is kept
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_focus_starts_on_format_and_tab_goes_to_path_then_export(size, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -116,6 +114,7 @@ def _check_content(fmt: str, body: str) -> None:
         assert "aten::addmm" in names and any("cutlass" in str(n) for n in names)
 
 
+@pytest.mark.slow
 async def test_every_format_by_keys_writes_the_file_and_shows_its_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = TraceApp(use_cache=False, paths=[BERT])

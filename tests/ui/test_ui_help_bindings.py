@@ -4,16 +4,16 @@ the panes inherit from Textual's ScrollableContainer/Widget ("Scroll Up", "Page 
 from __future__ import annotations
 
 import pytest
+from pilot import open_app, press
 from shared_traces import kineto_path
-from test_ui_app import open_app, press
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.widget import Widget
 
 from tracetui.ui.bindings import APP_BINDINGS, MAIN_BINDINGS
-from tracetui.ui.screens.help import HelpScreen, is_generic
-from tracetui.ui.widgets.timeline_view import TraceTimeline
-from tracetui.ui.widgets.vtree import VirtualTree
+from tracetui.ui.browser.help_screen import HelpScreen, is_generic
+from tracetui.ui.timeline.trace_timeline import TraceTimeline
+from tracetui.ui.tree.virtual_tree import VirtualTree
 
 
 def _bindings(cls_bindings) -> list[Binding]:
@@ -44,6 +44,7 @@ def test_the_generic_set_is_what_textual_defines():
     assert not generic & set(tracetui_bindings().values())  # no tracetui key reuses one ("Page up" differs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("focus", ["tree", "timeline"])
 async def test_help_lists_tracetui_keys_and_no_textual_scroll_keys(focus):
     from tracetui.ui.app import TraceApp

@@ -9,13 +9,13 @@ import asyncio
 import os
 
 import pytest
+from pilot import open_app, press, screen_text
 from shared_traces import SHARED
-from test_ui_app import open_app, press, screen_text
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.job_summary import JobSummaryScreen
-from tracetui.ui.screens.main import MainScreen
-from tracetui.ui.screens.ranks import RankPicker
+from tracetui.ui.browser.main_screen import MainScreen
+from tracetui.ui.job.job_summary_screen import JobSummaryScreen
+from tracetui.ui.job.rank_picker import RankPicker
 
 JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
 pytestmark = pytest.mark.skipif(not os.path.isdir(JOB), reason="shared 8-rank job not available")

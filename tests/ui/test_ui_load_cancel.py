@@ -7,16 +7,14 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from pilot import BERT, open_app
 from shared_traces import kineto_path
-from test_ui_app import open_app
 
 from tracetui.errors import LoadCancelled
 from tracetui.store import traces as cache
 from tracetui.ui import app as app_module
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.loading import EXIT_LOAD_CANCELLED, LoadingScreen
-
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
+from tracetui.ui.browser.loading_screen import EXIT_LOAD_CANCELLED, LoadingScreen
 
 
 async def _wait_for(predicate, timeout: float = 10.0) -> None:

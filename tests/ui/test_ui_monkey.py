@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from driver_ui_files import write_bpftrace, write_linked
 from monkey import walk
+from pilot import open_app
 from shared_traces import ET_DIR, SHARED, kineto_path
-from test_ui_app import open_app
 
 from tracetui.ui.app import MainScreen, TraceApp
-from tracetui.ui.screens.dialogs import ErrorDialog
-from tracetui.ui.screens.export_dialog import EXPORT_EXTENSIONS, ExportDialog
+from tracetui.ui.browser.error_dialog import ErrorDialog
+from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
 
 #: (label, paths or a maker taking tmp_path, keys, terminal size)
 WALKS = [
@@ -93,6 +93,7 @@ async def _export_every_format(app, pilot, folder: Path) -> list[Path]:
     return written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label, spec, n_keys, size", WALKS, ids=[w[0] for w in WALKS])
 async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # default export paths and anything else written land here

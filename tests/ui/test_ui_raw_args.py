@@ -1,16 +1,17 @@
-"""The raw-args panel (``a``, ui/widgets/raw_args.py): every arg of the selected event, folded
+"""The raw-args panel (``a``, ui/detail/raw_args_screen.py): every arg of the selected event, folded
 by level, NCCL collective args and hardware counter values included; ``c``/``C`` copy a value
 or a name with App.copy_to_clipboard (OSC 52)."""
 
 from __future__ import annotations
 
 import numpy as np
+from pilot import open_app, press, screen_text
 from shared_traces import kineto_path, load_shared_kineto
-from test_ui_app import open_app, press, screen_text
 
 from tracetui.kineto.kinds import Kind
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.raw_args import RawArgsScreen, RawArgsTree, event_sections
+from tracetui.ui.detail.raw_args_screen import RawArgsScreen, RawArgsTree
+from tracetui.ui.view.raw_args import event_sections
 
 
 def _find(tree: RawArgsTree, name: str):

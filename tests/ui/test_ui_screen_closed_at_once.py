@@ -13,13 +13,12 @@ import asyncio
 import os
 
 import pytest
-from shared_traces import SHARED, kineto_path
-from test_ui_app import open_app, press
+from pilot import BERT, open_app, press
+from shared_traces import SHARED
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.main import MainScreen
+from tracetui.ui.browser.main_screen import MainScreen
 
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
 JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
 #: (key, what it opens) on the browser screen of a single trace
 BROWSER_OPENERS = [("s", "summaries"), ("a", "every arg"), ("w", "warnings"), ("e", "export dialog"),
@@ -70,6 +69,7 @@ async def _open_and_close_each(app, pilot, openers) -> list[str]:
     return closed
 
 
+@pytest.mark.slow
 async def test_browser_screens_closed_at_once():
     app = TraceApp(paths=[BERT], use_cache=False)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -81,6 +81,7 @@ async def test_browser_screens_closed_at_once():
             assert closed.count(name) == 4, (name, closed)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir(JOB), reason="shared 8-rank job not available")
 async def test_job_screens_closed_at_once():
     app = TraceApp([], job_inputs=[JOB], workers=1)

@@ -8,18 +8,10 @@ deterministic: fixed trace files, no clocks on screen, status line names files b
 from __future__ import annotations
 
 import pytest
-from shared_traces import SAMPLES, kineto_path
+from pilot import BERT, SIZES, loaded
+from shared_traces import SAMPLES
 
 from tracetui.ui.app import TraceApp
-
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
-SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
-
-
-async def loaded(pilot) -> None:
-    """Wait until the load worker finished and the browser is on screen."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def bert() -> TraceApp:
@@ -31,6 +23,7 @@ def test_main_view(snap_compare, size):
     assert snap_compare(bert(), terminal_size=size, run_before=loaded)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_jump_to_gpu_kernel(snap_compare, size):
     keys = ["slash", *"aten::addmm", "enter", "greater_than_sign"]
@@ -43,11 +36,13 @@ def test_search_next_match(snap_compare, size):
     assert snap_compare(bert(), press=keys, terminal_size=size, run_before=loaded)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_help(snap_compare, size):
     assert snap_compare(bert(), press=["question_mark"], terminal_size=size, run_before=loaded)
 
 
+@pytest.mark.slow
 def test_et_pair_view(snap_compare):
     app = TraceApp([str(SAMPLES / "cpu_transformer_kineto.json.gz"), str(SAMPLES / "cpu_transformer_et.json.gz")],
                    use_cache=False)

@@ -5,16 +5,16 @@ and the line is fitted again after a resize and after a search."""
 from __future__ import annotations
 
 import pytest
+from pilot import open_app, press, screen_text, search
 from rich.text import Text
 from shared_traces import ET_DIR, kineto_path
-from test_ui_app import open_app, press, screen_text, search
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.status import (
+from tracetui.ui.browser.status_line import StatusLine
+from tracetui.ui.view.status_parts import (
     ALWAYS_SHOWN,
     PRIORITY,
     Part,
-    StatusLine,
     fit_status,
 )
 
@@ -85,6 +85,7 @@ def test_fit_drops_the_least_important_first_and_keeps_the_warnings():
 
 
 # ------------------------------------------------------------------ the browser
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("label, paths, cue, wide_part", TRACES, ids=[t[0] for t in TRACES])
 async def test_status_is_one_line_with_the_warnings_cue(label, paths, cue, wide_part, size):
@@ -101,14 +102,15 @@ async def test_status_is_one_line_with_the_warnings_cue(label, paths, cue, wide_
             assert "⚠" not in row
 
 
+@pytest.mark.slow
 async def test_status_refits_on_resize_and_search():
     app = TraceApp(use_cache=False, paths=[str(p) for p in TRACES[0][1]])
     cue = TRACES[0][2]
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         screen = await open_app(app, pilot)
         await pilot.pause()
-        assert "61,952 events, 8,716 kernels" in check_one_line(app, screen, cue)
-        await pilot.resize_terminal(200, 40)
+        assert "61,952 events, 10,356 GPU events (8,716 kernels)" in check_one_line(app, screen, cue)
+        await pilot.resize_terminal(240, 40)
         await pilot.pause()
         wide = check_one_line(app, screen, cue)
         assert "NVIDIA GeForce RTX 2080 Ti ×8" in wide  # 8 devices of one model, counted

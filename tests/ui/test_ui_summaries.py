@@ -4,29 +4,19 @@ snapshots at 80x24 and 120x40 (update with --snapshot-update and look at them)."
 from __future__ import annotations
 
 import pytest
-from shared_traces import kineto_path, load_shared_kineto
-from test_ui_app import open_app, press, screen_text
+from pilot import BERT, open_app, open_summaries, press
+from shared_traces import load_shared_kineto
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.main import MainScreen
-from tracetui.ui.screens.summaries import SummariesScreen
+from tracetui.ui.browser.main_screen import MainScreen
 
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
 #: the top kernel of h100_bert_inference by total time (17 launches, 98.718 µs in all),
 #: read from the file
 TOP_KERNEL = ("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>"
               "(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params)")
 
 
-async def open_summaries(app, pilot) -> SummariesScreen:
-    await open_app(app, pilot)
-    await press(pilot, "s")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    assert isinstance(app.screen, SummariesScreen), screen_text(app)
-    return app.screen
-
-
+@pytest.mark.slow
 async def test_enter_on_the_top_kernel_lands_on_it_and_n_cycles_its_launches():
     kt = load_shared_kineto("h100_bert_inference.json.gz")
     launches = sorted(i for i in range(kt.n_events) if kt.name(i) == TOP_KERNEL)
@@ -80,11 +70,13 @@ async def _summaries_shown(pilot) -> None:
     await open_summaries(app, pilot)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_summaries_snapshot(snap_compare, size):
     assert snap_compare(TraceApp([BERT], use_cache=False), terminal_size=size, run_before=_summaries_shown)
 
 
+@pytest.mark.slow
 async def test_palette_lists_summaries_and_a_cpu_trace_gets_empty_tables():
     from shared_traces import SAMPLES
 

@@ -20,11 +20,11 @@ import random
 
 import numpy as np
 import pytest
+from pilot import open_app, press, screen_text
 from shared_traces import kineto_path
-from test_ui_app import open_app, press, screen_text
 from textual import events
 
-from tracetui.ui.widgets.lane_strip import FOCUS_MARK
+from tracetui.ui.timeline.timeline_strip import FOCUS_MARK
 
 CUDAGRAPH = "a100_cudagraph_nccl_rank0.json.gz"
 MULTISTREAM = "a100_event_sync_multistream.json.gz"
@@ -57,12 +57,13 @@ def _timeline_lines(app) -> list[str]:
 
 
 # ------------------------------------------------------------------ marker
+@pytest.mark.slow
 async def test_focused_lane_is_marked_only_while_the_timeline_has_focus():
     app = _app(CUDAGRAPH)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         screen = await open_app(app, pilot)
         tl = screen.timeline
-        assert [tl.lanes[r].label for r in range(len(tl.lanes))] == [
+        assert [tl.tracks[r].label for r in range(len(tl.tracks))] == [
             "GPU0 s7", "GPU0 s25", "GPU0 s27", "GPU0 s84", "GPU0 s285", "GPU0 s363"]
         assert [e.size for e in tl.lane_events] == [7262, 35, 370, 36, 22, 22]
         assert not any(FOCUS_MARK in line for line in _timeline_lines(app))  # the tree has focus
@@ -73,7 +74,7 @@ async def test_focused_lane_is_marked_only_while_the_timeline_has_focus():
         await press(pilot, "right", "down", "down")
         lines = _timeline_lines(app)
         assert [line[:10] for line in lines if FOCUS_MARK in line] == [FOCUS_MARK + "GPU0 s27 "]
-        assert tl.focus_lane == 2
+        assert tl.focus_track == 2
         label = list(tl.render_line(1 + 2 - tl.scroll_offset.y))  # ruler is line 0
         assert label[0].text.startswith(FOCUS_MARK + "GPU0 s27")
         assert label[0].style.reverse and label[0].style.bold
@@ -85,6 +86,7 @@ async def test_focused_lane_is_marked_only_while_the_timeline_has_focus():
         assert label[0].text.startswith("GPU0 s27") and not label[0].style.reverse
 
 
+@pytest.mark.slow
 async def test_focused_lane_scrolls_into_view_among_cpu_threads():
     app = _app(CUDAGRAPH)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -95,18 +97,19 @@ async def test_focused_lane_scrolls_into_view_among_cpu_threads():
         for _ in range(len(tl.lane_events) - 1):
             await press(pilot, "down")
         last = len(tl.lane_events) - 1
-        assert tl.focus_lane == last
+        assert tl.focus_track == last
         assert tl.scroll_offset.y > 0
         marked = [line for line in screen_text(app).splitlines() if line.startswith(FOCUS_MARK)]
         assert len(marked) == 1  # the last row is on screen, marked
 
 
 # ------------------------------------------------------------------ stepping
+@pytest.mark.slow
 async def test_up_then_right_goes_forward_on_the_new_lane_cudagraph():
     app = _app(CUDAGRAPH)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         screen = await open_app(app, pilot)
-        kt, tl = screen.source.kt, screen.timeline
+        kt = screen.source.kt
         await press(pilot, "t", "right", "right", "right", "down", "right", "right")
         row, t = _where(screen)
         assert row == 1  # stream 25
@@ -154,6 +157,7 @@ async def test_lane_change_picks_the_nearest_event_multistream():
         assert _where(screen)[1] - t20 == 368050 - 348700
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [CUDAGRAPH, MULTISTREAM, MI300])
 async def test_right_walk_is_monotonic_and_lane_changes_never_go_back(name):
     """A seeded random walk of ←→↑↓ (CPU threads shown too, so hidden python rows are on
@@ -192,6 +196,7 @@ async def test_right_walk_is_monotonic_and_lane_changes_never_go_back(name):
         assert steps_after_change >= 2  # the walk did test → right after a lane change
 
 
+@pytest.mark.slow
 async def test_right_walk_along_stream_27_follows_start_order():
     app = _app(CUDAGRAPH)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -211,6 +216,7 @@ async def test_right_walk_along_stream_27_follows_start_order():
         assert np.all(np.diff(kt.ts[seen]) >= 0)
 
 
+@pytest.mark.slow
 async def test_keys_faster_than_the_tree_follows():
     """Keys typed in a row reach the timeline before the tree has shown the previous step;
     each step still starts from the event the timeline went to (this failed before: → after
@@ -273,11 +279,12 @@ async def test_hidden_python_event_keeps_the_timeline_on_it_mi300():
 
 
 # ------------------------------------------------------------------ footer
+@pytest.mark.slow
 async def test_footer_shows_the_timeline_keys_while_it_has_focus():
     app = _app(CUDAGRAPH)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        screen = await open_app(app, pilot)
-        from tracetui.ui.widgets.timeline_view import TraceTimeline
+        await open_app(app, pilot)
+        from tracetui.ui.timeline.trace_timeline import TraceTimeline
 
         descriptions = [b.description for b in TraceTimeline.BINDINGS]
         assert descriptions == ["Earlier", "Later", "Lane up", "Lane down"]

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pilot import open_app, press, screen_text, search
 from rich.text import Text
 from shared_traces import ET_DIR, load_shared_kineto, load_shared_pair
-from test_ui_app import open_app, press, screen_text, search
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.widgets.detail import DetailPane
-from tracetui.ui.widgets.label_short import SHORT_PREFIXES, shorten_label
-from tracetui.ui.widgets.timescale import format_duration_us
-from tracetui.ui.widgets.tree_source import id_column_width
+from tracetui.ui.detail.detail_pane import DetailPane
+from tracetui.ui.view.label_short import SHORT_PREFIXES, shorten_label
+from tracetui.ui.view.trace_row_source import id_column_width
+from tracetui.units import format_duration_us
 
 PAIR = ET_DIR / "torch_cpu_pair"
-HEADERS = ("Wall", "GPU", "Kern", "ET id", "rf_id")
+HEADERS = ("Wall", "GPU", "#GPU", "ET id", "rf_id")
 EVAL = "autograd::engine::evaluate_function: "
 
 
@@ -42,6 +42,7 @@ def tree_lines(app) -> list[str]:
     return [line[tree.region.x: tree.region.right] for line in lines[top: top + tree.region.height]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_maximised_tree_keeps_every_metric_column(size):
     linked = load_shared_pair("torch_cpu_pair")
@@ -74,6 +75,7 @@ async def test_maximised_tree_keeps_every_metric_column(size):
         assert tree_lines(app)[0] == normal_header
 
 
+@pytest.mark.slow
 async def test_eval_function_prefix_is_abbreviated_in_the_tree_not_in_detail_or_search():
     kt = load_shared_pair("torch_cpu_pair").kineto
     full = EVAL + "AddmmBackward0"

@@ -7,8 +7,9 @@ cpu_only_small (read from the trace): four lanes are the roots, thread 1074 firs
 
 from __future__ import annotations
 
+import pytest
+from pilot import open_app, press
 from shared_traces import kineto_path, load_shared_kineto
-from test_ui_app import open_app, press
 
 from tracetui.ui.app import TraceApp
 
@@ -21,6 +22,7 @@ def toasts(app) -> list[str]:
     return [str(toast.render()) for toast in app.screen.query(Toast)]
 
 
+@pytest.mark.slow
 async def test_sibling_keys_move_and_say_when_there_is_no_sibling():
     kt = load_shared_kineto("cpu_only_small.json.gz")
     lanes = [lane.node for lane in kt.lanes]

@@ -4,20 +4,19 @@ one burst search for "linear", and an ``n`` typed right after goes to the tree.
 Found in tmux on an idle machine: ``/aten::linear`` typed quickly after a search was
 cancelled sent the first letters to the tree (as commands) and the rest into the search
 field: Textual routes each key to the widget focused when the app receives it, before the
-keys ahead of it have been handled (tracetui/ui/key_order.py).  Keys are posted here all at once to the app's driver, as a
-terminal delivers a burst, without waiting between them as ``pilot.press`` does."""
+keys ahead of it have been handled (tracetui/ui/key_order.py).  Keys are posted here all at once
+to the app's driver, as a terminal delivers a burst, without waiting between them as
+``pilot.press`` does."""
 
 from __future__ import annotations
 
-from shared_traces import kineto_path
-from test_ui_app import open_app
+import pytest
+from pilot import BERT, open_app
 from textual import events
 from textual.keys import _character_to_key
 
 from tracetui.ui.app import TraceApp
-from tracetui.ui.screens.dialogs import SearchBar
-
-BERT = str(kineto_path("h100_bert_inference.json.gz"))
+from tracetui.ui.browser.search_bar import SearchBar
 
 
 def _event(key: str) -> events.Key:
@@ -36,6 +35,7 @@ async def type_ahead(app, pilot, *keys: str) -> None:
         await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_a_search_typed_in_one_burst_reaches_the_search_field(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # keys that reach the tree instead (e, Enter) export into the cwd
     app = TraceApp(paths=[BERT], use_cache=False)

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import TraceFileError, TraceFormatError
+from ..config import load_packaged_toml, load_toml, user_file
+from ..errors import TraceFormatError
 
 #: Category of an event that no rule matches.
 FALLBACK_CATEGORY = "other"
@@ -166,7 +165,8 @@ def _parse_rules(data: dict[str, Any], path: str) -> tuple[list[CategoryRule], b
             raise TraceFormatError(path, "a rule must be a table ([[rule]])", position=where)
         extra = sorted(set(raw) - _RULE_KEYS)
         if extra:
-            raise TraceFormatError(path, f"unknown key {extra[0]!r} (expected category, pattern, kinds)", position=where)
+            raise TraceFormatError(path, f"unknown key {extra[0]!r} (expected category, pattern, kinds)",
+                                   position=where)
         for field in ("category", "pattern"):
             if field not in raw:
                 raise TraceFormatError(path, f"missing {field!r}", position=where)
@@ -196,19 +196,7 @@ def _parse_rules(data: dict[str, Any], path: str) -> tuple[list[CategoryRule], b
 
 
 def _load_rule_file(path: str | os.PathLike[str]) -> tuple[list[CategoryRule], bool]:
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise TraceFileError(name, "category rules file not found") from exc
-    except OSError as exc:
-        raise TraceFileError(name, f"cannot read category rules: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise TraceFormatError(name, f"not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(name, f"not valid TOML: not UTF-8 text ({exc.reason})") from exc
-    return _parse_rules(data, name)
+    return _parse_rules(load_toml(path, "category rules file"), os.fspath(path))
 
 
 def load_rules(path: str | os.PathLike[str]) -> list[CategoryRule]:
@@ -224,9 +212,7 @@ def load_rules(path: str | os.PathLike[str]) -> list[CategoryRule]:
 
 @lru_cache(maxsize=1)
 def _default_rules() -> tuple[CategoryRule, ...]:
-    source = resources.files(__package__).joinpath(_DEFAULTS_RESOURCE)
-    text = source.read_text(encoding="utf-8")
-    rules, _ = _parse_rules(tomllib.loads(text), f"<tracetui>/{_DEFAULTS_RESOURCE}")
+    rules, _ = _parse_rules(*load_packaged_toml(__package__, _DEFAULTS_RESOURCE))
     return tuple(rules)
 
 
@@ -242,12 +228,7 @@ def user_rules_location() -> Path | None:
     ``$XDG_CONFIG_HOME/tracetui/categories.toml`` (``~/.config/...`` when
     ``XDG_CONFIG_HOME`` is unset) if that file exists.
     """
-    env = os.environ.get(ENV_VAR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    config_home = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
-    candidate = Path(config_home) / "tracetui" / "categories.toml"
-    return candidate if candidate.is_file() else None
+    return user_file(ENV_VAR, "categories.toml")
 
 
 def get_categorizer(user_rules_path: str | os.PathLike[str] | None = None) -> KernelCategorizer:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import TraceFileError, TraceFormatError
+from ..config import load_packaged_toml, load_toml, user_file
+from ..errors import TraceFormatError
 
 ENV_VAR = "TRACETUI_DEVICES"
 #: compute types a device entry may give a peak for
@@ -80,33 +79,17 @@ def _parse(data: dict[str, Any], where: str) -> tuple[list[DevicePeaks], bool]:
 
 def load_device_file(path: str | os.PathLike[str]) -> tuple[list[DevicePeaks], bool]:
     """(entries, replace_defaults) of a user devices file; one-line errors naming the file."""
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise TraceFileError(name, "devices file not found") from exc
-    except OSError as exc:
-        raise TraceFileError(name, f"cannot read devices file: {exc.strerror or exc}") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(name, f"not valid TOML: {exc}") from exc
-    return _parse(data, name)
+    return _parse(load_toml(path, "devices file"), os.fspath(path))
 
 
 @lru_cache(maxsize=1)
 def default_devices() -> tuple[DevicePeaks, ...]:
-    text = resources.files(__package__).joinpath(_RESOURCE).read_text(encoding="utf-8")
-    return tuple(_parse(tomllib.loads(text), f"<tracetui>/{_RESOURCE}")[0])
+    return tuple(_parse(*load_packaged_toml(__package__, _RESOURCE))[0])
 
 
 def user_devices_location() -> Path | None:
     """``$TRACETUI_DEVICES`` if set, else ``$XDG_CONFIG_HOME/tracetui/devices.toml`` if it exists."""
-    env = os.environ.get(ENV_VAR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    home = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
-    p = Path(home) / "tracetui" / "devices.toml"
-    return p if p.is_file() else None
+    return user_file(ENV_VAR, "devices.toml")
 
 
 class DeviceTable:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..driver.pairing import Flag
 from ..driver.pipeline import CallClass, call_class, copy_direction, iterations, phase_of, phases
-from ..driver.schema import DIRECTION_CODES, What, call_family
+from ..driver.schema import DIRECTION_CODES, What, api_of, call_family
 from ..driver.trace import NO_VALUE, DriverTrace
 
 #: points of the allocation timeline at most (evenly spaced, plus the peak)
@@ -35,13 +35,6 @@ TRANSFER_RECORDS = "transfer records"
 COPY_CALLS = "copy calls"
 #: "H2D" -> 1 ... (the ``direction`` column's codes)
 _DIRECTION_CODE = {name: code for code, name in DIRECTION_CODES.items()}
-
-
-def api_of(name: str) -> str:
-    """"runtime" (``cuda*``: libcudart), "driver" (``cu*``: libcuda) or "other"."""
-    if name.startswith("cuda"):
-        return "runtime"
-    return "driver" if name.startswith("cu") else "other"
 
 
 def _us(v: float) -> float:
@@ -383,9 +376,24 @@ def _compute_vs_transfer(v: _View, transfers: dict[str, Any]) -> dict[str, Any]:
             "transfer_us": _us(transfer), "ratio": round(compute / transfer, 3) if transfer > 0 else None}
 
 
+def _phase_time(v: _View) -> np.ndarray:
+    """Per driver event, the time that decides its phase: a call's start; for a record or
+    an ioctl inside a call, that call's start (a record is printed while its call runs or
+    as it returns: it is that call's); for any other record, when it was printed (a
+    transfer record's start is its printed time minus its length, which can lie before
+    its own call, in the phase before)."""
+    tr = v.trace
+    t = np.where(v.what == What.TRANSFER, v.end, v.ts)
+    par = np.asarray(tr.parent[tr.first:tr.first + v.n], dtype=np.int64) - tr.first
+    inside = np.flatnonzero(~v.is_call & (par >= 0) & (par < v.n))
+    inside = inside[v.is_call[par[inside]]]
+    t[inside] = v.ts[par[inside]]
+    return t
+
+
 def _phases(v: _View, launches_from: str) -> list[dict[str, Any]]:
     """Pipeline phases per process (``pipeline.phases``) and what happens in each: calls by
-    their start, records and ioctls by their time."""
+    their start, records and ioctls by :func:`_phase_time`."""
     tr = v.trace
     launch_ev = v.what == What.LAUNCH if launches_from == LAUNCH_RECORDS else v.is_call & (v.cls == CallClass.LAUNCH)
     transfer_rec = (v.what == What.TRANSFER).any()
@@ -397,7 +405,7 @@ def _phases(v: _View, launches_from: str) -> list[dict[str, Any]]:
         if not plist:
             continue
         mine = np.flatnonzero(v.proc == p)
-        where = phase_of(v.ts[mine], plist)
+        where = phase_of(_phase_time(v)[mine], plist)
         for k, ph in enumerate(plist):
             ev = mine[where == k]
             rows_call = ev[v.is_call[ev]]

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..kineto import schema
 from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from ..kineto.launch_facts import blocks_texts, external_ids_are_correlations
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
 from ..tree.propagate import fill_down
@@ -39,8 +40,8 @@ _KIND_WORD = {int(Kind.KERNEL): "kernel", int(Kind.MEMCPY): "memcpy", int(Kind.M
 GPU_COLUMNS = (
     "event", "kind", "name", "kernel_category", "device", "stream", "ts", "dur", "end", "correlation",
     "external_id", "launch", "launch_name", "launch_ts", "launch_dur", "op", "op_name", "top_op",
-    "top_op_name", "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm",
-    "occupancy", "bytes",
+    "top_op_name", "grid", "block", "grid_unit", "blocks", "external_id_is_correlation", "registers",
+    "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes",
 )
 
 
@@ -167,6 +168,34 @@ def _top_cpu_op(trace: KinetoTrace) -> np.ndarray:
     return fill_down(trace.parent, trace.depth, own_op, outermost=True)  # the outermost cpu_op
 
 
+def same_name_op_above(trace: KinetoTrace) -> np.ndarray:
+    """Per event: the nearest cpu_op above a cpu_op that has its name (``aten::mm`` inside
+    ``aten::mm``), -1 for none and for other events.  Such a nested call's time lies inside
+    the outer call's: a total by name counts it once, in the outer call."""
+    return per_trace(trace, "same_name_op_above", _same_name_op_above)
+
+
+def _same_name_op_above(trace: KinetoTrace) -> np.ndarray:
+    out = np.full(trace.n_events, -1, dtype=np.int64)
+    ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP))
+    op_of = trace.cpu_op_of.astype(np.int64)
+
+    def op_above(nodes: np.ndarray) -> np.ndarray:
+        par = trace.parent[nodes].astype(np.int64)
+        return np.where(par >= 0, op_of[np.maximum(par, 0)], -1)
+
+    cur = op_above(ops)
+    live = np.flatnonzero(cur >= 0)
+    while live.size:
+        c = cur[live]
+        hit = trace.name_id[c] == trace.name_id[ops[live]]
+        out[ops[live[hit]]] = c[hit]
+        live = live[~hit]
+        cur[live] = op_above(cur[live])
+        live = live[cur[live] >= 0]
+    return out
+
+
 def gpu_totals(trace: KinetoTrace) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tracetui.kineto.rollup.subtree_gpu_totals` (µs, count per node), cached per trace."""
     return per_trace(trace, "subtree_gpu_totals", subtree_gpu_totals)
@@ -212,7 +241,11 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
     ``launch`` (the runtime/driver event that launched it, -1 when not in the trace),
     ``launch_name``/``launch_ts``/``launch_dur``, ``op``/``op_name`` (innermost cpu_op
     above the launch), ``top_op``/``top_op_name`` (outermost cpu_op above it), and from
-    the event's args: ``grid``/``block`` ("x,y,z" text), ``registers`` (per thread),
+    the event's args: ``grid``/``block`` ("x,y,z" text, as written), ``grid_unit`` (what
+    the grid counts: "blocks", or "work-items" for ``hipExtModuleLaunchKernel``) and
+    ``blocks`` (the blocks, computed from a work-item grid) and ``external_id_is_correlation``
+    (an older trace's External id that is its correlation; both from
+    :mod:`tracetui.kineto.launch_facts`), ``registers`` (per thread),
     ``shared_mem`` (bytes), ``blocks_per_sm``, ``warps_per_sm``, ``occupancy``
     (est. achieved %), ``bytes`` (memcpy/memset size).  Missing values are NaN/None.
 
@@ -260,6 +293,8 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
             if g is _UNDECODABLE or b is _UNDECODABLE:
                 for f in _GPU_ARG_FIELDS:
                     cols[f][i] = None
+    launch_names = names_of(launch)
+    grid_units, blocks = blocks_texts(cols["grid"], cols["block"], list(launch_names))
     df = pd.DataFrame({
         "event": ev,
         "kind": pd.Categorical([_KIND_WORD[int(k)] for k in kinds], categories=["kernel", "memcpy", "memset"]),
@@ -273,7 +308,7 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "correlation": trace.correlation[ev],
         "external_id": trace.external_id[ev],
         "launch": launch,
-        "launch_name": names_of(launch),
+        "launch_name": launch_names,
         "launch_ts": np.where(has_l, trace.ts[lsafe], np.nan),
         "launch_dur": np.where(has_l, trace.dur[lsafe], np.nan),
         "op": op,
@@ -282,6 +317,9 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
         "top_op_name": names_of(top),
         "grid": cols["grid"],
         "block": cols["block"],
+        "grid_unit": grid_units,
+        "blocks": blocks,
+        "external_id_is_correlation": external_ids_are_correlations(trace, ev),
         "registers": nums_or_nan(cols["registers"]),
         "shared_mem": nums_or_nan(cols["shared_mem"]),
         "blocks_per_sm": nums_or_nan(cols["blocks_per_sm"]),
@@ -333,7 +371,9 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
     -1), ``external_id``, ``seq`` (Sequence number), ``input_dims``/``input_types`` (text
     of the ``Input Dims``/``Input type`` args, "" when the trace has no shapes),
     ``n_direct_gpu`` (GPU events its own runtime calls launched), ``direct_gpu_us``
-    (their summed duration), ``subtree_gpu_us`` (every GPU event in its subtree).
+    (their summed duration), ``subtree_gpu_us`` (every GPU event in its subtree),
+    ``same_name_above`` (the nearest cpu_op above it with its name, -1 none:
+    :func:`same_name_op_above`).
     ``events`` restricts the frame to some event indices.
     """
     ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP)) if events is None else np.asarray(events, np.int64)
@@ -369,4 +409,5 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
         "n_direct_gpu": n_direct[ops].astype(np.int64),
         "direct_gpu_us": direct[ops],
         "subtree_gpu_us": subtree[ops],
+        "same_name_above": same_name_op_above(trace)[ops],
     })

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..kineto.kinds import GPU_KINDS, Kind
 from ..kineto.trace import KinetoTrace
+from ..units import duration_short_us
 from .categories import KernelCategorizer
 from .frames import gpu_events_frame
 
@@ -164,7 +165,7 @@ def gap_histogram(gaps: pd.DataFrame, edges: tuple[float, ...] = HISTOGRAM_EDGES
     for k in range(e.size - 1):
         m = b == k
         lo, hi = e[k], e[k + 1]
-        label = f"≥ {_fmt_us(lo)}" if np.isinf(hi) else f"{_fmt_us(lo)}–{_fmt_us(hi)}"
+        label = f"≥ {duration_short_us(lo)}" if np.isinf(hi) else f"{duration_short_us(lo)}–{duration_short_us(hi)}"
         row = {"bin": label, "lo_us": float(lo), "hi_us": float(hi), "count": int(m.sum()),
                "total_us": float(d[m].sum())}
         for c in IDLE_CLASSES:
@@ -172,8 +173,3 @@ def gap_histogram(gaps: pd.DataFrame, edges: tuple[float, ...] = HISTOGRAM_EDGES
         rows.append(row)
     return pd.DataFrame(rows)
 
-
-def _fmt_us(v: float) -> str:
-    if v >= 1e3:
-        return f"{v / 1e3:g} ms"
-    return f"{v:g} µs"

@@ -22,13 +22,14 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from .. import units
 from ..et import ETTensor
 from ..kineto import schema
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
 from .devices import DevicePeaks, DeviceTable, get_device_table
 from .flops import OpCost, op_cost
-from .frames import decode_args_batch, gpu_time_per_node, gpu_work_events, per_trace
+from .frames import decode_args_batch, gpu_time_per_node, gpu_work_events, per_trace, same_name_op_above
 
 
 class _CostArgs(msgspec.Struct, gc=False):
@@ -195,7 +196,9 @@ ROOFLINE_COLUMNS = ("name", "input_dims", "count", "gpu_ms", "gflops", "tflops_p
 
 def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_events: bool = False) -> pd.DataFrame:
     """One row per (op name, input shapes, device) of the ops whose FLOPs are known and that
-    launched GPU work themselves, by GPU time (most first).  Columns :data:`ROOFLINE_COLUMNS`:
+    launched GPU work themselves, by GPU time (most first); an op inside an op of the same
+    name that launched GPU work too is left out (its time and work are that op's already).
+    Columns :data:`ROOFLINE_COLUMNS`:
     ``input_dims`` (the op's non-empty input shapes, :func:`shapes_text`),
     ``gpu_ms`` (their summed subtree GPU time), ``gflops`` (summed), ``tflops_per_s``,
     ``gbps``, ``intensity`` (FLOP/byte), ``pct_of_peak``, ``bound``, ``device`` (table entry),
@@ -205,6 +208,7 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_ev
     ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP))
     direct, subtree = gpu_time_per_node(trace)
     ops = ops[direct[ops] > 0]
+    ops = ops[~_inside_same_name_launcher(trace, ops, direct)]
     if not ops.size:
         return pd.DataFrame(columns=list(ROOFLINE_COLUMNS) + (["events"] if with_events else []))
     costs = op_costs(trace, ops)
@@ -225,10 +229,26 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_ev
     for (name, dims, d, ctype), (count, fl, nb, us, events) in groups.items():
         peaks = device_peaks(trace, d, table) if d >= 0 else None
         r = roofline_point(fl, nb, us, ctype, peaks)
-        peak = f"{r.compute_type} {r.peak_tflops:g} TFLOP/s, {r.peak_gbps:g} GB/s" if r.peak_tflops else None
+        peak = (f"{r.compute_type} {r.peak_tflops:g} {units.TFLOPS}, {r.peak_gbps:g} {units.GBPS}"
+                if r.peak_tflops else None)
         rows.append((name, dims, count, us / 1e3, fl / 1e9, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
                      r.bound, r.device, peak, events))
     df = pd.DataFrame(rows, columns=[*ROOFLINE_COLUMNS, "events"])
     if not with_events:
         df = df.drop(columns="events")
     return df.sort_values(["gpu_ms", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+def _inside_same_name_launcher(trace: KinetoTrace, ops: np.ndarray, direct: np.ndarray) -> np.ndarray:
+    """Bool per op: some op above it with its name launched GPU work itself."""
+    above = same_name_op_above(trace)
+    out = np.zeros(ops.size, dtype=bool)
+    cur = above[ops]
+    live = np.flatnonzero(cur >= 0)
+    while live.size:
+        hit = direct[cur[live]] > 0
+        out[live[hit]] = True
+        live = live[~hit]
+        cur[live] = above[cur[live]]
+        live = live[cur[live] >= 0]
+    return out

@@ -29,6 +29,7 @@ from ..kineto.counters import counters_summary
 from ..session import LinkedTrace
 from .categories import KernelCategorizer
 from .driver import driver_summary
+from .et_summary import et_summary
 from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
 from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
@@ -60,13 +61,17 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
     """Every analysis of the linked trace's Kineto part as one JSON-ready dict.
 
     ``top`` limits the ``kernels``, ``ops`` and ``ops_by_shape`` lists (the full tables are
-    available from :mod:`tracetui.analysis.tables`).  Raises
-    :class:`~tracetui.errors.WrongTraceKindError` when no Kineto trace is loaded.
+    available from :mod:`tracetui.analysis.tables`).  An Execution Trace alone gives
+    ``source``, ``et`` (:func:`~tracetui.analysis.et_summary.et_summary`) and ``warnings``.
+    Raises :class:`~tracetui.errors.WrongTraceKindError` when nothing is loaded.
     """
     kt = linked.kineto
     if kt is None:
-        raise WrongTraceKindError(linked.et.path if linked.et else None,
-                                  "`summary` needs a Kineto trace (this is an Execution Trace only)")
+        if linked.et is None:
+            raise WrongTraceKindError(None, "`summary` needs a trace")
+        # an Execution Trace alone: counts, threads, ops by name and by shape (no times)
+        return {"source": linked.title, "et": et_summary(linked.et, top=top),
+                "warnings": [w.message for w in linked.all_warnings()]}
     cat = resolve_categorizer(categorizer)
     gpu = gpu_events_frame(kt, cat)
     tl = gpu_timeline(gpu)
@@ -79,6 +84,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "source": linked.title,
         "trace": {
             "events": kt.n_events, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
+            "device_work": kt.device_work_counts(),
             "cpu_ops": int(len(ops)), "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "gpu_lanes": [ln.label for ln in kt.lanes if ln.is_gpu],
         },

@@ -87,29 +87,72 @@ def stream_table(gpu: pd.DataFrame, gaps: pd.DataFrame | None = None) -> pd.Data
     return pd.DataFrame(rows)
 
 
+#: how the ops tables count a call nested in a call of the same name (said under each table)
+NESTED_CALLS_RULE = ("nested: calls inside a call of the same name; their host and subtree GPU time is counted "
+                     "once, in the outer call")
+
+
 def op_table(ops: pd.DataFrame, by_shapes: bool = False, only_gpu: bool = False) -> pd.DataFrame:
     """By cpu_op name (and with ``by_shapes`` also by ``input_dims``/``input_types``):
-    ``count``, ``host_us`` (summed host durations), ``n_direct_gpu``, ``direct_gpu_us``,
-    ``subtree_gpu_us``, ``mean_direct_gpu_us`` and ``percent`` (of the summed direct GPU
-    time of all ops, so the column adds up to 100 over the table).
+    ``count`` (calls), ``nested_calls`` (of those, calls inside a call of the same name
+    that the table holds),
+    ``host_us`` (summed host durations), ``n_direct_gpu``, ``direct_gpu_us``,
+    ``subtree_gpu_us`` (the GPU events under the name's calls), ``mean_direct_gpu_us`` and
+    ``percent`` (of the summed direct GPU time of all ops, so the column adds up to 100
+    over the table).
 
-    ``ops`` is :func:`~tracetui.analysis.frames.cpu_ops_frame`.  An op nested inside an
-    op of the same name counts twice in ``subtree_gpu_us`` and ``host_us`` (once per
-    op); ``direct_gpu_us`` never double counts.  ``only_gpu`` keeps ops that launched
+    ``ops`` is :func:`~tracetui.analysis.frames.cpu_ops_frame`.  Every time is counted
+    once (:data:`NESTED_CALLS_RULE`): ``host_us`` and ``subtree_gpu_us`` sum only the calls
+    not nested in a call of the same name that the table holds (``aten::mm`` inside
+    ``aten::mm``: the inner call's time is inside the outer's, whose row holds it -- with
+    ``by_shapes``, possibly another row); ``direct_gpu_us`` never double counts (a GPU event
+    belongs to the innermost op that launched it).  ``only_gpu`` keeps ops that launched
     GPU work directly (TraceLens's ops summary).  Sorted by direct GPU time, then subtree.
     """
     cols = ["name"] + (["input_dims", "input_types"] if by_shapes else []) + [
-        "count", "host_us", "n_direct_gpu", "direct_gpu_us", "subtree_gpu_us", "mean_direct_gpu_us", "percent"]
+        "count", "nested_calls", "host_us", "n_direct_gpu", "direct_gpu_us", "subtree_gpu_us", "mean_direct_gpu_us",
+        "percent"]
     if ops.empty:
         return pd.DataFrame(columns=cols)
     src = ops[ops["n_direct_gpu"] > 0] if only_gpu else ops
     keys = ["name"] + (["input_dims", "input_types"] if by_shapes else [])
+    nested = _inside_counted_call(ops, src)
+    src = src.assign(_nested=nested, _host=np.where(nested, 0.0, src["dur"].to_numpy(np.float64)),
+                     _subtree=np.where(nested, 0.0, src["subtree_gpu_us"].to_numpy(np.float64)))
     agg = src.groupby(keys, sort=False, dropna=False).agg(
-        count=("event", "size"), host_us=("dur", "sum"), n_direct_gpu=("n_direct_gpu", "sum"),
-        direct_gpu_us=("direct_gpu_us", "sum"), subtree_gpu_us=("subtree_gpu_us", "sum")).reset_index()
+        count=("event", "size"), nested_calls=("_nested", "sum"), host_us=("_host", "sum"),
+        n_direct_gpu=("n_direct_gpu", "sum"), direct_gpu_us=("direct_gpu_us", "sum"),
+        subtree_gpu_us=("_subtree", "sum")).reset_index()
+    agg["nested_calls"] = agg["nested_calls"].astype(np.int64)
     agg["mean_direct_gpu_us"] = agg["direct_gpu_us"] / agg["count"]
     agg["percent"] = _pct(agg["direct_gpu_us"], float(ops["direct_gpu_us"].sum()))
     agg["count"] = agg["count"].astype(np.int64)
     agg["n_direct_gpu"] = agg["n_direct_gpu"].astype(np.int64)
     agg = agg.sort_values(["direct_gpu_us", "subtree_gpu_us", "host_us"], ascending=False, kind="stable")
     return agg[cols].reset_index(drop=True)
+
+
+def _inside_counted_call(ops: pd.DataFrame, src: pd.DataFrame) -> np.ndarray:
+    """Bool per row of ``src``: the op runs inside a same-name op of ``ops`` that is in
+    ``src`` too (the table holds that outer call's host and subtree time, this one's
+    included, in its row -- another row when the shapes differ).  Walks each op's chain of
+    same-name ancestors (``same_name_above``) within ``ops``."""
+    out = np.zeros(len(src), dtype=bool)
+    if "same_name_above" not in ops or src.empty:
+        return out
+    events = ops["event"].to_numpy(np.int64)
+    above = ops["same_name_above"].to_numpy(np.int64)
+    row_of = pd.Index(events)
+    up = np.where(above >= 0, row_of.get_indexer(above), -1)  # row in ops of the same-name op above
+    mine = row_of.get_indexer(src["event"].to_numpy(np.int64))
+    in_src = np.zeros(len(ops), dtype=bool)
+    in_src[mine] = True
+    cur = up[mine]
+    live = np.flatnonzero(cur >= 0)
+    while live.size:
+        hit = in_src[cur[live]]
+        out[live[hit]] = True
+        live = live[~hit]
+        cur[live] = up[cur[live]]
+        live = live[cur[live] >= 0]
+    return out

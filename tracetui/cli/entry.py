@@ -21,7 +21,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import TraceError
+from .. import units
+from ..errors import TraceError, one_line
 
 SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "query", "slice", "record")
 EXIT_BAD_INPUT = 2
@@ -108,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     what = p.add_mutually_exclusive_group()
     what.add_argument("--step", type=int, default=None, metavar="N", help="the work of ProfilerStep#N")
     what.add_argument("--window", default=None, metavar="START:END",
-                      help="what ran between START and END, µs after the trace start (as the browser shows)")
+                      help=f"what ran between START and END, {units.US} after the trace start (as the browser shows)")
     what.add_argument("--select", default=None, metavar="SELECTOR",
                       help="one subtree: ext:<External id>, et:<ET node id>, name:<op name>[#<n>], node:<id>")
     p.add_argument("--ranks", default=None, metavar="R",
@@ -221,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except MemoryError:
-        print(f"tracetui: {' + '.join(_paths(args))}: not enough memory for this command", file=sys.stderr)
+        print(f"tracetui: {one_line(' + '.join(_paths(args)))}: not enough memory for this command", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # the error boundary: a bug ends in one line, never a traceback
         from ..crash import EXIT_INTERNAL_ERROR, report

@@ -19,7 +19,9 @@ column widths (in terminal cells) are worked out before Rich sees the table:
   wide as its content, no wider.
 
 Rows are given as strings (numbers) or :class:`rich.text.Text` (names from the trace, never
-parsed as markup).  Lines carry no trailing padding (titles are not justified).
+parsed as markup).  Lines carry no trailing padding (titles are not justified).  Every cell
+and the title are made safe for a terminal first (control characters escaped visibly,
+:func:`tracetui.errors.one_line`), so a name from a file is measured as it is printed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
+
+from ..errors import one_line
+from ..io.terminal import safe_text
 
 #: fewest cells a name column is narrowed to (its content's width when that is less)
 MIN_NAME = 8
@@ -172,6 +177,8 @@ def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]]
                  max_name: int | None = None) -> Table:
     """A Rich table of ``rows`` under ``title`` whose columns fit ``width`` cells (see the
     module docstring); ``width=None`` sizes it to its content (names at most ``max_name``)."""
+    rows = [[safe_text(v) if isinstance(v, Text) else one_line(v) for v in r] for r in rows]
+    title = one_line(title)
     widths = column_widths(cols, rows, width, max_name)
     if width is not None:
         rows = [[shorten(v, MAX_NAME_LINES * w) if not c.numeric and _len(v) > w else v

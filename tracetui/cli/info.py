@@ -8,7 +8,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .. import units
+from ..analysis.et_summary import et_counts
 from ..driver import DriverTrace
+from ..errors import one_line
 from ..io import jsonout
 from ..session import LinkedTrace
 
@@ -22,13 +25,13 @@ def trace_info(linked: LinkedTrace) -> dict:
             "lanes": [lane.label for lane in kt.lanes],
             "kinds": kt.kind_counts(),
             "categories": kt.category_counts(),
+            "device_work": kt.device_work_counts(),
             "gpu_links": dict(kt.gpu_stats.__dict__, unlinked=kt.gpu_stats.unlinked),
             "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "distributed": kt.distributed_info,
         }
     if linked.et is not None:
-        et = linked.et
-        out["et"] = {"nodes": len(et.ids), "schema": et.schema, "layout": et.layout}
+        out["et"] = et_counts(linked.et)
     if linked.link is not None:
         out["et_link"] = linked.link.stats.as_dict()
     if isinstance(kt, DriverTrace):
@@ -50,23 +53,38 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         return 0
     con = Console()
     for f in info["files"]:
-        con.print(Text(f, style="bold"))
+        con.print(Text(one_line(f), style="bold"))
     if "kineto" in info:
         k = info["kineto"]
         t = Table(title="Kineto events by category")
         t.add_column("category")
         t.add_column("events", justify="right")
         for c, v in sorted(k["categories"].items(), key=lambda kv: -kv[1]):
-            t.add_row(Text(str(c)), f"{v:,}")
+            t.add_row(Text(one_line(str(c))), f"{v:,}")
         con.print(t)
-        g = k["gpu_links"]
-        con.print(Text(f"GPU events {g['gpu_events']:,}: linked to launch {g['linked']:,}, "
+        g, w = k["gpu_links"], k["device_work"]
+        parts = ([f"{w['kernels']:,} kernels"] if w["kernels"] is not None else []) + [
+            f"{w['memcpy']:,} memcpy", f"{w['memset']:,} memset"]
+        called = w["called"][:1].upper() + w["called"][1:]
+        con.print(Text(f"{called} {w['events']:,} ({', '.join(parts)}): linked to launch "
+                       f"{g['linked']:,}, "
                        f"launch not in trace {g['launch_missing']:,}, no correlation {g['no_correlation']:,}, "
                        f"graph launches {g['graph_launches']:,} owning {g['graph_kernels']:,}"))
+    if "et" in info:
+        e = info["et"]
+        threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
+        con.print(Text(one_line(f"Execution Trace (schema {e['schema']}, {e['layout']} layout, pid {e['pid']}, "
+                                f"{e['time']}): {e['nodes']:,} nodes, {e['ops']:,} ops on "
+                                f"{len(e['threads']):,} threads "
+                                f"({threads}); ops with rf_id {e['ops_with_rf_id']:,}, with seq_id "
+                                f"{e['ops_with_seq_id']:,}")))
     if "et_link" in info:
         s = info["et_link"]
-        con.print(Text(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops "
-                       f"(heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, Kineto-only {s['kineto_only']:,}"))
+        con.print(Text(one_line(f"ET link ({s['method']}): linked {s['linked']:,} of {s['et_ops']:,} ET ops (by rf_id "
+                                f"{s['by_rf_id']:,}, by sequence number {s['by_sequence']:,}, by order "
+                                f"{s['by_order']:,}; heuristic {s['heuristic']:,}), ET-only {s['et_only']:,}, "
+                                f"Kineto-only {s['kineto_only']:,}"
+                                + (f"; iteration: {s['window']}" if s.get("window") else ""))))
     if "driver" in info:
         d = info["driver"]
         ln = d["lines"]
@@ -77,7 +95,8 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         s = info["driver_link"]
         con.print(Text(f"Driver link ({s['method']}): linked {s['linked']:,} of {s['kineto_calls']:,} Kineto calls "
                        f"({s['confirmed']:,} launches confirmed by grid and block), {s['driver_calls']:,} driver "
-                       f"calls; clock offset {s['offset_us']:+,.1f} µs ± {s['uncertainty_us']:,.1f} µs; heuristic"))
+                       f"calls; clock offset {s['offset_us']:+,.1f} {units.US} ± "
+                       f"{s['uncertainty_us']:,.1f} {units.US}; heuristic"))
     for w in info["warnings"]:
-        con.print(Text("warning: " + w, style="yellow"))
+        con.print(Text(one_line("warning: " + w), style="yellow"))
     return 0

@@ -16,29 +16,19 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .. import units
+from ..errors import one_line
 from ..io import jsonout
 from .fit_table import Col, fitted_table
 
 _UNLIMITED = 1_000_000
-_TL = (("total_ms", "total ms"), ("computation_ms", "compute ms"), ("exposed_comm_ms", "exposed comm ms"),
-       ("exposed_memcpy_ms", "exposed memcpy ms"), ("idle_ms", "idle ms"))
+_TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
+                                                                                      f"exposed comm {units.MS}"),
+       ("exposed_memcpy_ms", f"exposed memcpy {units.MS}"), ("idle_ms", f"idle {units.MS}"))
 
 
-def _n(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, int):
-        return f"{v:,}"
-    return f"{float(v):,.{digits}f}"
-
-
-def _bytes(v: Any) -> str:
-    if not v:
-        return ""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if v >= size:
-            return f"{v / size:,.1f} {unit}"
-    return f"{v:,} B"
+_n = units.number
+_bytes = units.bytes_short
 
 
 def rank_rows(summary: dict[str, Any]) -> list[list[Any]]:
@@ -57,16 +47,18 @@ def collective_rows(summary: dict[str, Any]) -> list[list[Any]]:
     for c in summary["collectives"]:
         ident = c["seq"] if c["seq"] is not None else f"#{c['index']}"
         algo = "/".join(x for x in (c["algorithm"], c["protocol"]) if x)
-        rows.append([Text(c["name"]), Text(c["group"] or "-"), str(ident), _n(c["ranks"]), _n(c["start_skew_us"], 1),
+        rows.append([Text(one_line(c["name"])), Text(one_line(c["group"] or "-")), str(ident), _n(c["ranks"]),
+                     _n(c["start_skew_us"], 1),
                      _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1), str(c["last_rank"]),
-                     _bytes(c["bytes"]), Text(algo), _n(c["busbw_gbps"], 2)])
+                     _bytes(c["bytes"]), Text(one_line(algo)), _n(c["busbw_gbps"], 2)])
     return rows
 
 
 RANK_COLS = [Col("rank"), *(Col(h) for _, h in _TL), Col("collectives"), Col("status", False)]
-COLLECTIVE_COLS = [Col("collective", False), Col("group", False), Col("seq"), Col("ranks"), Col("start skew µs"),
-                   Col("end skew µs"), Col("min µs"), Col("max µs"), Col("last rank"), Col("size"),
-                   Col("algorithm", False), Col("busbw GB/s")]
+COLLECTIVE_COLS = [Col("collective", False), Col("group", False), Col("seq"), Col("ranks"),
+                   Col(f"start skew {units.US}"), Col(f"end skew {units.US}"), Col(f"min {units.US}"),
+                   Col(f"max {units.US}"), Col("last rank"), Col("size"),
+                   Col("algorithm", False), Col(f"busbw {units.GBPS}")]
 
 
 def print_job_summary(summary: dict[str, Any], console: Console | None = None) -> None:
@@ -78,9 +70,9 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
     else:
         width = console.width
     j = summary["job"]
-    console.print(Text(f"Job: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded (world_size "
-                       f"{j['world_size'] if j['world_size'] is not None else 'unknown'}, backend "
-                       f"{j['backend'] or 'unknown'})", style="bold"))
+    console.print(Text(one_line(f"Job: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded (world_size "
+                                f"{j['world_size'] if j['world_size'] is not None else 'unknown'}, backend "
+                                f"{j['backend'] or 'unknown'})"), style="bold"))
 
     def table(title: str, cols: list[Col], rows: list[list[Any]]) -> None:
         if not rows:
@@ -95,12 +87,21 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
 
     table("GPU time per rank (unions over all streams)", RANK_COLS, rank_rows(summary))
     table("Collectives matched across ranks", COLLECTIVE_COLS, collective_rows(summary))
-    table("Stragglers (latest first)", [Col("rank"), Col("late µs (sum)"), Col("last to arrive"),
-                                        Col("wait caused µs"), Col("collectives")],
-          [[str(s["rank"]), _n(s["late_us"], 1), _n(s["times_last"]), _n(s["wait_caused_us"], 1),
-            _n(s["collectives"])] for s in summary["stragglers"]])
+    table("Stragglers (last to arrive most often first; lateness = start - first rank's start)",
+          [Col("rank"), Col("last to arrive"), Col("collectives"), Col(f"median late {units.US}"),
+           Col(f"late {units.US} (sum)"),
+           Col(f"wait caused {units.US}")],
+          [[str(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+            _n(s["late_us"], 1), _n(s["wait_caused_us"], 1)] for s in summary["stragglers"]])
+    table("Arrivals by collective kind (barriers apart)",
+          [Col("rank"), Col("kind", False), Col("last to arrive"), Col("collectives"), Col(f"median late {units.US}")],
+          [[str(s["rank"]), Text(k), _n(v["times_last"]), _n(v["collectives"]), _n(v["median_late_us"], 1)]
+           for s in summary["stragglers"] for k, v in s.get("by_kind", {}).items()])
+    verdict = summary.get("straggler")
+    console.print(Text(one_line("Straggler: " + (verdict["evidence"] if verdict else
+                                                  "none: no rank arrived after another")), style="bold"))
     for w in summary["warnings"]:
-        console.print(Text(f"warning: {w}", style="yellow"))
+        console.print(Text(one_line(f"warning: {w}"), style="yellow"))
 
 
 def job_summary_command(inputs: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int,

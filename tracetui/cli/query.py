@@ -9,16 +9,16 @@ most :data:`TABLE_ROWS` rows (and says how many more there were); CSV and JSON g
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
 from typing import Any
 
 from rich.text import Text
 
-from ..errors import TraceError
+from .. import units
+from ..errors import TraceError, one_line, printable_lines
 from ..query import QueryResult, QuerySession
-from ..query.cells import cell_text, is_numeric
+from ..query.cells import is_numeric
 from .fit_table import Col
 from .summary_render import TableOut, table_console
 
@@ -60,13 +60,15 @@ def print_result(res: QueryResult, fmt: str) -> None:
         sys.stdout.write(jsonout.dumps(rows).decode() + "\n")
         return
     if fmt == "csv":
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(res.columns)
-        w.writerows([cell_text(v) for v in r] for r in res.rows)
+        from ..export.csv_json import csv_text
+
+        text = csv_text(res.columns, res.rows, units.value_text)
+        sys.stdout.write(printable_lines(text) if sys.stdout.isatty() else text)
         return
     con, width = table_console()
-    cols = [Col(c, is_numeric(t)) for c, t in zip(res.columns, res.types)]
-    rows = [[cell_text(v) if col.numeric else Text(cell_text(v)) for v, col in zip(r, cols)] for r in res.rows]
+    cols = [Col(one_line(c), is_numeric(t)) for c, t in zip(res.columns, res.types)]
+    rows = [[units.value_text(v) if col.numeric else Text(units.value_text(v)) for v, col in zip(r, cols)]
+            for r in res.rows]
     if rows:
         TableOut(con, width).table("", cols, rows)
     n = len(res.rows)
@@ -89,6 +91,6 @@ def query_command(inputs: list[str], sql: str, *, fmt: str, use_cache: bool, job
     finally:
         session.close()
     for w in session.warnings:
-        print(f"tracetui: warning: {w}", file=sys.stderr)
+        print(f"tracetui: warning: {one_line(str(w))}", file=sys.stderr)
     print_result(res, fmt)
     return 0

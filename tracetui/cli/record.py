@@ -24,13 +24,13 @@ only when a recording starts, so ``--help`` works without it.
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..io.files import file_chunks, gzip_pieces, write_atomically
 
 TORCH_MISSING_MESSAGE = "torch is not installed: pip install 'tracetui[record]'"
 
@@ -123,10 +123,9 @@ def _build_model(torch: Any) -> Any:
 
 
 def _gzip_file(src: Path, dst: Path) -> None:
-    """Gzip ``src`` into ``dst`` with header time 0 (no changing bytes from gzip itself)."""
-    with open(src, "rb") as fin, open(dst, "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as fout:
-            shutil.copyfileobj(fin, fout)
+    """Gzip ``src`` into ``dst`` with header time 0 (no changing bytes from gzip itself),
+    atomically (an existing ``dst`` is replaced only by a complete file)."""
+    write_atomically(dst, gzip_pieces(file_chunks(src)), durable=True)
 
 
 def record(

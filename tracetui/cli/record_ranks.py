@@ -16,12 +16,12 @@ wait for the other ranks.
 
 from __future__ import annotations
 
-import gzip
 import os
-import shutil
 import socket
 import time
 from pathlib import Path
+
+from ..io.files import file_chunks, gzip_pieces, write_atomically
 
 #: model and batch sizes (small: each rank's pair stays around 100 kB gzipped)
 D_IN, D_HIDDEN, D_OUT, BATCH = 32, 64, 8, 16
@@ -36,9 +36,7 @@ def _free_port() -> int:
 
 
 def _gzip(src: Path, dst: Path) -> None:
-    with open(src, "rb") as fin, open(dst, "wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as fout:
-        shutil.copyfileobj(fin, fout)
+    write_atomically(dst, gzip_pieces(file_chunks(src)), durable=True)
     src.unlink()
 
 

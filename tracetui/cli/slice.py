@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import TraceError
+from ..errors import TraceError, one_line
 from ..slicing import Cut, parse_ranks, parse_window, slice_job, slice_linked
 
 
@@ -30,5 +30,5 @@ def slice_command(args: argparse.Namespace) -> int:
         linked = load_cached(inputs + ([args.et] if args.et else []), use_cache=not args.no_cache)
         report = slice_linked(linked, cut, args.output)
     for path, what in report.files.items():
-        print(f"{path}: {what}")
+        print(one_line(f"{path}: {what}"))
     return 0

@@ -17,6 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .. import units
+from ..analysis.tables import NESTED_CALLS_RULE
+from ..errors import one_line
 from .fit_table import Cell, Col, fitted_table
 
 #: console width for piped output: lines are as long as their content
@@ -29,19 +32,16 @@ _TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exp
 
 
 def _name(s: Any) -> Text:
-    return Text("" if s is None else str(s))
+    """A name from the trace: escaped before Rich sees it (Rich would drop BEL and CR)."""
+    return Text("" if s is None else one_line(str(s)))
 
 
-def _n(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, int):
-        return f"{v:,}"
-    return f"{float(v):,.{digits}f}"
+_n = units.number
 
 
-def _ms(v: Any) -> str:
-    return "" if v is None else _n(v / 1e3)
+def _ms(us: Any) -> str:
+    """Microseconds as milliseconds table text."""
+    return "" if us is None else _n(us / 1e3)
 
 
 def grouped_devices(names: Sequence[Any]) -> str:
@@ -82,15 +82,20 @@ class TableOut:
         self.con.out("\n".join(ln.rstrip() for ln in cap.get().splitlines()), highlight=False)
 
     def line(self, text: str, style: str = "") -> None:
-        self.con.print(Text(text, style=style))
+        self.con.print(Text(one_line(text), style=style))
 
 
 def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     """Print every section of a summary dict (to ``console``, fitting its width, or to stdout)."""
     con, width = (console, console.width) if console is not None else table_console()
     out = TableOut(con, width)
-    tr = s["trace"]
     out.line(s["source"], "bold")
+    if "et" in s and "trace" not in s:  # an Execution Trace alone
+        _print_et(out, s["et"])
+        for w in s["warnings"]:
+            out.line(f"warning: {w}", "yellow")
+        return
+    tr = s["trace"]
     drv = s.get("driver")
     if drv is not None and not drv["kineto_events"]:  # a driver-call trace alone: no Kineto tables
         _print_driver_head(out, drv)
@@ -98,12 +103,19 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         for w in s["warnings"]:
             out.line(f"warning: {w}", "yellow")
         return
-    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} GPU events ({tr['gpu_events_unlinked']:,} without a "
-             f"launch), {tr['cpu_ops']:,} cpu_ops")
+    called = tr.get("device_work", {}).get("called", "GPU events")
+    kernels = tr.get("device_work", {}).get("kernels")
+    out.line(f"{tr['events']:,} events, {tr['gpu_events']:,} {called} "
+             + (f"({kernels:,} kernels; " if kernels is not None else "(")
+             + f"{tr['gpu_events_unlinked']:,} without a launch), {tr['cpu_ops']:,} cpu_ops")
     out.line(f"devices: {grouped_devices(tr['devices'])}")
+    counters = s.get("counters")
     if not tr["gpu_events"]:
-        out.line(f"No GPU work in this trace (no kernel, memcpy or memset): {tr['cpu_ops']:,} CPU ops in "
-                 f"{tr['events']:,} events, so no GPU tables follow.")
+        held = (f"{counters['ranges']:,} profiler ranges and " if counters and counters["ranges"] else
+                f"{counters['events']:,} counter events and " if counters else "")
+        out.line(f"No GPU work in this trace (no kernel, memcpy or memset): it holds {held}{tr['cpu_ops']:,} CPU "
+                 f"ops in {tr['events']:,} events, so no GPU tables follow.")
+        _print_counters(out, counters)
         _print_ops(out, s)
         _print_host_only(out, s["launches"])
     else:
@@ -112,6 +124,7 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         _print_roofline(out, s.get("roofline") or [])
         _print_streams(out, s)
         _print_launches(out, s["launches"])
+        _print_counters(out, counters)
     if drv is not None:
         _print_driver(out, drv)
     for w in s["warnings"]:
@@ -121,34 +134,85 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
 def _print_gpu(out: TableOut, s: dict[str, Any]) -> None:
     tl = s["gpu_timeline"]
     tot = tl["total_ms"] or 1.0
-    out.table("GPU timeline (unions over all streams)", [Col("", False), Col("ms"), Col("% of total")],
+    out.table("GPU timeline (unions over all streams)", [Col("", False), Col(units.MS), Col("% of total")],
               [[label, _n(tl[key]), _n(100.0 * tl[key] / tot, 2)] for key, label in _TL_ROWS])
     if len(s["gpu_timeline_by_device"]) > 1:
-        out.table("GPU timeline per device (ms)", [Col("device", False), *(Col(lbl) for _, lbl in _TL_ROWS[:6])],
+        out.table(f"GPU timeline per device ({units.MS})", [Col("device", False), *(Col(lbl) for _,
+                                                                                    lbl in _TL_ROWS[:6])],
                   [[_name(d["device"]), *(_n(d[k]) for k, _ in _TL_ROWS[:6])] for d in s["gpu_timeline_by_device"]])
-    out.table("Kernel categories", [Col("category", False), Col("count"), Col("total ms"), Col("%")],
+    out.table("Kernel categories", [Col("category", False), Col("count"), Col(f"total {units.MS}"), Col("%")],
               [[_name(r["category"]), _n(r["count"]), _n(r["total_ms"]), _n(r["percent"], 2)]
                for r in s["kernel_categories"]])
-    out.table("Top kernels", [Col("name", False), Col("category", False), Col("count"), Col("total ms"),
-                              Col("mean µs"), Col("%")],
+    out.table("Top kernels", [Col("name", False), Col("category", False), Col("count"), Col(f"total {units.MS}"),
+                              Col(f"mean {units.US}"), Col("%")],
               [[_name(r["name"]), _name(r["kernel_category"]), _n(r["count"]), _n(r["total_us"] / 1e3),
                 _n(r["mean_us"]), _n(r["percent"], 2)] for r in s["kernels"]])
 
 
 def _print_ops(out: TableOut, s: dict[str, Any]) -> None:
     out.table("Top ops (GPU direct: its own launches; subtree: everything under it)",
-              [Col("name", False), Col("count"), Col("host ms"), Col("GPU direct ms"), Col("GPU subtree ms"),
-               Col("%")],
-              [[_name(r["name"]), _n(r["count"]), _n(r["host_us"] / 1e3), _n(r["direct_gpu_us"] / 1e3),
-                _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+              [Col("name", False), Col("count"), Col("nested"), Col(f"host {units.MS}"), Col(f"GPU direct {units.MS}"),
+               Col(f"GPU subtree {units.MS}"), Col("%")],
+              [[_name(r["name"]), _n(r["count"]), _n(r.get("nested_calls", 0)), _n(r["host_us"] / 1e3),
+                _n(r["direct_gpu_us"] / 1e3), _n(r["subtree_gpu_us"] / 1e3), _n(r["percent"], 2)] for r in s["ops"]])
+    if any(r.get("nested_calls") for r in s["ops"]):
+        out.line(NESTED_CALLS_RULE, style="dim")
+
+
+def _print_et(out: TableOut, e: dict[str, Any]) -> None:
+    """An Execution Trace alone: counts, threads, ops by name and by input shapes."""
+    threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
+    out.line(f"Execution Trace, schema {e['schema']} ({e['layout']} layout): {e['nodes']:,} nodes, {e['ops']:,} ops "
+             f"on {len(e['threads']):,} threads ({threads}); ops with rf_id {e['ops_with_rf_id']:,}, with seq_id "
+             f"{e['ops_with_seq_id']:,}")
+    out.line("An Execution Trace records no times: every number below is a count (give its Kineto trace for times).",
+             "dim")
+    out.table(f"Ops by name (top {len(e['ops_by_name'])} of {e['op_names']:,} names)",
+              [Col("name", False), Col("count"), Col("threads", False)],
+              [[_name(r["name"]), _n(r["count"]), _name(r["threads"])] for r in e["ops_by_name"]])
+    out.table(f"Ops by input shapes (top {len(e['ops_by_shape'])} of {e['op_signatures']:,})",
+              [Col("name", False), Col("input shapes", False), Col("input types", False), Col("count")],
+              [[_name(r["name"]), _name(r["input_shapes"]), _name(r["input_types"]), _n(r["count"])]
+               for r in e["ops_by_shape"]])
+
+
+def _print_counters(out: TableOut, c: dict[str, Any] | None) -> None:
+    """Counters (kineto/counters.py): totals per counter, the ranges adding most to each, and
+    the ranges by name (CUPTI range profiler: a range per profiled kernel)."""
+    if not c:
+        return
+    out.line(f"Counters: {len(c['series']):,} counters, {c['samples']:,} samples from {c['events']:,} counter events "
+             f"({c['ranges']:,} of them ranges, {c.get('range_names', 0):,} range names)")
+    out.table("Counters (totals over the trace)",
+              [Col("counter", False), Col("samples"), Col("total"), Col("mean"), Col("max")],
+              [[_name(r["series"]), _n(r["samples"]), _n(r["sum"], 0), _n(r["mean"], 1), _n(r["max"], 0)]
+               for r in c["series"]])
+    out.table("Top ranges per counter (by summed value)",
+              [Col("counter", False), Col("range", False), Col("ranges"), Col("total"), Col("% of counter")],
+              [[_name(r["series"]), _name(_cut(t["name"])), _n(t["ranges"]), _n(t["sum"], 0), _n(t["share"], 1)]
+               for r in c["series"] for t in r.get("top_ranges", [])])
+    out.table("Ranges by name (most range time first)", [Col("name", False), Col("ranges"), Col(f"total {units.MS}")],
+              [[_name(_cut(r["name"])), _n(r["ranges"]), _n(r["total_us"] / 1e3)]
+               for r in c.get("ranges_by_name", [])])
+    if any(len(r["name"]) > RANGE_NAME_CELLS for r in c.get("ranges_by_name", [])):
+        out.line(f"range names cut at {RANGE_NAME_CELLS} characters (summary --json has them whole)", "dim")
+
+
+#: range names (often whole kernel signatures) are cut to this many characters in the text
+RANGE_NAME_CELLS = 120
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= RANGE_NAME_CELLS else name[:RANGE_NAME_CELLS - 1] + "…"
 
 
 def _print_roofline(out: TableOut, rows: list[dict[str, Any]]) -> None:
     """Ops with known FLOPs (analysis/roofline.py); nothing when the trace has no shapes."""
     if not rows:
         return
-    out.table("Roofline (FLOPs from shapes; % of the roofline at the op's FLOP/byte)",
-              [Col("name", False), Col("shapes", False), Col("count"), Col("GPU ms"), Col("TFLOP/s"), Col("GB/s"),
+    out.table(f"Roofline (FLOPs from shapes; % of the roofline at the op's {units.FLOP_PER_BYTE})",
+              [Col("name", False), Col("shapes", False), Col("count"), Col(f"GPU {units.MS}"), Col(units.TFLOPS),
+               Col(units.GBPS),
                Col("% roof"), Col("bound", False)],
               [[_name(r["name"]), _name(r["input_dims"]), _n(r["count"]), _n(r["gpu_ms"]), _n(r["tflops_per_s"]),
                 _n(r["gbps"], 0), _n(r["pct_of_peak"], 1), _name(r["bound"] or "")] for r in rows])
@@ -164,14 +228,15 @@ def _print_roofline(out: TableOut, rows: list[dict[str, Any]]) -> None:
 
 def _print_streams(out: TableOut, s: dict[str, Any]) -> None:
     streams = s["streams"]
-    out.table("Streams (ms; idle = gaps between its events)",
+    out.table(f"Streams ({units.MS}; idle = gaps between its events)",
               [Col("device:stream", False), Col("events"), Col("busy"), Col("idle"), Col("host wait"),
                Col("kernel-to-kernel"), Col("other")],
               [[_name(f"{r['device']}:{r['stream']}"), _n(r["count"]), _ms(r["busy_us"]), _ms(r.get("idle_us")),
                 _ms(r.get("host_wait_us")), _ms(r.get("kernel_to_kernel_us")), _ms(r.get("other_us"))]
                for r in streams])
     out.table(idle_title(len(streams)),
-              [Col("class", False), Col("gaps"), Col("total ms"), Col("mean µs"), Col("max µs"), Col("% of idle")],
+              [Col("class", False), Col("gaps"), Col(f"total {units.MS}"), Col(f"mean {units.US}"),
+               Col(f"max {units.US}"), Col("% of idle")],
               [[_name(r["idle_class"]), _n(r["count"]), _n(r["total_us"] / 1e3), _n(r["mean_us"]), _n(r["max_us"]),
                 _n(r["percent"], 2)] for r in s["idle"]["by_class"]])
 
@@ -186,18 +251,19 @@ def idle_title(n_streams: int) -> str:
 
 
 def _print_launches(out: TableOut, la: dict[str, Any]) -> None:
-    out.table("Launch calls (µs; delay = first GPU start - call start)",
+    out.table(f"Launch calls ({units.US}; delay = first GPU start - call start)",
               [Col("class", False), Col("count"), Col("call mean"), Col("call p90"), Col("delay med"),
                Col("delay p90"), Col("delay max")],
               [[_name(cls), _n(d["count"]), _n(la["call_duration"].get(cls, {}).get("mean_us")),
                 _n(la["call_duration"].get(cls, {}).get("p90_us")), _n(d["median_us"]), _n(d["p90_us"]),
                 _n(d["max_us"])] for cls, d in la["launch_delay"].items()])
     sync = la["sync"]
-    out.line(f"Synchronisation: {sync['blocking_calls']:,} host-blocking calls, {sync['blocking_us']:,.3f} µs; "
+    out.line(f"Synchronisation: {sync['blocking_calls']:,} host-blocking calls, {sync['blocking_us']:,.3f} {units.US}; "
              f"{sync['cuda_sync_events']:,} cuda_sync events")
-    out.table("Synchronisation calls", [Col("call", False), Col("count"), Col("total µs")],
+    out.table("Synchronisation calls", [Col("call", False), Col("count"), Col(f"total {units.US}")],
               [[_name(name), _n(d["count"]), _n(d["total_us"])] for name, d in sync["by_name"].items()])
-    out.table("Copies", [Col("direction", False), Col("count"), Col("bytes"), Col("total µs"), Col("GB/s")],
+    out.table("Copies", [Col("direction", False), Col("count"), Col("bytes"), Col(f"total {units.US}"),
+                         Col(units.GBPS)],
               [[_name(r["direction"]), _n(r["count"]), _n(r["bytes"]), _n(r["total_us"]), _n(r["gb_per_s"], 2)]
                for r in la["copies"]])
     _print_host_only(out, la)
@@ -209,13 +275,14 @@ def _print_host_only(out: TableOut, la: dict[str, Any]) -> None:
     """Allocations and profiler steps: host-side facts, printed with or without GPU events."""
     al = la["allocations"]
     if al["by_device"] or al["malloc_calls"]:
-        out.line(f"Allocation calls: {al['malloc_calls']:,} malloc, {al['malloc_us']:,.3f} µs")
+        out.line(f"Allocation calls: {al['malloc_calls']:,} malloc, {al['malloc_us']:,.3f} {units.US}")
         out.table("Allocations ([memory] events)",
                   [Col("where", False), Col("allocs"), Col("bytes"), Col("frees"), Col("peak allocated")],
                   [[_name(where), _n(d["allocs"]), _n(d["alloc_bytes"]), _n(d["frees"]),
                     _n(d["peak_allocated_bytes"])] for where, d in al["by_device"].items()])
-    out.table("Profiler steps", [Col("step", False), Col("host ms"), Col("kernel launches"), Col("graph launches"),
-                                 Col("GPU events"), Col("GPU ms")],
+    out.table("Profiler steps", [Col("step", False), Col(f"host {units.MS}"), Col("kernel launches"),
+                                 Col("graph launches"),
+                                 Col("GPU events"), Col(f"GPU {units.MS}")],
               [[_name(r["step"]), _n(r["dur"] / 1e3), _n(r["kernel_launches"]), _n(r["graph_launches"]),
                 _n(r["gpu_events"]), _n(r["gpu_us"] / 1e3)] for r in la["steps"]])
 
@@ -229,7 +296,7 @@ DRIVER_TOP = 15
 def _print_driver_head(out: TableOut, d: dict[str, Any]) -> None:
     layouts = ", ".join(f"{n:,} {lay}" for lay, n in d["layouts"].items()) or "none"
     out.line(f"{d['events']:,} events of a driver-call trace (lines by layout: {layouts}); {d['processes']:,} "
-             f"process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} ms")
+             f"process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} {units.MS}")
     out.line("No GPU work in a driver-call trace (its tracer sees the host's calls into libcuda and nvidia.ko, "
              "not kernels on the GPU): the answers below come from those calls.")
 
@@ -255,7 +322,7 @@ def _call_rows(rows: list[dict[str, Any]]) -> list[list[Cell]]:
 
 def _print_driver_calls(out: TableOut, d: dict[str, Any]) -> None:
     calls = d["calls"]
-    cols = [Col("call", False), Col("count"), Col("total ms"), Col("mean µs"), Col("errors")]
+    cols = [Col("call", False), Col("count"), Col(f"total {units.MS}"), Col(f"mean {units.US}"), Col("errors")]
     more = f" (top {DRIVER_TOP} of {len(calls):,})" if len(calls) > DRIVER_TOP else ""
     out.table(f"API calls by count{more} (errors: a non-zero return value)", cols, _call_rows(calls))
     if len(calls) > DRIVER_TOP:
@@ -264,7 +331,7 @@ def _print_driver_calls(out: TableOut, d: dict[str, Any]) -> None:
     fams = d["call_families"]
     if any(len(f["names"]) > 1 for f in fams):
         out.table("Call families (_v2, _ptsz ... variants together)",
-                  [Col("family", False), Col("count"), Col("total ms"), Col("names", False)],
+                  [Col("family", False), Col("count"), Col(f"total {units.MS}"), Col("names", False)],
                   [[_name(f["family"]), _n(f["count"]), _n(f["total_us"] / 1e3), _name(", ".join(f["names"]))]
                    for f in fams[:DRIVER_TOP]])
 
@@ -273,7 +340,8 @@ def _print_driver_pipeline(out: TableOut, d: dict[str, Any]) -> None:
     phases = d["phases"]
     pids = list(dict.fromkeys(p["pid"] for p in phases))
     moved = any(p["transfers_bytes"] is not None for p in phases)
-    cols = [Col("phase", False), Col("start ms"), Col("dur ms"), Col("calls"), Col("launch"), Col("sync"),
+    cols = [Col("phase", False), Col(f"start {units.MS}"), Col(f"dur {units.MS}"), Col("calls"), Col("launch"),
+            Col("sync"),
             Col("alloc"), *([Col("bytes moved")] if moved else [])]
     for pid in pids:  # one table per process
         title = "Pipeline phases (calls by their start)" + (f", pid {pid}" if len(pids) > 1 else "")
@@ -300,25 +368,27 @@ def _print_driver_pipeline(out: TableOut, d: dict[str, Any]) -> None:
     else:
         out.line("Iterations: none (no synchronize call follows a kernel launch)")
     sy = d["sync"]
-    out.line(f"Synchronize calls: {sy['count']:,}, {sy['total_us'] / 1e3:,.3f} ms of host time")
-    out.table("Synchronize calls by name", [Col("call", False), Col("count"), Col("total ms"), Col("max µs")],
+    out.line(f"Synchronize calls: {sy['count']:,}, {sy['total_us'] / 1e3:,.3f} {units.MS} of host time")
+    out.table("Synchronize calls by name", [Col("call", False), Col("count"), Col(f"total {units.MS}"),
+                                            Col(f"max {units.US}")],
               [[_name(r["name"]), _n(r["count"]), _n(r["total_us"] / 1e3), _n(r["max_us"])] for r in sy["by_name"]])
     ia = d["idle_after_sync"]
     out.line(f"GPU idle after synchronize (a synchronize's return to the next launch): {ia['count']:,} gaps, "
-             f"{ia['total_us'] / 1e3:,.3f} ms in all, longest {ia['max_us']:,.3f} µs")
+             f"{ia['total_us'] / 1e3:,.3f} {units.MS} in all, longest {ia['max_us']:,.3f} {units.US}")
     cv = d["compute_vs_transfer"]
     ratio = f"{cv['ratio']:,.2f}" if cv["ratio"] is not None else "no transfer time"
-    out.line(f"Compute vs transfer: compute {cv['compute_us'] / 1e3:,.3f} ms (sync wait closing iterations "
+    out.line(f"Compute vs transfer: compute {cv['compute_us'] / 1e3:,.3f} {units.MS} (sync wait closing iterations "
              f"{cv['sync_wait_us'] / 1e3:,.3f} + launch calls {cv['launch_call_us'] / 1e3:,.3f}), transfer "
-             f"{cv['transfer_us'] / 1e3:,.3f} ms ({d['transfers_from']}); ratio {ratio}")
+             f"{cv['transfer_us'] / 1e3:,.3f} {units.MS} ({d['transfers_from']}); ratio {ratio}")
 
 
 def _print_driver_memory(out: TableOut, d: dict[str, Any]) -> None:
     out.table(f"Transfers (from {d['transfers_from']})",
-              [Col("direction", False), Col("count"), Col("bytes"), Col("total µs"), Col("GB/s")],
+              [Col("direction", False), Col("count"), Col("bytes"), Col(f"total {units.US}"), Col(units.GBPS)],
               [[_name(k), _n(r["count"]), _n(r["bytes"]), _n(r["total_us"]), _n(r["gb_per_s"], 2)]
                for k, r in d["transfers"].items() if r["count"]])
-    out.table("Kernel-space ioctls by command", [Col("cmd", False), Col("count"), Col("total µs"), Col("mean µs"),
+    out.table("Kernel-space ioctls by command", [Col("cmd", False), Col("count"), Col(f"total {units.US}"),
+                                                 Col(f"mean {units.US}"),
                                                   Col("errors")],
               [[_name(r["cmd"] or "(none)"), _n(r["count"]), _n(r["total_us"]), _n(r["mean_us"]), _n(r["errors"])]
                for r in d["ioctls"][:DRIVER_TOP]])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from .. import units
+from ..errors import one_line
 from ..kineto.kinds import Kind
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
@@ -19,11 +21,12 @@ def find_node(kt: KinetoTrace, external_id: int, pid: Any = None, tid: Any = Non
 
 
 def describe_node(kt: KinetoTrace, node: int) -> str:
-    """One line: category, name, duration (µs) and ids."""
+    """One line: category, name, duration (µs) and ids; text from the file (names, pids and
+    tids written as strings) with control characters escaped (:func:`~tracetui.errors.one_line`)."""
     if kt.is_lane_node(node):
-        return f"[lane] {kt.name(node)}"
+        return f"[lane] {one_line(kt.name(node))}"
     kind = Kind(int(kt.kind[node])).name.lower()
-    bits = [f"[{kind}] {kt.name(node)}", f"dur={kt.dur[node]:.3f}us"]
+    bits = [f"[{kind}] {one_line(kt.name(node))}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
     if kt.external_id[node] >= 0:
         bits.append(f"ext={int(kt.external_id[node])}")
     if kt.correlation[node] >= 0:
@@ -31,7 +34,7 @@ def describe_node(kt: KinetoTrace, node: int) -> str:
     if kt.rf_id[node] > 0:
         bits.append(f"rf_id={int(kt.rf_id[node])}")
     if kt.is_gpu_event(node):
-        bits.append(f"dev={kt.pids[node]} stream={kt.tids[node]}")
+        bits.append(one_line(f"dev={kt.pids[node]} stream={kt.tids[node]}"))
     return " ".join(bits)
 
 
@@ -52,13 +55,14 @@ def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide
     """The subtree under ``node`` as indented text (iterative, no recursion limit; levels below
     :data:`MAX_INDENT` are tagged ``[d=N]``, N counted from ``node``)."""
     gtime, gcount = gpu_totals or subtree_gpu_totals(kt)
+    word = kt.device_word().lower()  # "gpu" or "device": what the time and count are of
     lines: list[str] = []
     stack: list[tuple[int, int]] = [(node, 0)]
     while stack:
         x, lvl = stack.pop()
         line = indent(lvl) + describe_node(kt, x)
         if gcount[x] and not kt.is_gpu_work(x):
-            line += f" gpu={gtime[x]:.3f}us kernels={int(gcount[x])}"
+            line += f" {word}={gtime[x]:.3f}{units.US_ASCII} {word}_events={int(gcount[x])}"
         lines.append(line)
         if depth is not None and lvl >= depth:
             continue
@@ -87,10 +91,9 @@ def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str 
     """``tracetui tree``: print every lane (or one selected subtree) as text."""
     kt = linked.kineto
     if kt is None:
-        from ..errors import WrongTraceKindError
-
-        raise WrongTraceKindError(linked.et.path if linked.et else None,
-                                  "`tree` needs a Kineto trace (this is an Execution Trace only)")
+        if linked.et is None:
+            return 0
+        return _print_et_tree(linked.et, depth=depth, selector=selector)
     totals = subtree_gpu_totals(kt)
     if selector:
         from ..export.selectors import resolve_selector
@@ -101,4 +104,34 @@ def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str 
     out = sys.stdout
     for r in roots:
         out.write(format_subtree(kt, r, depth=depth, hide_python=hide_python, gpu_totals=totals) + "\n")
+    return 0
+
+
+def format_et_subtree(et, pos: int, *, depth: int | None = None) -> str:
+    """An Execution Trace's subtree under position ``pos`` as indented text: per node its name,
+    ``id``, ``rf_id``, ET ``tid`` and ``seq_id`` (when it has one).  An ET has no times."""
+    lines: list[str] = []
+    stack: list[tuple[int, int]] = [(pos, 0)]
+    while stack:
+        x, lvl = stack.pop()
+        line = (f"{indent(lvl)}[et] {one_line(et.name(x))} id={int(et.ids[x])} rf_id={int(et.rf_id[x])} "
+                f"tid={int(et.tid[x])}")
+        if int(et.seq_id[x]) >= 0:
+            line += f" seq_id={int(et.seq_id[x])}"
+        lines.append(line)
+        if depth is not None and lvl >= depth:
+            continue
+        for c in et.children(x)[::-1].tolist():
+            stack.append((int(c), lvl + 1))
+    return "\n".join(lines)
+
+
+def _print_et_tree(et, *, depth: int | None, selector: str | None) -> int:
+    """``tracetui tree`` of an Execution Trace alone (selectors: ``et:<id>``, ``name:<op>[#n]``)."""
+    from ..export.et_export import resolve_et_selector
+
+    root = resolve_et_selector(et, selector)
+    roots = [root] if root is not None else et.roots().tolist()
+    for r in roots:
+        sys.stdout.write(format_et_subtree(et, int(r), depth=depth) + "\n")
     return 0

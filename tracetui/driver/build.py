@@ -15,6 +15,7 @@ import mmap
 
 import numpy as np
 
+from .. import units
 from ..errors import LoadWarning
 from ..kineto.build import nest_host_events
 from ..kineto.kinds import Kind
@@ -35,6 +36,7 @@ from .schema import (
     LAYOUTS,
     RECORD_CALL_PREFIX,
     RECORD_NAMES,
+    RECORD_SLACK_US,
     What,
 )
 from .trace import NO_VALUE, DriverTrace
@@ -259,7 +261,8 @@ def _phase_spans(rows: Rows, ts, dur, what, thread, name_id, cls_of_name, name_i
             np.asarray(out_th, np.int64), np.asarray(out_nm, np.int32), out_args)
 
 
-def _phase_at(t: np.ndarray, lane: np.ndarray, ph_ts: np.ndarray, ph_dur: np.ndarray, ph_lane: np.ndarray) -> np.ndarray:
+def _phase_at(t: np.ndarray, lane: np.ndarray, ph_ts: np.ndarray, ph_dur: np.ndarray,
+              ph_lane: np.ndarray) -> np.ndarray:
     """Index of the phase span of the same lane holding each time, -1 for none."""
     out = np.full(t.size, -1, dtype=np.int64)
     for i, (tt, ln) in enumerate(zip(t.tolist(), lane.tolist())):
@@ -335,5 +338,6 @@ def _warn(warnings: list[LoadWarning], dec: DecodedLines, rows: Rows, call_flags
         warnings.append(LoadWarning("negative_duration", f"{rows.negative:,} lines give a negative duration (kept; "
                                     "the event has no length)", rows.negative))
     if loose:
+        within = units.us_text(RECORD_SLACK_US, "g")
         warnings.append(LoadWarning("unattached_records", f"{loose:,} records belong to no call of their thread "
-                                    "(none open within 100 µs): kept in their phase by time", loose))
+                                    f"(none open within {within}): kept in their phase by time", loose))

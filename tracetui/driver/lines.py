@@ -38,6 +38,7 @@ NOT_JSON = "text lines (banners, heartbeats, summaries, map dumps)"
 BAD_JSON = "lines that start like a JSON object but are not valid JSON"
 NOT_OBJECT = "JSON values that are not objects"
 CUT_LAST = "a last line cut short (the tracer was stopped while writing)"
+TOO_DEEP = "lines nested too deeply to read (JSON deeper than the decoder's recursion limit)"
 #: fields that did not have the documented type on an object line (the line is kept)
 BAD_FIELDS = "fields of an unexpected type (left out of the line's event)"
 
@@ -72,6 +73,8 @@ def _as_object(line: bytes, sniffing: bool = False) -> dict | str:
             obj = msgspec.json.decode(line.decode("utf-8", "replace").encode())
     except msgspec.DecodeError:
         return BAD_JSON
+    except RecursionError:
+        return TOO_DEEP
     return obj if isinstance(obj, dict) else NOT_OBJECT
 
 
@@ -272,7 +275,7 @@ def _decode_runs(data: bytes, idx: np.ndarray, start: np.ndarray, end: np.ndarra
     body = b",".join(data[int(start[a]):int(end[b - 1])].replace(b"\n", b",") for a, b in zip(lo.tolist(), hi.tolist()))
     try:
         rows = _DECODER.decode(b"[" + body + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
     if len(rows) != idx.size:  # a line held two objects, or none: go line by line
         return _decode_chunk(list(map(data.__getitem__, map(slice, start.tolist(), end.tolist()))))
@@ -304,7 +307,7 @@ def _decode_chunk(raw: list[bytes]) -> tuple[list[Line | str], bool]:
         return [], True
     try:
         return _DECODER.decode(b"[" + b",".join(raw) + b"]"), True
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         if len(raw) > _SMALL:
             out: list[Line | str] = []
             for s in range(0, len(raw), _SMALL):
@@ -322,6 +325,8 @@ def _decode_one(line: bytes) -> Line | str:
         pass
     except (msgspec.DecodeError, UnicodeDecodeError):
         return BAD_JSON
+    except RecursionError:
+        return TOO_DEEP
     obj = _as_object(line)
     if isinstance(obj, str):
         return obj

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 
 from ..errors import LoadWarning, TraceFormatError
-from ..io.files import FileBytes, read_trace_bytes
+from ..io.files import FileBytes, read_trace_bytes, trace_path
 from .build import build_driver_trace
 from .lines import decode_lines
 from .trace import DriverTrace
@@ -20,7 +20,7 @@ def load_driver(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     """Read, decode and build a driver-call trace.  A file with no JSON object line, or whose
     JSON lines are none of them an event (no layout's keys, no time), raises
     :class:`~tracetui.errors.TraceFormatError` ("not a driver-call trace")."""
-    p = os.fspath(path)
+    p = trace_path(path)
     report = progress or (lambda msg, frac: None)
     fb = file_bytes if file_bytes is not None else read_trace_bytes(p)
     report("decoding lines", 0.1)

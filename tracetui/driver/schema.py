@@ -24,6 +24,8 @@ from enum import IntEnum
 
 import msgspec
 
+from .. import units
+
 # ---- layouts ------------------------------------------------------------------------------
 BPFTRACE = "bpftrace"
 PRELOAD = "preload"
@@ -34,10 +36,10 @@ LAYOUTS = (BPFTRACE, PRELOAD, BCC, SIDECAR)
 US_PER_TS = {BPFTRACE: 1e3, PRELOAD: 1e6, BCC: 1e6, SIDECAR: 1e3}
 #: what each layout is, for messages
 LAYOUT_TITLES = {
-    BPFTRACE: "bpftrace (ms since the tracer started)",
+    BPFTRACE: f"bpftrace ({units.MS} since the tracer started)",
     PRELOAD: "LD_PRELOAD hook (s, CLOCK_MONOTONIC)",
     BCC: "BCC tracer (s)",
-    SIDECAR: "Kubernetes sidecar (ms, entries only)",
+    SIDECAR: f"Kubernetes sidecar ({units.MS}, entries only)",
 }
 
 # ---- field names ---------------------------------------------------------------------------
@@ -185,3 +187,10 @@ def call_family(name: str) -> str:
     if sep and head and tail.isdigit():
         base = head
     return base
+
+
+def api_of(name: str) -> str:
+    """"runtime" (``cuda*``: libcudart), "driver" (``cu*``: libcuda) or "other"."""
+    if name.startswith("cuda"):
+        return "runtime"
+    return "driver" if name.startswith("cu") else "other"

@@ -16,8 +16,8 @@ from typing import Any
 import msgspec
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from ..io.files import FileBytes, kind_of_keys, read_trace_bytes
-from ..io.jsonrecover import recover_truncated_json
+from ..io.files import FileBytes, kind_of_keys, read_trace_bytes, trace_path
+from ..io.jsonrecover import nesting_error, only_padding_after, recover_truncated_json, replace_lone_surrogates
 from .decode import ETFile, decode_file, decode_nodes, repair_utf8
 from .trace import ETTrace
 
@@ -76,7 +76,7 @@ def _cut_short(msg: str, data: bytes) -> bool:
     if "truncated" in msg:
         return True
     m = _BYTE_POS.search(msg)
-    return m is not None and not data[int(m.group(1)) :].strip(b" \t\r\n\x00")
+    return m is not None and only_padding_after(data, int(m.group(1)))
 
 
 def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool) -> ETFile:
@@ -95,7 +95,8 @@ def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool
         top = decode_file(rec.data)
     except msgspec.MsgspecError as exc:
         problem, where = _problem_from(exc)
-        raise TraceFormatError(path, f"is cut off and its complete part is not valid JSON: {problem}", position=where) from None
+        raise TraceFormatError(path, f"is cut off and its complete part is not valid JSON: {problem}",
+                               position=where) from None
     warnings.append(
         LoadWarning(
             "truncated",
@@ -126,7 +127,16 @@ def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> ETFile
             )
         )
     try:
-        top = decode_file(data)
+        try:
+            top = decode_file(data)
+        except msgspec.DecodeError:
+            fixed, count, first = replace_lone_surrogates(data)
+            if not count:
+                raise
+            data = fixed
+            warnings.append(LoadWarning("lone_surrogate", f"{path}: {count:,} lone UTF-16 surrogate escapes (such as "
+                                        f"\\ud800, half of a pair) read as U+FFFD (first at byte {first})", count))
+            top = decode_file(data)
     except msgspec.ValidationError as exc:
         if str(exc).startswith("Expected `object`"):
             _kind_error(path, data, None)
@@ -164,10 +174,13 @@ def load_et(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None
     complete nodes before the cut and a "truncated" warning.
     """
     fb = file_bytes if file_bytes is not None else read_trace_bytes(path)
-    p = fb.path or os.fspath(path)
+    p = fb.path or trace_path(path)
     warnings: list[LoadWarning] = []
-    top = _decode_top(p, fb, warnings)
-    decoded = decode_nodes(top.nodes or [])
+    try:
+        top = _decode_top(p, fb, warnings)
+        decoded = decode_nodes(top.nodes or [])
+    except RecursionError:  # the decoders stop near a thousand levels: one line, not a crash
+        raise nesting_error(p, fb.data) from None
     if decoded.bad_values.get("id"):
         _check_ids(p, top)
     return ETTrace(

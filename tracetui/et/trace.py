@@ -105,6 +105,17 @@ class ETTrace:
         self.child_index: np.ndarray = tree.child_index
         self.depth: np.ndarray = tree.depth
         self._note_problems(decoded, tree.orphans, tree.cycles_broken)
+        self._note_self_parents(tree.self_parents)
+
+    def _note_self_parents(self, positions: np.ndarray) -> None:
+        """Only the process root may name itself as its parent: other such nodes (a damaged
+        file) are read as top-level nodes, and counted."""
+        odd = [int(p) for p in positions.tolist() if not is_structural_name(self.names[int(self.name_ids[p])])]
+        if odd:
+            self.warnings.append(LoadWarning(
+                "self_parent", f"{self.path}: {len(odd):,} nodes name themselves as their parent (only the process "
+                               f"root may); read as top-level nodes (first: node id {int(self.ids[odd[0]])})",
+                len(odd)))
 
     def _note_problems(self, decoded: DecodedNodes, orphans: int, cycles: int) -> None:
         dups = int(np.count_nonzero(self.ids[1:] == self.ids[:-1])) if self.ids.size else 0
@@ -226,6 +237,18 @@ class ETTrace:
         if isinstance(obj, dict):
             return build_args(obj.get("values"), obj.get("shapes"), obj.get("types"), obj.get("strides"))
         return []
+
+    def input_shapes_types(self, pos: int) -> tuple[Any, Any]:
+        """(shapes, types) of the inputs of the node at ``pos`` as written (lists; None when
+        absent), without decoding the values."""
+        fi = int(self._file_index[pos])
+        types = self._raw_field("input_types", fi)
+        if types is not None:  # flat layout
+            return self._raw_field("input_shapes", fi), types
+        obj = self._raw_field("inputs", fi)
+        if isinstance(obj, dict):
+            return obj.get("shapes"), obj.get("types")
+        return None, None
 
     def node(self, pos: int) -> ETNode:
         """Decode everything recorded for the node at ``pos``."""

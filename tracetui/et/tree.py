@@ -7,7 +7,7 @@ Nothing here recurses, so a pathologically deep tree cannot hit Python's recursi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,8 @@ class Tree:
     depth: np.ndarray
     orphans: int
     cycles_broken: int
+    #: positions of the nodes that name themselves as their parent (read as top-level nodes)
+    self_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def _pointer_jump_depth(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -64,7 +66,8 @@ def build_tree(sorted_ids: np.ndarray, parent_ids: np.ndarray) -> Tree:
         found = np.zeros(0, dtype=bool)
     parent = np.where(found, idx, -1)
     orphans = int(np.count_nonzero(~found))
-    parent[parent == own] = -1  # the process root names itself as its parent
+    self_parents = np.flatnonzero(parent == own)
+    parent[self_parents] = -1  # the process root names itself as its parent (others are counted)
 
     depth, stuck = _pointer_jump_depth(parent)
     cycles_broken = 0
@@ -87,4 +90,5 @@ def build_tree(sorted_ids: np.ndarray, parent_ids: np.ndarray) -> Tree:
         depth=depth.astype(np.int32),
         orphans=orphans,
         cycles_broken=cycles_broken,
+        self_parents=self_parents,
     )

@@ -8,19 +8,24 @@ Python API (the TUI's ``e`` key calls :func:`write_export` on the selected node)
 
 CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT``
 (:func:`export_command`); selectors are described in :mod:`tracetui.export.selectors`.
-A path ending in ``.gz`` is written gzip-compressed.
+A path ending in ``.gz`` is written gzip-compressed.  A file is written atomically (a temp
+file renamed over the target once complete: a failed write keeps the old file).  ``-o -``
+on a terminal writes the export with control characters escaped (trace text is data:
+:func:`tracetui.errors.printable_lines`, JSON's own ``\\u`` escapes for json/chrome); piped,
+the bytes are written as they are.
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import sys
 from typing import IO
 
 from ..analysis.categories import KernelCategorizer, get_categorizer
-from ..errors import TraceError, TraceFileError
+from ..errors import TraceError, TraceFileError, printable_lines
+from ..io.files import gzip_pieces, write_atomically
+from ..io.jsonout import escape_controls
 from ..session import LinkedTrace
 from .selectors import SelectorError, resolve_selector
 
@@ -34,12 +39,19 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
     """The export of the subtree under ``root_node`` (None: whole trace) as bytes (UTF-8 text).
 
     ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows).
+    An Execution Trace alone exports its counts and tree (:mod:`tracetui.export.et_export`;
+    ``root_node`` is then an ET position).
     """
     if fmt not in FORMATS:
         raise TraceError(None, f"unknown export format {fmt!r} (expected {', '.join(FORMATS)})")
     kt = linked.kineto
     if kt is None:
-        raise TraceError(linked.et.path if linked.et else None, "exporting needs a Kineto trace")
+        if linked.et is None:
+            raise TraceError(None, "nothing to export: no trace is loaded")
+        from .et_export import et_export_bytes
+        from .sections import DEFAULT_MAX_ROWS
+
+        return et_export_bytes(linked.et, root_node, fmt, DEFAULT_MAX_ROWS if max_rows is None else max_rows)
     if fmt == "chrome":
         from .chrome import render_chrome
 
@@ -86,23 +98,40 @@ def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_s
         return len(data)
     path = os.fspath(path_or_stream)
     try:
-        if path.endswith(".gz"):
-            with gzip.open(path, "wb") as fh:
-                fh.write(data)
-        else:
-            with open(path, "wb") as fh:
-                fh.write(data)
+        view = memoryview(data)
+        pieces = gzip_pieces(view[i:i + (1 << 22)] for i in range(0, len(data), 1 << 22)) if path.endswith(".gz") \
+            else [data]
+        write_atomically(path, pieces, durable=True)
     except OSError as exc:
         raise TraceFileError(path, f"cannot write the export: {exc.strerror or exc}") from None
     return len(data)
 
 
+def for_terminal(data: bytes, fmt: str) -> bytes:
+    """An export as it may be shown on a terminal: control characters escaped (text
+    formats: ``\\x1b`` as :func:`~tracetui.errors.printable_lines` writes it; json and
+    chrome: JSON ``\\u`` escapes, so the document stays valid and means the same)."""
+    if fmt in ("json", "chrome"):
+        return escape_controls(data)
+    return printable_lines(data.decode("utf-8", "replace")).encode("utf-8")
+
+
 def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None) -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
     categorizer = get_categorizer(rules)
-    root = resolve_selector(linked, selector)
+    if linked.kineto is None and linked.et is not None:
+        from .et_export import resolve_et_selector
+
+        root = resolve_et_selector(linked.et, selector)
+    else:
+        root = resolve_selector(linked, selector)
     if output == "-":
-        write_export(linked, root, fmt, sys.stdout, categorizer)
+        data = export_bytes(linked, root, fmt, categorizer)
+        if sys.stdout.isatty():
+            data = for_terminal(data, fmt)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
         return 0
     if os.path.isdir(output):
         raise TraceFileError(output, "is a directory; give a file name to write the export to")

@@ -2,7 +2,10 @@
 
 CSV: one row per node of the subtree in tree (preorder) order, host events and GPU events
 together, so a spreadsheet can filter and sum it; columns :data:`CSV_COLUMNS` (times in µs
-relative to the trace start; empty cells where a column does not apply).
+relative to the trace start; empty cells where a column does not apply).  A text cell that a
+spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return: an op named ``=HYPERLINK(...)``) is written with a ``'`` before it, as
+OWASP advises against CSV injection; numbers are written as numbers.
 
 JSON: the whole report as one object (every row of every table; see :func:`report_json`).
 """
@@ -11,22 +14,23 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..analysis.gpu_breakdown import timeline_ms
-from ..analysis.occupancy import occupancy_columns
 from ..analysis.roofline import ops_cost_columns
 from ..io import jsonout
 from ..kineto.counters import counters_export
-from .report import SubtreeReport, plain, records
+from .report import KINETO_OCCUPANCY, SubtreeReport, plain, records, with_occupancy
 
 CSV_COLUMNS = ("node", "parent", "level", "kind", "name", "kernel_category", "ts_us", "dur_us", "gpu_direct_us",
-               "gpu_subtree_us", "n_gpu", "device", "stream", "external_id", "correlation", "launch", "op_name",
-               "grid", "block", "registers", "shared_mem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes",
-               "input_dims", "input_types")
+               "gpu_subtree_us", "n_gpu", "device", "stream", "external_id", "external_id_is_correlation",
+               "correlation", "launch", "op_name", "grid", "block", "grid_unit", "blocks", "registers", "shared_mem",
+               "blocks_per_sm", "warps_per_sm", "theoretical_occupancy_pct", "occupancy_limiter", KINETO_OCCUPANCY,
+               "bytes", "input_dims", "input_types")
 
 
 def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
@@ -34,18 +38,21 @@ def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
     kt = rep.trace
     ops = rep.ops.rename(columns={"ts": "ts_us", "dur": "dur_us"})
     ops = ops.assign(external_id=ops["external_id"].where(ops["external_id"] >= 0))
-    k = rep.kernels
+    k = with_occupancy(rep)
     base = int(kt.depth[rep.root]) if rep.root is not None else 0
     gpu = pd.DataFrame({
         "node": k["event"], "parent": kt.parent[k["event"].to_numpy()].astype(np.int64),
         "level": kt.depth[k["event"].to_numpy()].astype(np.int64) - base,
-        "kind": k["kind"].astype(str), "name": k["name"], "kernel_category": k["kernel_category"],
+        "kind": k["kind"], "name": k["name"], "kernel_category": k["kernel_category"],
         "ts_us": k["ts"], "dur_us": k["dur"], "gpu_subtree_us": k["dur"], "n_gpu": 1,
         "device": k["device"], "stream": k["stream"], "external_id": k["external_id"].where(k["external_id"] >= 0),
         "correlation": k["correlation"].where(k["correlation"] >= 0), "launch": k["launch"].where(k["launch"] >= 0),
-        "op_name": k["op_name"], "grid": k["grid"], "block": k["block"], "registers": k["registers"],
+        "external_id_is_correlation": k["external_id_is_correlation"],
+        "op_name": k["op_name"], "grid": k["grid"], "block": k["block"], "grid_unit": k["grid_unit"],
+        "blocks": k["blocks"], "registers": k["registers"],
         "shared_mem": k["shared_mem"], "blocks_per_sm": k["blocks_per_sm"], "warps_per_sm": k["warps_per_sm"],
-        "occupancy": k["occupancy"], "bytes": k["bytes"],
+        "theoretical_occupancy_pct": k["theoretical_occupancy_pct"], "occupancy_limiter": k["occupancy_limiter"],
+        KINETO_OCCUPANCY: k[KINETO_OCCUPANCY], "bytes": k["bytes"],
     })
     both = pd.concat([ops, gpu], ignore_index=True, sort=False)
     pos = np.full(kt.n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
@@ -54,28 +61,42 @@ def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
     return both.reindex(columns=list(CSV_COLUMNS)).reset_index(drop=True)
 
 
+#: first characters that make a spreadsheet evaluate a cell
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(v: Any) -> Any:
     v = plain(v)
-    return "" if v is None else v
+    if v is None:
+        return ""
+    if isinstance(v, str) and v.startswith(FORMULA_START):
+        return "'" + v
+    return v
 
 
 def render_csv(rep: SubtreeReport) -> str:
     """The CSV text (header row, then one row per node)."""
-    df = csv_frame(rep)
+    return csv_text(CSV_COLUMNS, csv_frame(rep).itertuples(index=False, name=None))
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]],
+             value_text: Callable[[Any], str] | None = None) -> str:
+    """Every CSV export's text: ``header``, then ``rows`` with each cell made safe for a
+    spreadsheet (:data:`FORMULA_START`; numpy scalars as Python numbers, NaN empty);
+    ``value_text`` writes the cells that are not text (numbers, booleans: ``tracetui query``
+    writes them as its table does)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for row in df.itertuples(index=False, name=None):
-        w.writerow([_cell(v) for v in row])
+    # the writer quotes a cell holding "\n" but not one holding a lone "\r", which a reader
+    # takes for the end of the row: such rows are written with every cell quoted
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    w.writerow(header)
+    for row in rows:
+        cells = [_cell(v) for v in row]
+        if value_text is not None:
+            cells = [c if isinstance(c, str) else value_text(c) for c in cells]
+        (quoted if any(isinstance(c, str) and "\r" in c for c in cells) else w).writerow(cells)
     return buf.getvalue()
-
-
-def _with_occupancy(rep: SubtreeReport) -> pd.DataFrame:
-    """The kernels table plus ``theoretical_occupancy_pct`` and ``occupancy_limiter``
-    (analysis/occupancy.py; null for memcpy/memset and where not computable)."""
-    pct, lim = occupancy_columns(rep.trace, rep.kernels)
-    return rep.kernels.assign(kind=rep.kernels["kind"].astype(str), theoretical_occupancy_pct=pct,
-                              occupancy_limiter=lim)
 
 
 def _with_costs(rep: SubtreeReport) -> pd.DataFrame:
@@ -106,7 +127,7 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
         "gpu_timeline": timeline_ms(rep.timeline_us),
         "kernel_categories": records(rep.categories),
         "ops": records(_with_costs(rep)),
-        "kernels": records(_with_occupancy(rep)),
+        "kernels": records(with_occupancy(rep)),
         "op_summary": records(rep.op_summary),
         "kernel_summary": records(rep.kernel_summary),
         "idle_summary": records(rep.gap_summary),

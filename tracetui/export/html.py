@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from .report import SubtreeReport
-from .sections import DEFAULT_MAX_ROWS, build_sections, header_lines
+from .sections import DEFAULT_MAX_ROWS, Section, build_sections, header_lines
 
 _CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em; color: #1f2328; }
@@ -26,12 +26,17 @@ def _is_num(text: str) -> bool:
 
 def render_html(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> str:
     """The whole report as one HTML page (each table cut at ``max_rows``)."""
+    return html_document(rep.title, header_lines(rep), build_sections(rep, max_rows))
+
+
+def html_document(title: str, header: list[str], sections: list[Section]) -> str:
+    """A titled page: the header lines as a list, then each section's notes and table."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>tracetui report: {escape(rep.title)}</title>", f"<style>{_CSS}</style>", "</head><body>",
-           f"<h1>tracetui report: {escape(rep.title)}</h1>", "<ul>"]
-    out += [f"<li>{escape(x)}</li>" for x in header_lines(rep)]
+           f"<title>tracetui report: {escape(title)}</title>", f"<style>{_CSS}</style>", "</head><body>",
+           f"<h1>tracetui report: {escape(title)}</h1>", "<ul>"]
+    out += [f"<li>{escape(x)}</li>" for x in header]
     out.append("</ul>")
-    for sec in build_sections(rep, max_rows):
+    for sec in sections:
         out.append(f"<h2>{escape(sec.title)}</h2>")
         out += [f'<p class="note">{escape(x)}</p>' for x in sec.lines]
         if not sec.rows:

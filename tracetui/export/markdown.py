@@ -31,9 +31,14 @@ def md_table(sec: Section) -> list[str]:
 
 def render_markdown(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> str:
     """The whole report as one Markdown document (each table cut at ``max_rows``)."""
-    lines = [f"# tracetui report: {md_cell(rep.title)}", ""]
-    lines += [f"- {md_cell(x)}" for x in header_lines(rep)]
-    for sec in build_sections(rep, max_rows):
+    return markdown_document(rep.title, header_lines(rep), build_sections(rep, max_rows))
+
+
+def markdown_document(title: str, header: list[str], sections: list[Section]) -> str:
+    """A titled document: the header lines as a list, then each section's notes and table."""
+    lines = [f"# tracetui report: {md_cell(title)}", ""]
+    lines += [f"- {md_cell(x)}" for x in header]
+    for sec in sections:
         lines += ["", f"## {sec.title}", ""]
         for x in sec.lines:
             lines += [md_cell(x), ""]

@@ -41,6 +41,7 @@ from ..analysis.frames import (
 )
 from ..analysis.gaps import idle_gaps, idle_summary
 from ..analysis.gpu_breakdown import gpu_timeline
+from ..analysis.occupancy import occupancy_columns
 from ..analysis.tables import category_table, kernel_table, op_table
 from ..errors import TraceError
 from ..kineto import schema
@@ -168,7 +169,7 @@ def et_node_info(linked: LinkedTrace, root: int) -> dict[str, Any] | None:
         return None
     node = et.node(pos)
     return {"id": int(node.id), "name": node.name, "op_schema": node.op_schema,
-            "heuristic": bool(link.heuristic[pos]),
+            "heuristic": bool(link.heuristic[pos]), "found_by": link.found_by_name(pos),
             "inputs": [dict(_et_arg(a), index=i) for i, a in enumerate(node.inputs)],
             "outputs": [dict(_et_arg(a), index=i) for i, a in enumerate(node.outputs)]}
 
@@ -229,11 +230,14 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
             notes.append("this subtree launched no GPU work")
     ops = ops_frame(kt, nodes, root)
     cpu = cpu_ops_frame(kt, ops.loc[ops["kind"] == "cpu_op", "node"].to_numpy())
-    if linked.link is not None and linked.link.stats.method == "order":
-        notes.append("ET links were found by name-and-order alignment (heuristic)")
+    if linked.link is not None and linked.link.stats.method in ("sequence", "order"):
+        s = linked.link.stats
+        notes.append(f"ET links were found without Record function ids (heuristic): {s.by_sequence:,} by sequence "
+                     f"number, {s.by_order:,} by name-and-order alignment")
     unlinked = int((kernels["launch"] < 0).sum()) if not kernels.empty else 0
     if unlinked:
-        notes.append(f"{unlinked} GPU events have no launch event in the trace (listed under their stream)")
+        notes.append(f"{unlinked} {kt.device_word()} events have no launch event in the trace (listed under their "
+                     "stream)")
     span = timeline["total"] if timeline["total"] > 0 else None
     return SubtreeReport(
         source=linked.title, trace=kt, root=root, title=title, window=window, parent_chain=chain, inputs=inputs,
@@ -267,3 +271,17 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """DataFrame rows as JSON-ready dicts (NaN -> None, numpy -> Python)."""
     cols = [str(c) for c in df.columns]
     return [{c: plain(v) for c, v in zip(cols, row)} for row in df.itertuples(index=False, name=None)]
+
+
+#: the export column of Kineto's own occupancy estimate (arg "est. achieved occupancy %"),
+#: named so that it is never read as the theoretical occupancy beside it
+KINETO_OCCUPANCY = "kineto_est_occupancy_pct"
+
+
+def with_occupancy(rep: SubtreeReport) -> pd.DataFrame:
+    """The report's GPU events with ``theoretical_occupancy_pct`` and ``occupancy_limiter``
+    (analysis/occupancy.py; null for memcpy/memset and where not computable) and Kineto's
+    estimate renamed :data:`KINETO_OCCUPANCY`; ``kind`` as text."""
+    pct, lim = occupancy_columns(rep.trace, rep.kernels)
+    return rep.kernels.assign(kind=rep.kernels["kind"].astype(str), theoretical_occupancy_pct=pct,
+                              occupancy_limiter=lim).rename(columns={"occupancy": KINETO_OCCUPANCY})

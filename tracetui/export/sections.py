@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .report import SubtreeReport
+from .. import units
+from ..analysis.tables import NESTED_CALLS_RULE
+from .report import KINETO_OCCUPANCY, SubtreeReport, with_occupancy
 
 DEFAULT_MAX_ROWS = 200
 TIMELINE_LABELS = (("total", "total span"), ("computation", "computation"),
@@ -39,21 +41,8 @@ class Section:
         return max(self.total_rows - len(self.rows), 0)
 
 
-def fnum(v: Any, digits: int = 3) -> str:
-    """A number as text ("" for None/NaN); integers without decimals."""
-    if v is None:
-        return ""
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    if np.isnan(f):
-        return ""
-    return f"{f:,.{digits}f}"
+#: a number as text ("" for None/NaN); integers without decimals
+fnum = units.number
 
 
 def ftext(v: Any) -> str:
@@ -62,9 +51,10 @@ def ftext(v: Any) -> str:
     return str(v)
 
 
-def _table(title: str, df: pd.DataFrame, spec: list[tuple[str, str, Any]], max_rows: int,
-           code: tuple[str, ...] = (), lines: list[str] | None = None) -> Section:
-    """spec: (header, column, formatter) per output column."""
+def table_section(title: str, df: pd.DataFrame, spec: list[tuple[str, str, Any]], max_rows: int,
+                  code: tuple[str, ...] = (), lines: list[str] | None = None) -> Section:
+    """A section from a frame.  spec: (header, column, formatter) per output column; ``code``:
+    the columns whose cells are names; the table is cut at ``max_rows`` (-1: every row)."""
     total = len(df)
     head = df.head(max_rows) if max_rows >= 0 else df
     rows = []
@@ -83,7 +73,7 @@ def _pct(v: Any) -> str:
     return fnum(v, 2)
 
 
-def _int(v: Any) -> str:
+def int_cell(v: Any) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return ""
     return fnum(int(v))
@@ -106,14 +96,19 @@ def header_lines(rep: SubtreeReport) -> list[str]:
         lines.append(f"Root: {kt.name(rep.root)} (node {rep.root}, {rep.parent_chain[-1]['kind']})")
     if rep.root is not None and rep.root < kt.n_events:
         lo, hi = kt.node_span(rep.root)
-        lines.append(f"Host span: {lo:,.3f} µs to {hi:,.3f} µs after the trace start ({(hi - lo) / 1000:,.3f} ms)")
+        lines.append(f"Host span: {lo:,.3f} {units.US} to {hi:,.3f} {units.US} after the trace start "
+                     f"({(hi - lo) / 1000:,.3f} {units.MS})")
     if rep.window is not None:
         lo, hi = rep.window
         what = "GPU window (first to last GPU event)" if len(rep.kernels) else "Window (no GPU work: host span)"
-        lines.append(f"{what}: {lo:,.3f} µs to {hi:,.3f} µs ({(hi - lo) / 1000:,.3f} ms)")
+        lines.append(f"{what}: {lo:,.3f} {units.US} to {hi:,.3f} {units.US} ({(hi - lo) / 1000:,.3f} {units.MS})")
     n = len(rep.kernels)
-    lines.append(f"GPU events: {n:,}, summed GPU time {rep.kernels['dur'].sum() / 1000 if n else 0:,.3f} ms; "
-                 f"host events: {len(rep.ops):,}")
+    word = kt.device_word()
+    kinds = rep.kernels["kind"].astype(str).value_counts().to_dict() if n else {}
+    what = (f"{kinds.get('kernel', 0):,} kernels, " if word == "GPU" else "") + \
+        f"{kinds.get('memcpy', 0):,} memcpy, {kinds.get('memset', 0):,} memset"
+    lines.append(f"{word} events: {n:,} ({what}), summed {word} time "
+                 f"{rep.kernels['dur'].sum() / 1000 if n else 0:,.3f} {units.MS}; host events: {len(rep.ops):,}")
     lines.extend(rep.notes)
     return lines
 
@@ -124,60 +119,75 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
     whole = rep.root is None
     if rep.parent_chain:
         chain = pd.DataFrame(rep.parent_chain)
-        out.append(_table("Parent chain", chain, [
-            ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
-            ("duration (µs)", "dur", _us)], -1, code=("name",)))
+        out.append(table_section("Parent chain", chain, [
+            ("level", "level", int_cell), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
+            (f"duration ({units.US})", "dur", _us)], -1, code=("name",)))
     if rep.inputs:
-        out.append(_table("Root op inputs (Kineto args)", pd.DataFrame(rep.inputs), [
-            ("#", "index", _int), ("dims", "dims", ftext), ("type", "type", ftext),
+        out.append(table_section("Root op inputs (Kineto args)", pd.DataFrame(rep.inputs), [
+            ("#", "index", int_cell), ("dims", "dims", ftext), ("type", "type", ftext),
             ("strides", "strides", ftext), ("concrete", "concrete", ftext)], -1))
     if rep.et_node is not None:
         et = rep.et_node
-        note = [f"ET node {et['id']}: {et['name']}" + (" (heuristic link)" if et["heuristic"] else "")]
+        how = f" (heuristic link, found by {et.get('found_by')})" if et["heuristic"] else ""
+        note = [f"ET node {et['id']}: {et['name']}{how}"]
         if et.get("op_schema"):
             note.append(f"schema: {et['op_schema']}")
         for side in ("inputs", "outputs"):
             df = pd.DataFrame(et[side], columns=["index", "type", "shape", "stride", "value"])
-            out.append(_table(f"ET node {side}", df, [
-                ("#", "index", _int), ("type", "type", ftext), ("shape", "shape", ftext),
+            out.append(table_section(f"ET node {side}", df, [
+                ("#", "index", int_cell), ("type", "type", ftext), ("shape", "shape", ftext),
                 ("stride", "stride", ftext), ("value", "value", ftext)], -1, lines=note if side == "inputs" else []))
     tl = rep.timeline_us
     tot = tl["total"] or 1.0
-    tl_df = pd.DataFrame([{"metric": label, "ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
+    tl_df = pd.DataFrame([{"metric": label, "value_ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
                           for k, label in TIMELINE_LABELS])
     what = "every GPU event" if whole else "the subtree's GPU events"
-    out.append(_table("GPU time breakdown", tl_df, [("metric", "metric", ftext), ("ms", "ms", _us),
+    out.append(table_section("GPU time breakdown", tl_df, [("metric", "metric", ftext), (units.MS, "value_ms", _us),
                                                     ("% of total", "pct", _pct)], -1,
                       lines=[f"Unions over all streams of {what}; total = first GPU start to last GPU end."]))
-    out.append(_table("Kernel categories", rep.categories, [
-        ("category", "category", ftext), ("count", "count", _int), ("total (ms)", "total_ms", _us),
+    out.append(table_section("Kernel categories", rep.categories, [
+        ("category", "category", ftext), ("count", "count", int_cell), (f"total ({units.MS})", "total_ms", _us),
         ("% of GPU time", "percent", _pct)], -1))
-    op_sum_spec = [("name", "name", ftext), ("count", "count", _int), ("host (µs)", "host_us", _us),
-                   ("GPU direct (µs)", "direct_gpu_us", _us), ("GPU subtree (µs)", "subtree_gpu_us", _us),
+    op_sum_spec = [("name", "name", ftext), ("count", "count", int_cell), ("nested", "nested_calls", int_cell),
+                   (f"host ({units.US})", "host_us", _us),
+                   (f"GPU direct ({units.US})", "direct_gpu_us", _us), (f"GPU subtree ({units.US})", "subtree_gpu_us",
+                                                                        _us),
                    ("% direct GPU", "percent", _pct)]
     if whole:
-        out.append(_table("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",)))
+        out.append(table_section("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",),
+                          lines=[NESTED_CALLS_RULE]))
     else:
-        out.append(_table("Ops", rep.ops, [
-            ("level", "level", _int), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
-            ("host (µs)", "dur", _us), ("GPU direct (µs)", "gpu_direct_us", _us),
-            ("GPU subtree (µs)", "gpu_subtree_us", _us), ("GPU events", "n_gpu", _int),
+        out.append(table_section("Ops", rep.ops, [
+            ("level", "level", int_cell), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
+            (f"host ({units.US})", "dur", _us), (f"GPU direct ({units.US})", "gpu_direct_us", _us),
+            (f"GPU subtree ({units.US})", "gpu_subtree_us", _us), (f"{rep.trace.device_word()} events", "n_gpu",
+                                                                   int_cell),
             ("input dims", "input_dims", ftext)], max_rows, code=("name",)))
-    out.append(_table("Kernels by name", rep.kernel_summary, [
+    word = rep.trace.device_word()
+    out.append(table_section(f"{word} events by name", rep.kernel_summary, [
         ("name", "name", ftext), ("category", "kernel_category", ftext), ("streams", "streams", ftext),
-        ("count", "count", _int), ("total (µs)", "total_us", _us), ("mean (µs)", "mean_us", _us),
-        ("min (µs)", "min_us", _us), ("max (µs)", "max_us", _us), ("% of GPU time", "percent", _pct)],
+        ("count", "count", int_cell), (f"total ({units.US})", "total_us", _us), (f"mean ({units.US})", "mean_us", _us),
+        (f"min ({units.US})", "min_us", _us), (f"max ({units.US})", "max_us", _us), ("% of GPU time", "percent", _pct)],
         max_rows, code=("name",)))
     if not whole:
-        k = rep.kernels.assign(_ds=_stream(rep.kernels)) if not rep.kernels.empty else rep.kernels.assign(_ds=[])
-        out.append(_table("Kernels", k, [
-            ("start (µs)", "ts", _us), ("device:stream", "_ds", ftext), ("name", "name", ftext),
-            ("category", "kernel_category", ftext), ("dur (µs)", "dur", _us), ("grid", "grid", ftext),
-            ("block", "block", ftext), ("registers", "registers", _int), ("shared mem (B)", "shared_mem", _int),
-            ("occupancy (%)", "occupancy", _pct), ("op", "op_name", ftext)], max_rows, code=("name", "op_name")))
-    out.append(_table("Idle time by class", rep.gap_summary, [
-        ("class", "idle_class", ftext), ("gaps", "count", _int), ("total (µs)", "total_us", _us),
-        ("mean (µs)", "mean_us", _us), ("max (µs)", "max_us", _us), ("% of idle", "percent", _pct)], -1,
+        k = with_occupancy(rep)
+        k = k.assign(_ds=_stream(k)) if not k.empty else k.assign(_ds=[])
+        out.append(table_section(f"{word} events", k, [
+            (f"start ({units.US})", "ts", _us), ("device:stream", "_ds", ftext), ("name", "name", ftext),
+            ("category", "kernel_category", ftext), (f"dur ({units.US})", "dur", _us), ("grid", "grid", ftext),
+            ("block", "block", ftext), ("blocks", "blocks", ftext), ("registers", "registers", int_cell),
+            ("shared mem (B)", "shared_mem", int_cell),
+            ("theoretical occupancy (%)", "theoretical_occupancy_pct", _pct), ("limited by", "occupancy_limiter",
+                                                                               ftext),
+            ("Kineto est. occupancy (%)", KINETO_OCCUPANCY, _pct), ("op", "op_name", ftext)], max_rows,
+            code=("name", "op_name"),
+            lines=["theoretical occupancy: from the launch configuration and the device (docs/occupancy.md), with the "
+                   "factor limiting it; Kineto est. occupancy: the profiler's own estimate (its "
+                   "'est. achieved occupancy %' arg)."]))
+    out.append(table_section("Idle time by class", rep.gap_summary, [
+        ("class", "idle_class", ftext), ("gaps", "count", int_cell), (f"total ({units.US})", "total_us", _us),
+        (f"mean ({units.US})", "mean_us", _us), (f"max ({units.US})", "max_us", _us), ("% of idle", "percent",
+                                                                                       _pct)], -1,
         lines=["host_wait: the next launch started after the stream went idle; kernel_to_kernel: a short gap "
                "with the launch already queued; other: the rest."]))
     gaps = rep.gaps
@@ -187,8 +197,8 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             gaps = gaps.sort_values("dur", ascending=False, kind="stable")
     else:
         gaps = gaps.assign(_ds=[])
-    out.append(_table("Largest idle gaps" if whole else "Idle gaps in the GPU window", gaps, [
-        ("device:stream", "_ds", ftext), ("start (µs)", "start", _us), ("dur (µs)", "dur", _us),
+    out.append(table_section("Largest idle gaps" if whole else "Idle gaps in the GPU window", gaps, [
+        ("device:stream", "_ds", ftext), (f"start ({units.US})", "start", _us), (f"dur ({units.US})", "dur", _us),
         ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
         ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
         code=("next_name", "next_op_name", "host_event_name")))

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "loads"]
+__all__ = ["dumps", "escape_controls", "loads"]
 
 _MIN, _MAX = -(2**63), 2**64 - 1
 _MARK = "\x00tracetui-int:"
@@ -26,6 +26,20 @@ _MARK = "\x00tracetui-int:"
 _PLACED = re.compile(rb'"\\u0000tracetui-int:(-?\d+)"')
 #: a number of 19+ digits outside a string: possibly beyond 64 bits
 _LONG_NUMBER = re.compile(rb'(?<![\w."])-?\d{19,}')
+
+
+#: characters JSON allows raw inside strings that a terminal acts on or that reorder text (UTF-8):
+#: DEL, the C1 controls, U+2028/U+2029, the bidi embeddings/overrides/isolates (orjson
+#: escapes the C0 controls itself)
+_RAW_CONTROL = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def escape_controls(data: bytes) -> bytes:
+    """JSON bytes with the characters of :data:`_RAW_CONTROL` written as ``\\uXXXX`` escapes:
+    the same document (they can only occur inside strings), safe to show on a terminal."""
+    if not _RAW_CONTROL.search(data):
+        return data
+    return _RAW_CONTROL.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
 
 
 def _options(indent: bool, sort_keys: bool) -> int:
@@ -53,15 +67,15 @@ def _mark_big_ints(value: Any) -> Any:
 
 def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
     """``value`` as JSON bytes (orjson's format; ``indent``: two spaces), integers of any size
-    written exactly."""
+    written exactly, no raw control character (:func:`escape_controls`)."""
     opt = _options(indent, sort_keys)
     try:
-        return orjson.dumps(value, option=opt)
+        return escape_controls(orjson.dumps(value, option=opt))
     except TypeError as exc:
         if "64-bit" not in str(exc):
             raise
     text = orjson.dumps(_mark_big_ints(value), option=opt)
-    return _PLACED.sub(lambda m: m.group(1), text)
+    return escape_controls(_PLACED.sub(lambda m: m.group(1), text))
 
 
 def loads(data: bytes | str) -> Any:

@@ -30,10 +30,16 @@ import numpy as np
 
 from ..errors import TraceFormatError
 
-__all__ = ["Recovered", "recover_truncated_json"]
+__all__ = ["Recovered", "content_end", "content_start", "deepest_point", "nesting_error", "only_padding_after",
+           "recover_truncated_json", "replace_lone_surrogates"]
 
 #: bytes scanned per numpy step (bounds the temporary arrays to a few times this)
 CHUNK_BYTES = 1 << 24
+#: trailing padding longer than this is cut off before the scan (a copy of the rest: worth it)
+PADDING_COPY_BYTES = 1 << 20
+#: nesting the JSON decoders (msgspec, orjson) read before they stop with RecursionError;
+#: Python's recursion limit sets msgspec's, about 1,000 less the stack in use
+READABLE_DEPTH = 900
 
 _QUOTE, _BACKSLASH, _COMMA = 0x22, 0x5C, 0x2C
 _OPEN_OBJ, _CLOSE_OBJ, _OPEN_ARR, _CLOSE_ARR = 0x7B, 0x7D, 0x5B, 0x5D
@@ -106,6 +112,25 @@ def _escaped_mask(arr: np.ndarray, quotes: np.ndarray) -> np.ndarray | None:
     return escaped
 
 
+def _structural(data: bytes, arr: np.ndarray, s: int, e: int, in_string: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The structural characters of ``data[s:e]`` outside strings: (their byte positions,
+    their class codes, whether the chunk ends inside a string); ``in_string``: whether it
+    starts inside one."""
+    classes = np.frombuffer(bytes(data[s:e]).translate(_CLASS_TABLE), dtype=np.uint8)
+    pos = np.flatnonzero(classes != 0)
+    codes = classes[pos]
+    pos += s
+    is_quote = codes == _QUOTE_CODE
+    escaped = _escaped_mask(arr, pos[is_quote])
+    if escaped is not None:
+        is_quote[np.flatnonzero(is_quote)[escaped]] = False
+    quotes_so_far = np.cumsum(is_quote, dtype=np.int64)
+    outside = (((quotes_so_far + in_string) & 1) == 0) & (codes != _QUOTE_CODE)
+    if quotes_so_far.size:
+        in_string = (in_string + int(quotes_so_far[-1])) & 1
+    return pos[outside], codes[outside], in_string
+
+
 def _scan_body(data: bytes, arr: np.ndarray, start: int, end: int) -> _Scan:
     """Scan ``data[start:end]``, the body of an array or object whose bracket is at start-1.
 
@@ -120,24 +145,9 @@ def _scan_body(data: bytes, arr: np.ndarray, start: int, end: int) -> _Scan:
     last_is_comma = False
     has_element_end = False
     for s in range(start, end, CHUNK_BYTES):
-        e = min(s + CHUNK_BYTES, end)
-        classes = np.frombuffer(data[s:e].translate(_CLASS_TABLE), dtype=np.uint8)
-        pos = np.flatnonzero(classes != 0)
-        codes = classes[pos]
-        pos += s
-        is_quote = codes == _QUOTE_CODE
-        escaped = _escaped_mask(arr, pos[is_quote])
-        if escaped is not None:
-            is_quote[np.flatnonzero(is_quote)[escaped]] = False
-        quotes_so_far = np.cumsum(is_quote, dtype=np.int64)
-        outside = ((quotes_so_far + in_string) & 1) == 0
-        outside &= codes != _QUOTE_CODE
-        if quotes_so_far.size:
-            in_string = (in_string + int(quotes_so_far[-1])) & 1
-        struct = pos[outside]
+        struct, codes, in_string = _structural(data, arr, s, min(s + CHUNK_BYTES, end), in_string)
         if struct.size == 0:
             continue
-        codes = codes[outside]
         depth_after = depth + np.cumsum(_DEPTH_STEP[codes])
         closed = np.flatnonzero(depth_after < 0)
         close = -1
@@ -169,12 +179,116 @@ def _ws(data: bytes, pos: int) -> int:
     return m.end() if m else pos
 
 
-def _content_end(data: bytes) -> int:
-    """Exclusive end of the data without its trailing whitespace and NUL padding."""
+#: the bytes a file may be padded with after its JSON (whitespace and NUL) map to 0, the rest to 1
+_PADDING = b" \t\r\n\x00"
+_CONTENT_TABLE = bytes(0 if c in _PADDING else 1 for c in range(256))
+
+
+def _all_one_byte(data: bytes, start: int, end: int, byte: bytes) -> bool:
+    """Whether ``data[start:end]`` is ``byte`` repeated (``bytes.count``: memory speed, no copy)."""
+    return hasattr(data, "count") and data.count(byte, start, end) == end - start
+
+
+def content_end(data: bytes) -> int:
+    """Exclusive end of ``data`` without its trailing whitespace and NUL padding.
+
+    Scanned backwards in blocks growing from 64 KiB to 16 MiB, in C: a block that is one
+    padding byte repeated is passed by ``bytes.count`` (several GB/s), any other is mapped
+    by ``bytes.translate`` and searched with ``rfind``.  Linear and memory bounded: a
+    gigabyte of padding behind a cut costs well under a second, where the byte-at-a-time
+    loop this replaces took minutes."""
     end = len(data)
-    while end > 0 and data[end - 1] in b" \t\r\n\x00":
-        end -= 1
-    return end
+    if not end or data[end - 1] not in _PADDING:
+        return end
+    view = memoryview(data)
+    step = 1 << 16
+    while end > 0:
+        start = max(0, end - step)
+        if not _all_one_byte(data, start, end, bytes(view[end - 1:end])):
+            last = bytes(view[start:end]).translate(_CONTENT_TABLE).rfind(1)
+            if last >= 0:
+                return start + last + 1
+        end = start
+        step = min(step * 4, CHUNK_BYTES)
+    return 0
+
+
+def content_start(data: bytes) -> int:
+    """Position of the first byte of ``data`` that is not whitespace or NUL padding
+    (``len(data)`` when there is none); blocks as in :func:`content_end`."""
+    n = len(data)
+    if not n or data[0] not in _PADDING:
+        return 0
+    view = memoryview(data)
+    start, step = 0, 1 << 16
+    while start < n:
+        end = min(n, start + step)
+        if not _all_one_byte(data, start, end, bytes(view[start:start + 1])):
+            first = bytes(view[start:end]).translate(_CONTENT_TABLE).find(1)
+            if first >= 0:
+                return start + first
+        start = end
+        step = min(step * 4, CHUNK_BYTES)
+    return n
+
+
+def deepest_point(data: bytes) -> tuple[int, int]:
+    """(deepest nesting of ``[``/``{`` in the JSON text ``data``, the byte where it is first
+    reached), strings skipped: the numpy scan of :func:`_scan_body`, chunk by chunk."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    in_string = depth = best = 0
+    where = 0
+    for s in range(0, len(data), CHUNK_BYTES):
+        struct, codes, in_string = _structural(data, arr, s, min(s + CHUNK_BYTES, len(data)), in_string)
+        if not struct.size:
+            continue
+        levels = depth + np.cumsum(_DEPTH_STEP[codes])
+        k = int(np.argmax(levels))
+        if int(levels[k]) > best:
+            best, where = int(levels[k]), int(struct[k])
+        depth = int(levels[-1])
+    return best, where
+
+
+def nesting_error(path: str, data: bytes) -> TraceFormatError:
+    """The one-line error for a document nested deeper than the JSON decoders go (they stop
+    with ``RecursionError`` near a thousand levels): how deep, and where."""
+    depth, where = deepest_point(data)
+    return TraceFormatError(path, f"JSON nested {depth:,} levels deep: too deep to read (at most about "
+                                  f"{READABLE_DEPTH:,} levels are read)", position=f"byte {where}")
+
+
+#: a ``\\uD800``-``\\uDFFF`` escape (not itself escaped: an even run of backslashes before it),
+#: with the low half of a pair after a high one; group 2 set: a valid pair
+_SURROGATE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u[dD](?:[89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+                        rb"|[c-fC-F][0-9a-fA-F]{2})")
+
+
+def replace_lone_surrogates(data: bytes) -> tuple[bytes, int, int]:
+    """``data`` with every lone UTF-16 surrogate escape (``\\ud800`` without its pair: JSON
+    that Python's ``json`` writes for an undecodable name, which msgspec and orjson refuse)
+    replaced by ``\\ufffd`` (the replacement character, the same six bytes: offsets stay
+    exact); returns (data, how many, byte of the first or -1).  Valid pairs are kept."""
+    if b"\\ud" not in data and b"\\uD" not in data:
+        return data, 0, -1
+    count, first = 0, -1
+
+    def fix(m: re.Match[bytes]) -> bytes:
+        nonlocal count, first
+        if m.group(2) is not None:
+            return m.group(0)
+        count += 1
+        if first < 0:
+            first = m.start() + len(m.group(1))
+        return m.group(1) + b"\\ufffd"
+
+    out = _SURROGATE.sub(fix, data)
+    return (out if count else data), count, first
+
+
+def only_padding_after(data: bytes, pos: int) -> bool:
+    """Whether every byte of ``data`` from ``pos`` on is whitespace or NUL padding."""
+    return content_end(data) <= pos
 
 
 def _skip_value(data: bytes, arr: np.ndarray, pos: int) -> int:
@@ -282,11 +396,14 @@ def recover_truncated_json(data: bytes, array_key: str | None, path: str) -> Rec
     ends before that array begins, or does not start like JSON.  The result is valid JSON
     whenever the bytes before the cut were well-formed JSON.
     """
+    end_of_content = content_end(data)
+    if len(data) - end_of_content > PADDING_COPY_BYTES:
+        # long padding (a preallocated file, a stream of spaces): holds nothing to scan
+        data = data[:end_of_content]
     arr = np.frombuffer(data, dtype=np.uint8)
     n = len(data)
     start, in_object = _find_array(data, arr, array_key, path)
-    scan = _scan_body(data, arr, start + 1, n)
-    content_end = _content_end(data)
+    scan = _scan_body(data, arr, start + 1, min(n, max(end_of_content, start + 1)))
     if scan.close < 0:
         end, kept = scan.last_end, scan.elements
         pos = _ws(data, end)
@@ -298,10 +415,10 @@ def recover_truncated_json(data: bytes, array_key: str | None, path: str) -> Rec
             if m is not None:
                 end, kept = m.end(), kept + 1
         tail = b"]}" if in_object else b"]"
-        return Recovered(data[:end] + tail, max(content_end - end, 0), kept)
+        return Recovered(data[:end] + tail, max(end_of_content - end, 0), kept)
     if not in_object:
         end = scan.close + 1
-        return Recovered(data[:end], max(content_end - end, 0), scan.elements)
+        return Recovered(data[:end], max(end_of_content - end, 0), scan.elements)
     end, closed = _pairs_after_array(data, arr, scan.close + 1)
     out = data[:end] if closed else data[:end] + b"}"
-    return Recovered(out, max(content_end - end, 0), scan.elements)
+    return Recovered(out, max(end_of_content - end, 0), scan.elements)

@@ -16,6 +16,7 @@ trace of the same process repeats as the ``pid`` of its CPU events.  The file na
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import os
@@ -26,7 +27,7 @@ from typing import Any
 
 from ..driver.lines import looks_like_driver_lines
 from ..errors import TraceError
-from ..io.files import read_trace_bytes, sniff_head
+from ..io.files import not_regular, open_regular, read_trace_bytes, sniff_head
 
 HEAD_BYTES = 4 << 20
 _TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
@@ -36,27 +37,50 @@ _RANK_IN_NAME = (re.compile(r"rank[_\-.]?(\d+)", re.IGNORECASE), re.compile(r"wo
 _PID = re.compile(rb'"pid"\s*:\s*(\d+)')
 
 
-def expand_inputs(inputs: list[str]) -> list[str]:
+def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
     """Files named by ``inputs``: a folder gives its ``*.json``/``*.json.gz`` files (not
     recursive), a pattern with ``* ? [`` that is not an existing path gives its matches;
-    sorted, each file once."""
+    sorted, each file once.  A name of a folder or a match that is no regular file (a
+    symbolic link loop, a link to nothing, a FIFO, a device) is left out, and a line saying
+    so is appended to ``skipped`` (the job's warnings)."""
     out: list[str] = []
+    found: list[str] = []
     for item in inputs:
         if os.path.isdir(item):
-            out += sorted(os.path.join(item, n) for n in os.listdir(item)
-                          if n.endswith(_TRACE_SUFFIXES) and os.path.isfile(os.path.join(item, n)))
+            found = sorted(os.path.join(item, n) for n in os.listdir(item) if n.endswith(_TRACE_SUFFIXES))
         elif not os.path.exists(item) and any(c in item for c in _GLOB_CHARS):
-            out += sorted(p for p in glob.glob(item) if os.path.isfile(p))
+            found = sorted(glob.glob(item))
         else:
             out.append(item)
+            continue
+        for p in found:
+            why = _not_a_file(p)
+            if why is None:
+                out.append(p)
+            elif skipped is not None and why != "is a directory":
+                skipped.append(f"{p}: {why}; skipped")
     seen: set[str] = set()
     return [p for p in out if not (os.path.abspath(p) in seen or seen.add(os.path.abspath(p)))]
+
+
+def _not_a_file(path: str) -> str | None:
+    """Why ``path`` cannot be read as a trace file, or None for a regular file."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if os.path.islink(path):
+            return "is a symbolic link to a file that does not exist"
+        return f"cannot be read ({exc.strerror or exc})"
+    what = not_regular(st.st_mode)
+    return None if what is None else f"is {what}"
 
 
 def read_head(path: str, limit: int = HEAD_BYTES) -> bytes:
     """Up to ``limit`` bytes of the file's (gunzipped) content; b"" when unreadable."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             first = fh.read(1 << 16)
             if first[:2] != b"\x1f\x8b":
                 return first + fh.read(max(limit - len(first), 0))
@@ -71,7 +95,7 @@ def read_head(path: str, limit: int = HEAD_BYTES) -> bytes:
                 out.append(part)
                 got += len(part)
             return b"".join(out)
-    except (OSError, zlib.error, EOFError):
+    except (OSError, zlib.error, EOFError, TraceError):
         return b""
 
 

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import units
 from ..errors import TraceFormatError
 from .discover import expand_inputs
 from .executor import Runner
 from .layout import JobLayout, group_ranks
-from .match import match_collectives, straggler_ranking
+from .match import match_collectives
+from .stragglers import arrivals
 from .worker import identify, summarise_rank
 
 Progress = Callable[[str, float], None]
@@ -51,7 +53,9 @@ class RankResult:
 @dataclass
 class Job:
     """A loaded job: ``layout`` (files per rank), ``results`` (by rank, loaded or failed),
-    ``collectives`` (matched across ranks), ``stragglers``, ``warnings`` (strings)."""
+    ``collectives`` (matched across ranks), ``stragglers`` (per rank, ranked by arrival),
+    ``warnings`` (strings), ``straggler`` (the verdict) and ``arrivals`` (who arrived last at
+    each collective): :func:`tracetui.job.stragglers.arrivals`."""
 
     inputs: list[str]
     layout: JobLayout
@@ -59,6 +63,8 @@ class Job:
     collectives: list[dict[str, Any]]
     stragglers: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    straggler: dict[str, Any] | None = None
+    arrivals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ranks(self) -> list[int]:
@@ -96,7 +102,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    files = expand_inputs(list(inputs))
+    skipped: list[str] = []
+    files = expand_inputs(list(inputs), skipped)
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     report(f"identifying {len(files)} files", 0.0)
@@ -114,7 +121,7 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
                        progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
     results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
                                      o.get("start_us")) for o in outs}
-    warnings = list(layout.warnings)
+    warnings = skipped + list(layout.warnings)
     warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
     warnings += _flag_foreign(results)
     report("matching collectives across ranks", 0.97)
@@ -124,7 +131,8 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     if partial:
         warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
     report("ready", 1.0)
-    return Job(list(inputs), layout, results, colls, straggler_ranking(colls, sorted(per_rank)), warnings)
+    arr = arrivals(colls, sorted(per_rank))
+    return Job(list(inputs), layout, results, colls, arr["per_rank"], warnings, arr["verdict"], arr["per_collective"])
 
 
 def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
@@ -137,7 +145,8 @@ def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
     for r in results.values():
         if r.ok and r.start_us is not None and abs(r.start_us - median) > FOREIGN_GAP_US:
             r.foreign = True
-            out.append(f"rank {r.rank}: recorded {abs(r.start_us - median) / 1e6:,.0f} s away from the other ranks: "
+            away = units.s_text(abs(r.start_us - median) / 1e6, ",.0f")
+            out.append(f"rank {r.rank}: recorded {away} away from the other ranks: "
                        f"from another run? (left out of the collectives)")
     return out
 
@@ -155,7 +164,10 @@ def job_summary(job: Job) -> dict[str, Any]:
     ``ranks``: [{``rank``, ``kineto``, ``et``, ``error``, ``collectives`` (count), and from
     the rank's own summary ``trace``, ``gpu_timeline``, ``kernel_categories``, ``warnings``}];
     ``collectives``: matched rows (:func:`~tracetui.job.match.match_collectives` without
-    ``members``); ``stragglers``; ``warnings``.
+    ``members``); ``stragglers`` (per rank, ranked by arrival), ``straggler`` (the verdict:
+    ``rank``, ``times_last``, ``collectives``, ``median_late_us``, ``tied_with``,
+    ``evidence``), ``arrivals`` (per collective: ``index`` into ``collectives``,
+    ``last_rank``, ``late_by_us``, ``skew_us``; :mod:`tracetui.job.stragglers`); ``warnings``.
     """
     ranks = []
     for r in job.ranks:
@@ -171,5 +183,7 @@ def job_summary(job: Job) -> dict[str, Any]:
         "ranks": ranks,
         "collectives": [{k: c[k] for k in _COLL_KEYS} for c in job.collectives],
         "stragglers": job.stragglers,
+        "straggler": job.straggler,
+        "arrivals": job.arrivals,
         "warnings": job.warnings,
     }

@@ -1,4 +1,5 @@
-"""The cross-rank join: one row per collective with every rank's part, and the straggler ranking.
+"""The cross-rank join: one row per collective with every rank's part (the straggler ranking
+built on it: :mod:`tracetui.job.stragglers`).
 
 Matching key, per rank's collectives (:func:`tracetui.job.comms.rank_collectives`):
 ``(group, "seq", seq)`` when the trace gives the process group's sequence number, else
@@ -97,22 +98,3 @@ def match_collectives(per_rank: dict[int, list[dict[str, Any]]], world_size: int
         })
     out.sort(key=lambda c: (c["start_us"], c["group"] or "", c["kind"]))
     return out
-
-
-def straggler_ranking(collectives: list[dict[str, Any]], ranks: list[int]) -> list[dict[str, Any]]:
-    """Ranks, latest first: ``late_us`` = sum over collectives of (the rank's start - the
-    earliest start), ``times_last`` = collectives it started last (with more than one
-    rank taking part), ``wait_caused_us`` = sum of the start skews of those, ``collectives``."""
-    stats = {r: {"rank": r, "late_us": 0.0, "times_last": 0, "wait_caused_us": 0.0, "collectives": 0} for r in ranks}
-    for c in collectives:
-        first = c["start_us"]
-        for r, m in c["members"].items():
-            s = stats.setdefault(r, {"rank": r, "late_us": 0.0, "times_last": 0, "wait_caused_us": 0.0,
-                                     "collectives": 0})
-            s["late_us"] += m["start_us"] - first
-            s["collectives"] += 1
-        if c["ranks"] > 1 and c["start_skew_us"] > 0:
-            s = stats[c["last_rank"]]
-            s["times_last"] += 1
-            s["wait_caused_us"] += c["start_skew_us"]
-    return sorted(stats.values(), key=lambda s: (-s["late_us"], -s["times_last"], s["rank"]))

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import units
 from ..errors import LoadWarning
 from ..io.interning import compact
 from ..tree.csr import csr_children
@@ -31,6 +32,7 @@ from .kinds import (
     LAUNCH_KINDS,
     Kind,
     LaunchClass,
+    device_word_of,
     launch_class_of_name,
 )
 from .lanes import Lane, lane_labels, lane_sort_key
@@ -42,6 +44,9 @@ _FLOW_PH = {"s", "f", "t"}
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _E_MERGED = "end events (ph E) merged into their begin event"
 _E_ORPHAN = "end events (ph E) without a begin event"
+#: the longest duration taken as real (µs; 31 years): longer ones are kept with zero duration
+#: and named in the warnings, so sums over durations never overflow
+MAX_DURATION_US = 1e15
 #: tie-break for events with the same start and duration: outer kinds first
 _KIND_RANK = np.zeros(32, dtype=np.int8)
 for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Kind.CPU_OP, 3),
@@ -208,6 +213,14 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         warnings.append(LoadWarning("bad_duration", f"{nb:,} events have a duration that is not a finite number "
                                     f"(kept with zero duration; first: {_first_rows(dec, ev_idx[bad_dur])})", nb))
         dur = np.where(bad_dur, 0.0, dur)
+    huge = np.abs(dur) > MAX_DURATION_US
+    if huge.any():  # 1e308 µs: every sum over it overflows; no profile lasts that long
+        nh = int(huge.sum())
+        over, longest = units.us_text(MAX_DURATION_US, ".0e"), units.us_text(float(np.abs(dur[huge]).max()), ".3g")
+        warnings.append(LoadWarning("bad_duration", f"{nh:,} events have a duration over {over} "
+                                    f"(31 years; the longest {longest}), not a real one "
+                                    f"(kept with zero duration; first: {_first_rows(dec, ev_idx[huge])})", nh))
+        dur = np.where(huge, 0.0, dur)
     neg = dur < 0
     if neg.any():
         warnings.append(LoadWarning("negative_duration", f"{int(neg.sum())} events with a negative duration "
@@ -322,7 +335,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
         if missing.size and launch_ends:
             # the flow end sits on the GPU event (same pid, tid, ts); later flows win
             f_end_by_pos = {(flows.pid[j], flows.tid[j], float(flows.ts[j])): flows.flow_id[j] for j in launch_ends}
-            corr_to_launch = {int(corr[l]): int(l) for l in launches.tolist()}
+            corr_to_launch = {int(corr[c]): int(c) for c in launches.tolist()}
             for g in missing.tolist():
                 fid = f_end_by_pos.get((pids[g], tids[g], float(ts[g])))
                 if fid is not None and isinstance(fid, int) and fid in corr_to_launch:
@@ -352,8 +365,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     depth[gpu_all] = np.where(lo_all >= 0, depth[np.maximum(lo_all, 0)] + 1, 1)
     if stats.unlinked:
         warnings.append(LoadWarning(
-            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} GPU events have no launch event in the "
-            "trace; they are listed under their GPU stream", stats.unlinked))
+            "gpu_unlinked", f"{stats.unlinked} of {stats.gpu_events} {device_word_of(cats)} events have no launch "
+            "event in the trace; they are listed under their stream", stats.unlinked))
     report("tree", 0.9)
 
     # ---- CSR children, innermost cpu_op per node
@@ -376,7 +389,8 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
                                     f"in the model: {reasons}", total))
     return KinetoTrace(
         path=path, origin_us=origin, metadata=dec.metadata, ts=np.where(no_ts, 0.0, ts), dur=dur, kind=kind,
-        ph=ph, name_id=name_id, names=[str(x) for x in names], cat_id=cat_id.astype(np.int16 if len(cats) < 2**15 else np.int32),
+        ph=ph, name_id=name_id, names=[str(x) for x in names],
+        cat_id=cat_id.astype(np.int16 if len(cats) < 2**15 else np.int32),
         cats=[str(x) for x in cats], pids=pids, tids=tids, correlation=corr, external_id=ext,
         rf_id=ka["rf_id"], seq=ka["seq"], fwd_tid=ka["fwd_tid"], device=ka["device"], stream=ka["stream"],
         args_blob=args_blob, args_offsets=args_offsets, lane_of=lane_of, parent=parent,

@@ -85,6 +85,30 @@ class Counters:
                         "sum": float(v.sum()), "first_us": float(t.min()), "last_us": float(t.max())})
         return out
 
+    def ranges_by_name(self, trace: KinetoTrace, top: int = 3) -> dict[str, list[dict[str, Any]]]:
+        """Per series: the ``top`` range names (samples of ranges only) with the largest summed
+        value: ``name``, ``ranges`` (samples of that name), ``sum``, ``share`` (% of the
+        series' sum over ranges; None when that sum is 0)."""
+        is_range = np.isin(self.event, self.ranges)
+        sel = np.flatnonzero(is_range)
+        out: dict[str, list[dict[str, Any]]] = {}
+        if not sel.size:
+            return out
+        name = trace.name_id[self.event[sel]].astype(np.int64)
+        key = self.series[sel].astype(np.int64) * (int(name.max()) + 1) + name
+        keys, inv, n = np.unique(key, return_inverse=True, return_counts=True)
+        sums = np.bincount(inv, weights=self.value[sel])
+        k_series, k_name = np.divmod(keys, int(name.max()) + 1)
+        for s in np.unique(k_series).tolist():
+            mine = np.flatnonzero(k_series == s)
+            whole = float(sums[mine].sum())
+            mine = mine[np.lexsort((mine, -sums[mine]))][:top]
+            out[self.series_names[s]] = [
+                {"name": trace.names[int(k_name[i])], "ranges": int(n[i]), "sum": float(sums[i]),
+                 "share": round(100.0 * float(sums[i]) / whole, 3) if whole else None}
+                for i in mine.tolist() if sums[i] != 0]
+        return out
+
     def samples_of(self, mask: np.ndarray) -> list[dict[str, Any]]:
         """Every sample under ``mask`` as ``{event, name, series, ts_us, dur_us, value}``."""
         return [{"event": int(e), "series": self.series_names[int(s)], "ts_us": float(t), "dur_us": float(d),
@@ -155,13 +179,37 @@ def _build(trace: KinetoTrace) -> Counters:
         ranges=events[trace.ph[events] == ord("X")] if events.size else events)
 
 
+#: how many range names :func:`counters_summary` lists per series and overall
+TOP_RANGES = 3
+RANGE_NAMES = 15
+
+
 def counters_summary(trace: KinetoTrace) -> dict[str, Any]:
     """The ``counters`` section of ``summary --json``: ``events`` (counter events), ``ranges``
     (of them, spans: CUPTI profiler ranges), ``samples``, ``series`` (per series: samples,
-    min, max, mean, sum, first/last µs)."""
+    min, max, mean, sum, first/last µs, and ``top_ranges``: the :data:`TOP_RANGES` range
+    names with the largest summed value, each ``name``, ``ranges``, ``sum``, ``share`` (% of
+    the series' sum)), ``range_names`` (how many distinct names the ranges have) and
+    ``ranges_by_name`` (the :data:`RANGE_NAMES` names with most range time: ``name``,
+    ``ranges``, ``total_us``)."""
     c = counters_of(trace)
+    series = c.table()
+    by_range = c.ranges_by_name(trace)
+    for row in series:
+        row["top_ranges"] = by_range.get(row["series"], [])
+    names, counts, total = _range_names(trace, c.ranges)
+    order = np.lexsort((np.arange(names.size), -counts, -total))[:RANGE_NAMES]
     return {"events": int(c.events.size), "ranges": int(c.ranges.size), "samples": c.n_samples,
-            "series": c.table()}
+            "series": series, "range_names": int(names.size),
+            "ranges_by_name": [{"name": trace.names[int(names[i])], "ranges": int(counts[i]),
+                                "total_us": float(total[i])} for i in order.tolist()]}
+
+
+def _range_names(trace: KinetoTrace, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(name ids, ranges per name, summed range µs per name) of the counter ranges."""
+    names, inv, counts = np.unique(trace.name_id[ranges], return_inverse=True, return_counts=True)
+    total = np.bincount(inv, weights=trace.dur[ranges], minlength=names.size) if ranges.size else np.zeros(0)
+    return names, counts, total
 
 
 def counters_export(trace: KinetoTrace, nodes: np.ndarray | None, span: tuple[float, float] | None) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from ..io.files import kind_of_keys
+from ..io.jsonrecover import replace_lone_surrogates
 from .columns import (
     COL_CHUNK,
     LENIENT,
@@ -117,12 +118,13 @@ def _split_top(path: str, data: bytes) -> tuple[msgspec.Raw, dict[str, Any], str
 def decode_events(path: str, data: bytes, progress: DecodeProgress | None = None) -> DecodedTrace:
     """Decode a whole Kineto document.  Raises TraceFormatError on bytes that are not a trace.
 
-    Two repairs are tried before giving up, each reported as a warning: invalid UTF-8 is
-    replaced byte for byte by ``?``; bare ``NaN``/``Infinity`` tokens (not JSON, but written
-    by Python's ``json``) are read as the strings "NaN"/"Infinity".
+    Three repairs are tried before giving up, each reported as a warning: invalid UTF-8 is
+    replaced byte for byte by ``?``; lone UTF-16 surrogate escapes (``\\ud800``) by
+    ``\\ufffd``; bare ``NaN``/``Infinity`` tokens (not JSON, but written by Python's
+    ``json``) are read as the strings "NaN"/"Infinity".
     """
     warnings: list[LoadWarning] = []
-    utf8_fixed = nan_fixed = False
+    utf8_fixed = nan_fixed = surrogates_fixed = False
     first_error: TraceFormatError | None = None
     while True:
         try:
@@ -139,6 +141,14 @@ def decode_events(path: str, data: bytes, progress: DecodeProgress | None = None
         except TraceFormatError as exc:
             from .tolerant import bare_constant_at, quote_bare_constants
 
+            if not surrogates_fixed:
+                surrogates_fixed = True
+                data, count, first = replace_lone_surrogates(data)
+                if count:
+                    warnings.append(LoadWarning("lone_surrogate", f"{count:,} lone UTF-16 surrogate escapes (such as "
+                                                f"\\ud800, half of a pair) read as U+FFFD (first at byte {first})",
+                                                count))
+                    continue
             if nan_fixed or not bare_constant_at(data, exc):
                 raise (first_error or exc) from None
             first_error = exc

@@ -98,6 +98,16 @@ DEVICE_NAME_KINDS: dict[tuple[str, str], Kind] = {
     ("mtia_ccp_events", "dma_request"): Kind.MEMCPY,
 }
 
+#: Categories of device work that does not run on a GPU: MTIA's CCP events (its compute,
+#: DMA requests and event waits) and Gaudi's ops.  A trace holding them calls its device
+#: work "device events", never "GPU events" or "kernels" (:meth:`KinetoTrace.device_word`).
+NON_GPU_DEVICE_CATEGORIES = frozenset({"mtia_ccp_events", "hpu_op"})
+
+
+def device_word_of(categories) -> str:
+    """``"device"`` when the categories hold non-GPU device work (MTIA, Gaudi), else ``"GPU"``."""
+    return "device" if any(c in NON_GPU_DEVICE_CATEGORIES for c in categories) else "GPU"
+
 #: Categories the profiler writes that are understood without a kind of their own: host
 #: spans shown on their thread (Kind.OTHER), and counters read by ``kineto/counters.py``.
 #: Any other category is named in the load warnings with its count.
@@ -145,7 +155,8 @@ _LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
     (LaunchClass.MEMSET, re.compile(r"^(cuda|hip|cu)Memset")),
     # blocking synchronize calls, and the waits and queries that order streams
     (LaunchClass.SYNC, re.compile(_BLOCKING_SYNC + r"|^(cuda|hip)(StreamWaitEvent|EventQuery|StreamQuery)")),
-    (LaunchClass.MALLOC, re.compile(r"^(cuda|hip)(Malloc|HostAlloc|MallocAsync|MallocHost|ExtMallocWithFlags)|^cuMemAlloc")),
+    (LaunchClass.MALLOC,
+     re.compile(r"^(cuda|hip)(Malloc|HostAlloc|MallocAsync|MallocHost|ExtMallocWithFlags)|^cuMemAlloc")),
     (LaunchClass.FREE, re.compile(r"^(cuda|hip)(Free|FreeHost|FreeAsync)|^cuMemFree")),
 ]
 

@@ -19,15 +19,15 @@ from collections.abc import Callable
 import msgspec
 
 from ..errors import LoadWarning, TraceError, TraceFormatError
-from ..io.files import FileBytes, read_trace_bytes
+from ..io.files import FileBytes, read_trace_bytes, trace_path
 from ..io.heap import release_freed_memory
+from ..io.jsonrecover import content_end, content_start, nesting_error, only_padding_after, recover_truncated_json
 from .build import build_trace
 from .decode import DecodedTrace, decode_events
 from .trace import KinetoTrace
 
 Progress = Callable[[str, float], None]
 
-_TRAILING = b" \t\r\n\x00"
 
 
 def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None,
@@ -41,7 +41,7 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     needs the JSON text), so it is not held during the build.
     """
     report = progress or (lambda msg, frac: None)
-    p = os.fspath(path)
+    p = trace_path(path)
     report("reading", 0.0)
     fb = file_bytes or read_trace_bytes(p)
     warnings: list[LoadWarning] = []
@@ -55,10 +55,13 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
                                     "are not gzip data and were ignored", trailing))
     report("decoding", 0.1)
     try:
-        dec = decode_events(p, data, progress=lambda done: report("decoding", 0.1 + 0.4 * done))
-    except TraceFormatError as exc:
-        dec, warning, bytes_lost = _recover(p, data, exc, fb)
-        warnings.append(warning)
+        try:
+            dec = decode_events(p, data, progress=lambda done: report("decoding", 0.1 + 0.4 * done))
+        except TraceFormatError as exc:
+            dec, warning, bytes_lost = _recover(p, data, exc, fb)
+            warnings.append(warning)
+    except RecursionError:  # the decoders stop near a thousand levels: one line, not a crash
+        raise _locate(nesting_error(p, data), fb) from None
     # the JSON text is not needed by the build: free it first when this call read it
     # (513 MB less at the peak for a 2M-event trace)
     if release_bytes and file_bytes is not None:
@@ -87,8 +90,6 @@ def _recover(p: str, data: bytes, exc: TraceFormatError, fb: FileBytes) -> tuple
         cause = _recoverable(data)
     if cause is None:
         raise _locate(exc, fb) from None
-    from ..io.jsonrecover import recover_truncated_json
-
     try:
         rec = recover_truncated_json(data, None if cause == "array" else "traceEvents", p)
     except TraceFormatError as rexc:
@@ -103,7 +104,7 @@ def _recover(p: str, data: bytes, exc: TraceFormatError, fb: FileBytes) -> tuple
                f"(from byte {len(rec.data):,}); kept all {kept:,} events")
     else:
         what = "damaged" if damaged_at is not None else "cut short"
-        msg = (f"file is {what} at byte {len(data.rstrip(_TRAILING)):,}"
+        msg = (f"file is {what} at byte {content_end(data):,}"
                f"{' (decompressed)' if fb.compressed else ''}: kept the {kept:,} complete events "
                "before the cut")
         if rec.bytes_lost:
@@ -135,10 +136,11 @@ def _recoverable(data: bytes) -> str | None:
     where the NUL padding behind the cut starts; a complete document followed by other
     bytes makes it report trailing characters.
     """
-    stripped = data.lstrip()
-    if not stripped or stripped[:1] not in (b"{", b"["):
+    start = content_start(data)
+    first = data[start:start + 1]
+    if first not in (b"{", b"["):
         return None
-    form = "array" if stripped[:1] == b"[" else "object"
+    form = "array" if first == b"[" else "object"
     try:
         # decoding as Raw checks the structure only (no objects built, strings not validated)
         msgspec.json.decode(data, type=msgspec.Raw)
@@ -151,7 +153,7 @@ def _recoverable(data: bytes) -> str | None:
                 pos = int(msg.rsplit("(byte ", 1)[1].rstrip(")"))
             except ValueError:
                 return None
-            if not data[pos:].strip(_TRAILING):
+            if only_padding_after(data, pos):
                 return form
         return None
     return None

@@ -29,6 +29,7 @@ import threading
 import msgspec
 import numpy as np
 
+from .. import config
 from . import columns as _columns
 from .columns import Columns, DecodeProgress, Tally
 
@@ -49,7 +50,7 @@ def available_cpus() -> int:
 
 def decode_workers(n_events: int) -> int:
     """How many processes should decode ``n_events`` events here (1 = serial)."""
-    env = os.environ.get("TRACETUI_DECODE_WORKERS", "").strip()
+    env = config.env("TRACETUI_DECODE_WORKERS")
     if env:
         try:
             wanted = max(1, int(env))

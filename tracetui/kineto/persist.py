@@ -1,22 +1,29 @@
-"""Save a :class:`KinetoTrace` to one file of raw columns and map it back in milliseconds.
+"""Save a :class:`KinetoTrace` to one file of raw columns and read it back in milliseconds.
 
 File layout (little-endian)::
 
-    b"TTUIKC01"  u64 header length  header (JSON)  padding  sections ...
+    b"TTUIKC02"  u64 header length  u32 CRC-32 of the header  u32 0  header (JSON)  padding  sections ...
 
 The JSON header holds the small things (names, lanes, metadata, warnings, stats, the
-caller's ``extra`` dict) and, for every numpy column, a section (offset, dtype, shape).
-Sections are 64-byte aligned; the args blob section is page aligned so it can be mapped
-on its own.  Loading maps the file (copy-on-write: columns are writable numpy arrays
-that never write back) and builds arrays as views into the mapping, so reopening costs
-a header decode plus a few list rebuilds, and pages are read only when touched.
+caller's ``extra`` dict) and, for every numpy column, a section (offset, dtype, shape,
+CRC-32 of its bytes).  Sections are 64-byte aligned; the args blob section is page
+aligned.  Loading checks the header's CRC, then reads the sections into private
+anonymous memory and checks each one's CRC (ISA-L's CRC-32, ~18 GB/s: 2 ms for the
+38 MB entry of a 216k-event trace) before building arrays as views into that memory.
+
+A cache file is not trusted: any flipped byte is found by the checksums
+(:class:`CacheCorruptError`, never a wrong column), and nothing of the file stays
+mapped, so a file truncated or rewritten while a process uses the trace cannot kill it
+with SIGBUS (a mapped file that shrinks does).  Columns are writable numpy arrays that
+never write back.
 
 Big per-event lists of Python scalars (``pids``, ``tids``, flow columns) are stored as
 int32 codes + their unique values (or as an int64 column when every value is an int),
 never as millions of JSON items.
 
 Anything unexpected while reading raises :class:`CacheFormatError`; callers treat that
-as "no cache" and rebuild.  Values of types this module does not know raise
+as "no cache" and rebuild (and say so when it is :class:`CacheCorruptError`: a damaged
+file, not merely an old one).  Values of types this module does not know raise
 :class:`CacheFormatError` on save (nothing is written).
 """
 
@@ -26,11 +33,13 @@ import dataclasses
 import math
 import mmap
 import os
+import stat
 import struct
 from typing import Any
 
 import msgspec
 import numpy as np
+from isal.isal_zlib import crc32
 
 from ..errors import LoadWarning
 from ..io.files import write_atomically
@@ -38,8 +47,12 @@ from ..io.interning import Codes
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 
-MAGIC = b"TTUIKC01"
-FORMAT_VERSION = 1
+MAGIC = b"TTUIKC02"
+#: magic of every version of the format: another version is an old entry, not a damaged one
+_MAGIC_FAMILY = b"TTUIKC"
+FORMAT_VERSION = 2
+#: magic, header length, header CRC-32, reserved
+_PREAMBLE = struct.Struct("<8sQII")
 _ALIGN = 64
 _PAGE = mmap.ALLOCATIONGRANULARITY
 #: lists at least this long are stored as columns (codes or int64), not JSON
@@ -50,6 +63,11 @@ _CLASSES: dict[str, type] = {c.__name__: c for c in (Lane, GpuLinkStats, FlowTab
 
 class CacheFormatError(Exception):
     """The cache file is missing, stale, corrupt, or a value cannot be stored."""
+
+
+class CacheCorruptError(CacheFormatError):
+    """The cache file is damaged: a checksum differs, it is shorter or longer than its
+    header says, or its structure does not hold together."""
 
 
 # --------------------------------------------------------------------------- encode
@@ -146,9 +164,11 @@ def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[
     # offsets depend on the header length, which depends on the offsets: fix the width
     for sec in w.sections:
         sec["off"] = 0
+    for sec, payload in zip(w.sections, w.payloads):
+        sec["crc"] = crc32(memoryview(payload).cast("B") if isinstance(payload, np.ndarray) else payload)
     probe = msgspec.json.encode(header)
     width = len(probe) + 32 * len(w.sections) + 64
-    pos = len(MAGIC) + 8 + width
+    pos = _PREAMBLE.size + width
     for sec in w.sections:
         align = _PAGE if sec.get("page") else _ALIGN
         pos = -(-pos // align) * align
@@ -161,17 +181,16 @@ def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[
     head = head + b" " * (width - len(head))
 
     def pieces():
-        yield MAGIC
-        yield struct.pack("<Q", width)
+        yield _PREAMBLE.pack(MAGIC, width, crc32(head), 0)
         yield head
-        at = len(MAGIC) + 8 + width
+        at = _PREAMBLE.size + width
         for sec, payload in zip(w.sections, w.payloads):
             if sec["off"] > at:
                 yield b"\0" * (sec["off"] - at)
             yield memoryview(payload).cast("B") if isinstance(payload, np.ndarray) else payload
             at = sec["off"] + sec["nbytes"]
 
-    write_atomically(path, pieces())
+    write_atomically(path, pieces(), private=True)
     return pos
 
 
@@ -179,32 +198,76 @@ def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[
 def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON header of a cache file (cheap: reads only the header bytes)."""
     with open(path, "rb") as fh:
-        return _read_header(fh, os.fstat(fh.fileno()).st_size)
+        return _read_header(fh.fileno(), os.fstat(fh.fileno()).st_size)
 
 
-def _read_header(fh, size: int) -> dict[str, Any]:
-    pre = fh.read(len(MAGIC) + 8)
-    if len(pre) != len(MAGIC) + 8 or pre[: len(MAGIC)] != MAGIC:
-        raise CacheFormatError("not a tracetui cache file (bad magic)")
-    (width,) = struct.unpack("<Q", pre[len(MAGIC):])
-    if width > size:
-        raise CacheFormatError("header length past the end of the file")
+def _pread(fd: int, buf: Any, offset: int) -> None:
+    """Fill ``buf`` from ``fd`` at ``offset``; a file shorter than that is damaged."""
+    view = memoryview(buf).cast("B")
+    got = 0
+    while got < view.nbytes:
+        n = os.preadv(fd, [view[got:]], offset + got)
+        if n <= 0:
+            raise CacheCorruptError(f"file ends at byte {offset + got}, before the data it lists")
+        got += n
+
+
+def _read_header(fd: int, size: int) -> dict[str, Any]:
+    pre = os.pread(fd, _PREAMBLE.size, 0)
+    if len(pre) < len(_MAGIC_FAMILY) or not pre.startswith(_MAGIC_FAMILY):
+        raise CacheCorruptError("not a tracetui cache file (bad magic)")
+    if pre[:len(MAGIC)] != MAGIC:
+        if pre[len(_MAGIC_FAMILY):len(MAGIC)].isdigit():
+            raise CacheFormatError("written by another version of the cache format")
+        raise CacheCorruptError("not a tracetui cache file (bad magic)")
+    if len(pre) != _PREAMBLE.size:
+        raise CacheCorruptError("file ends inside its preamble")
+    _, width, want, _ = _PREAMBLE.unpack(pre)
+    if width > size - _PREAMBLE.size:
+        raise CacheCorruptError("header length past the end of the file")
+    head = bytearray(width)
+    _pread(fd, head, _PREAMBLE.size)
+    if crc32(head) != want:
+        raise CacheCorruptError("the header's checksum differs")
     try:
-        header = msgspec.json.decode(fh.read(width))
-    except msgspec.DecodeError as exc:
-        raise CacheFormatError(f"header is not valid JSON ({exc})") from None
+        header = msgspec.json.decode(head)
+    except msgspec.DecodeError as exc:  # pragma: no cover - the checksum matched
+        raise CacheCorruptError(f"header is not valid JSON ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
         raise CacheFormatError("unknown cache format version")
     if header.get("size") != size:
-        raise CacheFormatError(f"file is {size} bytes, header says {header.get('size')}")
+        raise CacheCorruptError(f"file is {size} bytes, header says {header.get('size')}")
     return header
 
 
 class _Reader:
-    def __init__(self, fh, mm: mmap.mmap, sections: list[dict[str, Any]]) -> None:
-        self.fh = fh
-        self.mm = mm
+    """The sections of one cache file, read into private anonymous memory and checked.
+
+    Every section is read once and its CRC-32 compared with the header's; the args blob
+    sections get an anonymous mapping of their own (slicing one gives ``bytes``, like the
+    freshly loaded blob), every other section lands in one buffer the arrays view."""
+
+    def __init__(self, fd: int, size: int, sections: list[dict[str, Any]]) -> None:
         self.sections = sections
+        self.mm = mmap.mmap(-1, max(size, 1))
+        self.blobs: dict[int, Any] = {}
+        for k, sec in enumerate(sections):
+            try:
+                off, n = int(sec["off"]), int(sec["nbytes"])
+            except (KeyError, TypeError, ValueError):
+                raise CacheCorruptError("a section without offset or size") from None
+            if off < 0 or n < 0 or off + n > size:
+                raise CacheCorruptError("a section lies past the end of the file")
+            if sec.get("dtype") == "bytes":
+                buf = mmap.mmap(-1, n) if n else b""
+            else:
+                buf = memoryview(self.mm)[off:off + n]
+            if n:
+                _pread(fd, buf, off)
+            if crc32(buf) != sec.get("crc"):
+                raise CacheCorruptError(f"the checksum of section {k} differs")
+            if sec.get("dtype") == "bytes":
+                self.blobs[k] = buf
 
     def array(self, k: int) -> np.ndarray:
         sec = self.sections[k]
@@ -212,18 +275,14 @@ class _Reader:
         shape = tuple(sec["shape"])
         count = int(np.prod(shape, dtype=np.int64))
         if count * dt.itemsize != sec["nbytes"] or sec["off"] + sec["nbytes"] > len(self.mm):
-            raise CacheFormatError("column size does not match the file")
+            raise CacheCorruptError("column size does not match the file")
         return np.frombuffer(self.mm, dtype=dt, count=count, offset=sec["off"]).reshape(shape)
 
     def blob(self, k: int) -> Any:
         sec = self.sections[k]
-        n, off = sec["nbytes"], sec["off"]
-        if sec["dtype"] != "bytes" or off % _PAGE or off + n > len(self.mm):
-            raise CacheFormatError("bad bytes section")
-        if n == 0:
-            return b""
-        # its own read-only mapping: slicing it gives bytes, like the freshly loaded blob
-        return mmap.mmap(self.fh.fileno(), n, access=mmap.ACCESS_READ, offset=off)
+        if sec["dtype"] != "bytes" or sec["off"] % _PAGE or k not in self.blobs:
+            raise CacheCorruptError("bad bytes section")
+        return self.blobs[k]
 
     def decode(self, v: Any) -> Any:
         if isinstance(v, list):
@@ -237,7 +296,7 @@ class _Reader:
             uniq[:] = [self.decode(x) for x in v["u"]]
             codes = self.array(v["$c"])
             if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= len(uniq)):
-                raise CacheFormatError("code out of range")
+                raise CacheCorruptError("code out of range")
             return uniq[codes].tolist()
         if "$i" in v:
             return self.array(v["$i"]).tolist()
@@ -252,9 +311,9 @@ class _Reader:
         if "$o" in v:
             cls = _CLASSES.get(v["$o"])
             if cls is None:
-                raise CacheFormatError(f"unknown class {v['$o']!r}")
+                raise CacheCorruptError(f"unknown class {v['$o']!r}")
             return cls(**{k: self.decode(x) for k, x in v["f"].items()})
-        raise CacheFormatError("unknown tagged value")
+        raise CacheCorruptError("unknown tagged value")
 
 
 def _hashable(k: Any) -> Any:
@@ -264,29 +323,36 @@ def _hashable(k: Any) -> Any:
 
 
 def load_trace_file(path: str | os.PathLike[str], *, expect: dict[str, Any] | None = None) -> KinetoTrace:
-    """Map a file written by :func:`save_trace` back into a :class:`KinetoTrace`.
+    """Read a file written by :func:`save_trace` back into a :class:`KinetoTrace`.
 
     ``expect``: every key must equal the stored ``extra`` value, else the file is stale.
-    Raises :class:`CacheFormatError` (or ``OSError``) when the file cannot be used.
+    Raises :class:`CacheCorruptError` when the file is damaged (checksums, size,
+    structure), :class:`CacheFormatError` when it is stale or of another format version,
+    ``OSError`` when it cannot be read.
     """
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        header = _read_header(fh, size)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheCorruptError("not a regular file")
+        size = st.st_size
+        if size == 0:
+            raise CacheCorruptError("empty file")
+        header = _read_header(fd, size)
         extra = header.get("extra") or {}
         for k, want in (expect or {}).items():
             if extra.get(k) != want:
                 raise CacheFormatError(f"stale: {k} differs")
-        if size == 0:
-            raise CacheFormatError("empty file")
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-        reader = _Reader(fh, mm, header["sections"])
         try:
+            reader = _Reader(fd, size, header["sections"])
             values = {k: reader.decode(v) for k, v in header["fields"].items()}
             trace = KinetoTrace(**values)
         except CacheFormatError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise CacheFormatError(f"cannot rebuild the trace ({type(exc).__name__}: {exc})") from None
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise CacheCorruptError(f"cannot rebuild the trace ({type(exc).__name__}: {exc})") from None
+    finally:
+        os.close(fd)
     _check(trace)
     return trace
 
@@ -306,14 +372,14 @@ def _check(t: KinetoTrace) -> None:
     if t.args_offsets.shape != (n + 1,) or t.child_start.shape != (nn + 1,):
         bad.append("offsets")
     if bad:
-        raise CacheFormatError(f"column lengths do not match: {', '.join(bad)}")
+        raise CacheCorruptError(f"column lengths do not match: {', '.join(bad)}")
     if n and (int(t.args_offsets[-1]) > len(t.args_blob) or int(t.args_offsets[0]) != 0
               or int(t.name_id.max()) >= len(t.names) or int(t.cat_id.max()) >= len(t.cats)):
-        raise CacheFormatError("args offsets or name ids out of range")
+        raise CacheCorruptError("args offsets or name ids out of range")
     fl = t.flows
     if not (fl.ph.shape[0] == fl.ts.shape[0] == len(fl.cat) == len(fl.flow_id) == len(fl.pid) == len(fl.tid)):
-        raise CacheFormatError("flow columns do not match")
+        raise CacheCorruptError("flow columns do not match")
     if int(t.child_start[-1]) != t.child_index.shape[0] or nn - n != len(t.lanes):
-        raise CacheFormatError("tree arrays do not match")
+        raise CacheCorruptError("tree arrays do not match")
     if nn and (int(t.parent.max()) >= nn or (t.child_index.size and int(t.child_index.max()) >= nn)):
-        raise CacheFormatError("tree ids out of range")
+        raise CacheCorruptError("tree ids out of range")

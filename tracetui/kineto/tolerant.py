@@ -57,6 +57,11 @@ def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tal
     if not isinstance(obj, dict):
         rejected.add("not a JSON object", index)
         return None
+    if "ph" in obj and not isinstance(obj["ph"], str):
+        # the phase says what the element is: read as text (``true`` -> "t", a flow step) it
+        # would become something it is not, so it is no event, counted with this reason
+        rejected.add("'ph' is not a string", index)
+        return None
     ev = Event()
     for key in ("ph", "cat", "name"):
         v = obj.get(key, "")

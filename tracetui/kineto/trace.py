@@ -31,7 +31,7 @@ from ..tree.csr import csr_children
 from ..tree.preorder import Preorder, tree_preorder
 from . import schema
 from .columns import lenient_decode
-from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
+from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind, device_word_of
 from .lanes import Lane
 
 #: events per msgspec call in :meth:`KinetoTrace.args_batch` (bounds the joined document's size)
@@ -341,6 +341,23 @@ class KinetoTrace:
     def kind_counts(self) -> dict[str, int]:
         vals, counts = np.unique(self.kind, return_counts=True)
         return {Kind(int(v)).name.lower(): int(c) for v, c in zip(vals, counts)}
+
+    def device_word(self) -> str:
+        """What labels call this trace's device work: ``"GPU"`` (kernels, memcpys and memsets
+        on GPU streams: CUDA, ROCm, XPU ...) or ``"device"`` (MTIA's CCP events, Gaudi's ops:
+        :data:`~tracetui.kineto.kinds.NON_GPU_DEVICE_CATEGORIES`; not kernels)."""
+        return device_word_of(self.cats)
+
+    def device_work_counts(self) -> dict[str, Any]:
+        """What a label counts: ``called`` ("GPU events" or "device events"), ``events`` (all
+        device work: kernels + memcpys + memsets), and of them ``kernels`` (None on a "device"
+        trace: its compute events are not kernels), ``memcpy``, ``memset``."""
+        kinds = self.kind_counts()
+        word = self.device_word()
+        n = sum(kinds.get(Kind(k).name.lower(), 0) for k in GPU_WORK_KINDS)
+        return {"called": f"{word} events", "events": n,
+                "kernels": kinds.get("kernel", 0) if word == "GPU" else None,
+                "memcpy": kinds.get("memcpy", 0), "memset": kinds.get("memset", 0)}
 
     def category_counts(self) -> dict[str, int]:
         vals, counts = np.unique(self.cat_id, return_counts=True)

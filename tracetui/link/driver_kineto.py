@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
+from .. import units
 from ..driver.pipeline import CallClass, call_class
 from ..driver.schema import What
 from ..driver.trace import DriverTrace
@@ -279,7 +280,8 @@ def compute_link(kt: KinetoTrace, drv: DriverTrace) -> DriverLink:
     else:
         link.warnings.append(LoadWarning(
             "driver_link", f"{name}: {ia.size:,} of {a.events.size:,} Kineto launch/copy/sync calls linked to driver "
-            f"calls by order (heuristic); clock offset {offset:+,.1f} µs ± {spread:,.1f} µs", int(ia.size)))
+            f"calls by order (heuristic); clock offset {offset:+,.1f} {units.US} ± {spread:,.1f} {units.US}",
+            int(ia.size)))
     if rejected:
         link.warnings.append(LoadWarning("driver_link_outliers", f"{name}: {rejected:,} pairs of calls that match by "
                                          "order are not linked: their time difference is far from the others'",

@@ -3,14 +3,16 @@
 Exact rule: ET attr ``rf_id`` == Kineto cpu_op/user_annotation arg ``Record function id``
 (0 means none; PyTorch 2.4+ writes it when the ET observer runs inside the profiler).
 
-Fallback, only when the Kineto trace carries no Record function ids at all (older
-pairs such as ``param_*``): align ET op names (id order, per ET thread) with Kineto op
-names (start order, per thread) and link equal names along the alignment.  Such links
-are flagged *heuristic* everywhere they are shown; they are never presented as exact.
+Without Record function ids (the Kineto trace carries none: older pairs such as
+``param_*``), :mod:`tracetui.link.et_evidence` links by evidence: unique (name, sequence
+number) pairs first, then name-and-order alignment inside the Kineto iteration the ET
+covers, between those anchors.  Each link keeps what found it (``ETLink.found_by``: rf_id,
+sequence number, order); every link not found by rf_id is flagged *heuristic* wherever
+it is shown, never presented as exact.
 
 Different runs: a pair is flagged ``suspect_mismatch`` (with a warning) when fewer than half
 of the ET rf_ids are found in Kineto or over 10% of the rf_id links name different ops, or
-when order alignment links fewer than half of the ET ops.  In a flagged rf_id pair, the
+when the evidence link links fewer than half of the ET ops.  In a flagged rf_id pair, the
 links whose names differ are dropped (counted in ``LinkStats.dropped``): they would point at
 unrelated ops.
 ``External id`` is never used: equality with ``rf_id`` in some old files is a coincidence.
@@ -18,7 +20,6 @@ unrelated ops.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,17 +27,25 @@ import numpy as np
 from ..errors import LoadWarning
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
+from .et_evidence import FOUND_BY_NAMES, FOUND_ORDER, FOUND_RF_ID, FOUND_SEQUENCE, link_by_evidence
 
 
 @dataclass
 class LinkStats:
     """Counts of ET ops (process/thread root nodes excluded) and Kineto ops (cpu_op + user_annotation)."""
 
-    method: str = "none"  #: "rf_id", "order" (heuristic) or "none"
+    #: "rf_id"; "sequence" (no rf ids: sequence-number anchors, order between them);
+    #: "order" (no rf ids, no anchors: order alignment alone); or "none"
+    method: str = "none"
     et_ops: int = 0
     kineto_ops: int = 0
     linked: int = 0  #: ET ops linked to a Kineto event (exact + heuristic)
-    heuristic: int = 0  #: of ``linked``, those found by name-and-order alignment
+    heuristic: int = 0  #: of ``linked``, those not found by rf_id (by_sequence + by_order)
+    by_rf_id: int = 0  #: of ``linked``, found by ``rf_id`` == ``Record function id`` (exact)
+    by_sequence: int = 0  #: of ``linked``, found by a unique (name, sequence number) pair
+    by_order: int = 0  #: of ``linked``, found by name-and-order alignment
+    contradicted: int = 0  #: order links dropped: a sequence number or the parent's link disagreed
+    window: str = ""  #: the Kineto iteration the ET was found to cover (no rf ids)
     et_only: int = 0  #: ET ops with no Kineto event
     kineto_only: int = 0  #: Kineto ops with no ET node
     et_with_rf_id: int = 0  #: ET ops whose rf_id != 0
@@ -54,9 +63,18 @@ class ETLink:
 
     et_to_kineto: np.ndarray
     kineto_to_et: np.ndarray
-    heuristic: np.ndarray  #: bool per ET node: the link came from order alignment
+    found_by: np.ndarray  #: uint8 per ET node: FOUND_* code of what found its link (0: none)
     stats: LinkStats
     warnings: list[LoadWarning] = field(default_factory=list)
+
+    @property
+    def heuristic(self) -> np.ndarray:
+        """Bool per ET node: linked, and not by rf_id (sequence number or order)."""
+        return self.found_by >= FOUND_SEQUENCE
+
+    def found_by_name(self, pos: int) -> str:
+        """``"rf_id"``, ``"sequence number"``, ``"order"`` or ``""`` (not linked)."""
+        return FOUND_BY_NAMES[int(self.found_by[pos])]
 
 
 def _et_op_mask(et) -> np.ndarray:
@@ -69,7 +87,7 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
     n_et = len(et.ids)
     et_to_k = np.full(n_et, -1, dtype=np.int32)
     k_to_et = np.full(kt.n_events, -1, dtype=np.int32)
-    heur = np.zeros(n_et, dtype=bool)
+    found_by = np.zeros(n_et, dtype=np.uint8)
     stats = LinkStats()
     warnings: list[LoadWarning] = []
     et_ops = _et_op_mask(et)
@@ -99,18 +117,21 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
             linked, events = linked[~differ], events[~differ]
         et_to_k[linked] = events
         k_to_et[events] = linked
+        found_by[linked] = FOUND_RF_ID
     elif stats.et_ops and stats.kineto_ops:
-        stats.method = "order"
-        _align_by_order(et, kt, et_ops, k_ops, et_to_k, k_to_et, heur)
+        ev = link_by_evidence(et, kt, et_ops, k_ops, et_to_k, k_to_et, found_by)
+        stats.method = "sequence" if ev.by_sequence else "order"
+        stats.contradicted, stats.window = ev.contradicted, ev.window
         stats.suspect_mismatch = bool(int((et_to_k >= 0).sum()) < 0.5 * stats.et_ops)
     stats.linked = int((et_to_k >= 0).sum())
-    stats.heuristic = int(heur.sum())
+    stats.by_rf_id = int((found_by == FOUND_RF_ID).sum())
+    stats.by_sequence = int((found_by == FOUND_SEQUENCE).sum())
+    stats.by_order = int((found_by == FOUND_ORDER).sum())
+    stats.heuristic = stats.by_sequence + stats.by_order
     stats.et_only = stats.et_ops - stats.linked
     stats.kineto_only = stats.kineto_ops - int((k_to_et[k_ops] >= 0).sum())
-    if stats.method == "order":
-        warnings.append(LoadWarning(
-            "heuristic_link", f"the Kineto trace has no Record function ids: {stats.heuristic:,} ET ops were "
-            "linked by name-and-order alignment (heuristic, may be wrong)", stats.heuristic))
+    if stats.method in ("sequence", "order"):
+        warnings.append(LoadWarning("heuristic_link", _heuristic_message(stats, ev), stats.heuristic))
     if stats.suspect_mismatch and stats.method == "rf_id":
         found = stats.linked + stats.dropped
         msg = (f"the ET and Kineto traces look like different runs: {found:,} of {stats.et_with_rf_id:,} ET "
@@ -120,15 +141,32 @@ def link_et_kineto(et, kt: KinetoTrace) -> ETLink:
         warnings.append(LoadWarning("mismatched_pair", msg, stats.dropped))
     elif stats.suspect_mismatch:
         warnings.append(LoadWarning(
-            "mismatched_pair", f"the ET and Kineto traces look like different runs: name-and-order alignment "
-            f"linked only {stats.linked:,} of {stats.et_ops:,} ET ops", stats.et_only))
+            "mismatched_pair", f"the ET and Kineto traces look like different runs: "
+            f"{'sequence numbers and ' if stats.by_sequence else ''}name-and-order alignment linked only "
+            f"{stats.linked:,} of {stats.et_ops:,} ET ops", stats.et_only))
     elif stats.method == "none" and stats.et_ops:
         warnings.append(LoadWarning("no_link", "no ET op could be linked: the Kineto trace has no cpu_op events",
                                     stats.et_ops))
     if stats.et_only and stats.method != "none":
         warnings.append(LoadWarning("et_only", f"{stats.et_only:,} ET ops have no Kineto event (ET records every "
                                     "thread; Kineto only the profiled ones)", stats.et_only))
-    return ETLink(et_to_k, k_to_et, heur, stats, warnings)
+    return ETLink(et_to_k, k_to_et, found_by, stats, warnings)
+
+
+def _heuristic_message(stats: LinkStats, ev) -> str:
+    """The one line saying how a link without rf ids was found (and what it may get wrong)."""
+    msg = (f"the Kineto trace has no Record function ids: {stats.by_sequence:,} ET ops were linked by sequence "
+           f"number, {stats.by_order:,} by name-and-order alignment")
+    if stats.window:
+        msg += f" inside {stats.window}"
+    if stats.contradicted:
+        msg += f"; {stats.contradicted:,} order links contradicted by a sequence number or a parent were dropped"
+    if (not stats.by_sequence and ev.et_seq is not None and ev.kineto_seq is not None
+            and (ev.et_seq[1] < ev.kineto_seq[0] or ev.et_seq[0] > ev.kineto_seq[1])):
+        msg += (f"; the ET's sequence numbers ({ev.et_seq[0]:,}-{ev.et_seq[1]:,}) are not in the Kineto trace "
+                f"({ev.kineto_seq[0]:,}-{ev.kineto_seq[1]:,}): the two files recorded different iterations, and "
+                "links point at the same op of the Kineto trace's iteration")
+    return msg + " (heuristic, may be wrong)"
 
 
 def _names_differ(et, kt: KinetoTrace, et_pos: np.ndarray, events: np.ndarray) -> np.ndarray:
@@ -139,43 +177,3 @@ def _names_differ(et, kt: KinetoTrace, et_pos: np.ndarray, events: np.ndarray) -
     k_names = np.array(kt.names, dtype=object)[kt.name_id[events]]
     return et_names != k_names
 
-
-def _align_by_order(et, kt: KinetoTrace, et_ops: np.ndarray, k_ops: np.ndarray, et_to_k: np.ndarray,
-                    k_to_et: np.ndarray, heur: np.ndarray) -> None:
-    """Per ET thread, align its op names with the best-matching Kineto thread's op names."""
-    et_pos = np.flatnonzero(et_ops)
-    by_tid: dict[int, np.ndarray] = {}
-    tids = et.tid[et_pos]
-    for t in np.unique(tids).tolist():
-        by_tid[t] = et_pos[tids == t]  # ids ascending = start order
-    k_lanes = kt.lane_of[k_ops]
-    lane_seqs: dict[int, np.ndarray] = {}
-    for ln in np.unique(k_lanes).tolist():
-        evs = k_ops[k_lanes == ln]
-        o = np.lexsort((evs, -kt.dur[evs], kt.ts[evs]))
-        lane_seqs[ln] = evs[o]
-    used_lanes: set[int] = set()
-    for t, nodes in sorted(by_tid.items(), key=lambda kv: -kv[1].size):
-        a = [et.names[i] for i in et.name_ids[nodes].tolist()]
-        best = None
-        for ln, evs in lane_seqs.items():
-            if ln in used_lanes:
-                continue
-            b = [kt.names[i] for i in kt.name_id[evs].tolist()]
-            sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-            blocks = sm.get_matching_blocks()
-            score = sum(bl.size for bl in blocks)
-            if best is None or score > best[0]:
-                best = (score, ln, blocks, evs)
-        if best is None or best[0] == 0:
-            continue
-        _, ln, blocks, evs = best
-        used_lanes.add(ln)
-        for bl in blocks:
-            if bl.size == 0:
-                continue
-            e_sel = nodes[bl.a:bl.a + bl.size]
-            k_sel = evs[bl.b:bl.b + bl.size]
-            et_to_k[e_sel] = k_sel
-            k_to_et[k_sel] = e_sel
-            heur[e_sel] = True

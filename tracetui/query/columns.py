@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-
 #: the view that unnests a table of (event, args JSON text) into one row per key
 ARGS_VIEW = """CREATE OR REPLACE TEMP VIEW args AS
 SELECT a.event{rank}, j.key AS key,

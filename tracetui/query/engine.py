@@ -23,6 +23,7 @@ from ..errors import TraceError, one_line
 from ..session import LinkedTrace
 from .columns import ARGS_VIEW
 
+
 class QueryError(TraceError):
     """A query DuckDB could not run (syntax, unknown column ...): its message, one line."""
 

@@ -1,9 +1,8 @@
 """How each ET -> Kineto link was found, read from the link itself (``link/et_kineto.py``).
 
-The one place the ``links`` table learns a link's method: a link that carries a method per
-ET node (``ETLink.methods``: a name per node, "" for none) is read as it is; otherwise
-every exact link has the link's method (``stats.method``, "rf_id") and every heuristic one
-(name-and-order alignment) is "order".
+The one place the ``links`` table learns a link's method: ``ETLink.found_by`` (a code per
+ET node, named by ``ETLink.found_by_name``: ``rf_id``, ``sequence number``, ``order``) and
+``ETLink.heuristic`` (every link not found by rf_id).
 """
 
 from __future__ import annotations
@@ -12,13 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from ..link.et_evidence import FOUND_BY_NAMES
+
 
 def et_link_methods(link: Any, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(method name, heuristic flag) of the links of ET node positions ``pos``."""
     pos = np.asarray(pos, dtype=np.int64)
-    heur = np.asarray(link.heuristic, dtype=bool)[pos]
-    per_node = getattr(link, "methods", None)
-    if per_node is not None:
-        return np.asarray(per_node, dtype=object)[pos], heur
-    exact = str(link.stats.method)
-    return np.where(heur, "order", exact).astype(object), heur
+    names = np.asarray(FOUND_BY_NAMES, dtype=object)
+    return names[np.asarray(link.found_by)[pos]], np.asarray(link.heuristic, dtype=bool)[pos]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import units
 from ..analysis.steps import profiler_steps, step_of_events
 from ..errors import TraceError
 from ..export.chrome import select_events
@@ -103,5 +104,5 @@ def parse_window(text: str) -> tuple[float, float]:
             raise ValueError
         return float(a), float(b)
     except ValueError:
-        raise TraceError(None, f"--window {text!r}: expected START:END in µs after the trace start, "
+        raise TraceError(None, f"--window {text!r}: expected START:END in {units.US} after the trace start, "
                                "e.g. 1000:2500") from None

@@ -40,9 +40,10 @@ def _gzip(pieces: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def write_pieces(path: str, pieces: Iterable[bytes]) -> None:
-    """Write ``pieces`` to ``path`` atomically, gzip-compressed when it ends in ``.gz``."""
+    """Write ``pieces`` to ``path`` atomically and durably (as exports are), gzip-compressed
+    when it ends in ``.gz``."""
     try:
-        write_atomically(path, _gzip(pieces) if path.endswith(".gz") else pieces)
+        write_atomically(path, _gzip(pieces) if path.endswith(".gz") else pieces, durable=True)
     except OSError as exc:
         raise TraceError(path, f"cannot write: {exc.strerror or exc}") from None
 

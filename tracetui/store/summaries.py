@@ -31,6 +31,7 @@ import orjson
 
 from .. import __version__
 from ..analysis.categories import user_rules_location
+from ..errors import TraceError
 from ..io import jsonout
 from ..io.files import write_atomically
 from .traces import cache_dir, code_fingerprint, file_identity
@@ -50,7 +51,7 @@ def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any]
         if rules_path is not None:
             data = rules_path.read_bytes()
             rules_id = {"path": os.path.abspath(rules_path), "hash": hashlib.blake2b(data, digest_size=16).hexdigest()}
-    except OSError:
+    except (OSError, TraceError):  # unreadable, or not a regular file: the loader says what is wrong
         return None
     return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top,
             "version": __version__, "code": code_fingerprint()}
@@ -88,7 +89,7 @@ def write_summary(key: dict[str, Any], summary: dict[str, Any]) -> bool:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         target = summary_path(key, folder)
-        write_atomically(target, [jsonout.dumps({"key": key, "summary": summary})])
+        write_atomically(target, [jsonout.dumps({"key": key, "summary": summary})], private=True)
         prune(keep=target)
         return True
     except Exception as exc:

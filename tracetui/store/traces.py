@@ -6,22 +6,28 @@ format in :mod:`tracetui.kineto.persist`), and the stored results of ``tracetui 
 (``summary-<hash>.json``, :mod:`tracetui.store.summaries`).
 
 An entry is used only when everything in its key still matches: the trace file's
-absolute path, size, ``mtime_ns`` and a hash of its first and last 64 KiB, the tracetui
+absolute path, size, ``mtime_ns`` and a CRC-32 of *all* its bytes (ISA-L, ~18 GB/s: an
+edit anywhere in the file, even one that keeps its size and time, is seen), the tracetui
 version, the cache format version, and a fingerprint of the loader's source code (so a
-changed loader never serves columns built by the old one).  Otherwise -- stale, corrupt,
-truncated, unreadable -- the entry is ignored, the trace is loaded from the file, and the
-entry is rewritten atomically (temp file + rename).  A cache folder that cannot be
-written only means no cache (logged at debug level), never an error.
+changed loader never serves columns built by the old one).  Otherwise -- stale,
+unreadable -- the entry is ignored, the trace is loaded from the file, and the entry is
+rewritten atomically (temp file + rename).  An entry that is damaged (a checksum of
+:mod:`tracetui.kineto.persist` differs, it was cut short or grew) is removed and rebuilt
+the same way, and the trace carries a warning saying so (kind ``cache``): never a wrong
+answer from a damaged entry.  A cache folder that cannot be written only means no cache
+(logged at debug level), never an error.
 
 Big Kineto traces (estimated JSON >= ``$TRACETUI_SUBPROCESS_MB``, default 96 MB; gzip
 counted x10) are parsed in a child Python process that writes the entry; this process
-then maps it.  The parse's garbage (decoded structs, freed-but-kept heap) dies with the
-child, so memory held while browsing is that of the mapped columns, and a UI thread
+then reads it.  The parse's garbage (decoded structs, freed-but-kept heap) dies with the
+child, so memory held while browsing is that of the columns read back, and a UI thread
 never competes with the parse for the GIL.  ``TRACETUI_LOAD_SUBPROCESS=0/1`` forces it
 off/on.  Without a writable cache folder the child writes a temp file that is unlinked
-once mapped; if the child cannot run, the trace is loaded in this process.
+once read; if the child cannot run, the trace is loaded in this process.
 
-Only the Kineto half is cached: an Execution Trace is small and re-linking it is fast.
+An Execution Trace is small and not cached itself, but its link to the Kineto trace is
+(``link-<hash>.ttl``, :mod:`tracetui.store.links`, keyed by both files' identities), so a
+cached reopen of a pair does no linking.
 Truncated traces are cached with their warnings.  Old entries are pruned, least recently
 used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
 """
@@ -41,18 +47,25 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from .. import __version__, errors
-from ..errors import TraceError
-from ..io.files import sniff_head
+from isal.isal_zlib import crc32
+
+from .. import __version__, config, errors
+from ..errors import LoadWarning, TraceError
+from ..io.files import open_regular, sniff_head, trace_path
 from ..kineto import KinetoTrace
-from ..kineto.persist import FORMAT_VERSION, load_trace_file, save_trace
+from ..kineto.persist import FORMAT_VERSION, CacheCorruptError, load_trace_file, save_trace
+from ..link import link_et_kineto
 from ..session import LinkedTrace, load_trace, open_traces
+from .links import SUFFIX as LINK_SUFFIX
+from .links import linked_with_cache
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, float], None]
 
 EDGE_BYTES = 64 * 1024
+#: bytes read per step while hashing a trace file
+HASH_STEP = 8 << 20
 DEFAULT_MAX_MB = 4096
 DEFAULT_SUBPROCESS_MB = 96
 #: package folders whose code cannot change a cached trace or a stored summary (every
@@ -61,13 +74,8 @@ _NOT_HASHED = ("ui", "cli")
 
 
 def cache_dir() -> Path:
-    """The cache folder (may not exist yet)."""
-    env = os.environ.get("TRACETUI_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "tracetui"
+    """The cache folder (may not exist yet): :func:`tracetui.config.cache_dir`."""
+    return config.cache_dir()
 
 
 def code_fingerprint() -> str:
@@ -75,7 +83,7 @@ def code_fingerprint() -> str:
 
     ``$TRACETUI_CODE_FINGERPRINT`` replaces it (tests pin it while sources are edited).
     """
-    return os.environ.get("TRACETUI_CODE_FINGERPRINT") or _source_fingerprint()
+    return config.env("TRACETUI_CODE_FINGERPRINT") or _source_fingerprint()
 
 
 @lru_cache(maxsize=1)
@@ -98,16 +106,18 @@ def source_fingerprint() -> str:
 
 
 def file_identity(path: str | os.PathLike[str]) -> dict[str, object]:
-    """Absolute path, size, mtime_ns and a hash of the first and last 64 KiB of a file."""
-    p = os.path.abspath(os.fspath(path))
-    with open(p, "rb") as fh:
+    """Absolute path, size, mtime_ns and the CRC-32 of every byte of a trace file (a regular
+    file only: :class:`~tracetui.errors.TraceFileError` otherwise, as the loaders say)."""
+    p = os.path.abspath(trace_path(path))
+    crc = 0
+    with open_regular(p) as fh:
         st = os.fstat(fh.fileno())
-        h = hashlib.blake2b(digest_size=16)
-        h.update(fh.read(EDGE_BYTES))
-        if st.st_size > EDGE_BYTES:
-            fh.seek(max(EDGE_BYTES, st.st_size - EDGE_BYTES))
-            h.update(fh.read(EDGE_BYTES))
-    return {"path": p, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "edge_hash": h.hexdigest()}
+        buf = bytearray(min(HASH_STEP, max(st.st_size, 1)))
+        view = memoryview(buf)
+        while n := fh.readinto(view):
+            crc = crc32(view[:n], crc)
+        view.release()
+    return {"path": p, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "crc32": crc}
 
 
 def cache_key(path: str | os.PathLike[str]) -> dict[str, object]:
@@ -124,17 +134,28 @@ def entry_path(path: str | os.PathLike[str], folder: Path | None = None) -> Path
     return (folder or cache_dir()) / f"kineto-{digest}.ttc"
 
 
-def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | None = None) -> KinetoTrace | None:
+def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | None = None,
+                       damaged: list[LoadWarning] | None = None) -> KinetoTrace | None:
     """The cached trace for ``path`` if a valid entry exists, else None (never raises).
 
-    ``key``: the :func:`cache_key` of ``path`` when the caller already has it.
+    ``key``: the :func:`cache_key` of ``path`` when the caller already has it.  A damaged
+    entry is removed, and a warning saying so is appended to ``damaged`` (the caller
+    shows it with the trace loaded again from the file).
     """
+    target = entry_path(path)
     try:
         key = key if key is not None else cache_key(path)
-        trace = load_trace_file(entry_path(path), expect=key)
+        trace = load_trace_file(target, expect=key)
     except FileNotFoundError:
         return None
-    except Exception as exc:  # stale, corrupt, unreadable: rebuild
+    except CacheCorruptError as exc:
+        log.debug("tracetui cache: the entry for %s is damaged: %s", path, exc)
+        _unlink(str(target))
+        if damaged is not None:
+            damaged.append(LoadWarning("cache", f"the cached copy of {os.path.basename(os.fspath(path))} was damaged "
+                                                f"({exc}): it was removed and the trace read again from the file"))
+        return None
+    except Exception as exc:  # stale, unreadable: rebuild
         log.debug("tracetui cache: not using the entry for %s: %s", path, exc)
         return None
     trace.path = os.fspath(path)
@@ -176,10 +197,7 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
     Leftover temp files older than an hour go too.
     """
     if max_bytes is None:
-        try:
-            max_bytes = int(float(os.environ.get("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
-        except ValueError:
-            max_bytes = DEFAULT_MAX_MB * 2**20
+        max_bytes = config.env_megabytes("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)
     folder = cache_dir()
     entries = []
     removed = 0
@@ -209,8 +227,9 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
 
 
 def _is_entry_name(name: str) -> bool:
-    """Trace entries (``*.ttc``), stored summaries (``summary-*.json``) and their temp files."""
-    return name.endswith(".ttc") or (name.endswith(".json") and name.startswith(("summary-", ".tmp-")))
+    """Trace entries (``*.ttc``), links (``*.ttl``), stored summaries (``summary-*.json``)
+    and their temp files."""
+    return name.endswith((".ttc", LINK_SUFFIX)) or (name.endswith(".json") and name.startswith(("summary-", ".tmp-")))
 
 
 def _unlink(p: str) -> bool:
@@ -226,16 +245,17 @@ def clear() -> int:
     return prune(max_bytes=0)
 
 
-def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Callable[[], bool]] | None = None):
+def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Callable[[], bool]] | None = None,
+              damaged: list[LoadWarning] | None = None):
     key = None
     if use_cache:
         try:
             key = cache_key(path)
-        except OSError:
+        except (OSError, TraceError):
             key = None  # the loader reports the unreadable file properly
         if key is not None:
             progress("reading cache", 0.0)
-            cached = read_cached_kineto(path, key)
+            cached = read_cached_kineto(path, key, damaged)
             if cached is not None:
                 progress("from cache", 1.0)
                 return cached
@@ -255,20 +275,20 @@ def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Cal
 
 # --------------------------------------------------------------------------- child process
 def _estimated_json_bytes(path: str) -> int:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         gz = fh.read(2) == b"\x1f\x8b"
         size = os.fstat(fh.fileno()).st_size
     return size * 10 if gz else size
 
 
 def _use_subprocess(path: str) -> bool:
-    force = os.environ.get("TRACETUI_LOAD_SUBPROCESS", "")
+    force = config.env("TRACETUI_LOAD_SUBPROCESS")
     if force in ("0", "1"):
         return force == "1"
     try:
-        limit = float(os.environ.get("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)) * 2**20
+        limit = config.env_megabytes("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)
         return _looks_like_kineto(path) and _estimated_json_bytes(path) >= limit
-    except (OSError, ValueError):
+    except (OSError, ValueError, TraceError):
         return False
 
 
@@ -276,7 +296,7 @@ def _looks_like_kineto(path: str) -> bool:
     """Cheap sniff of the first 64 KiB of JSON (decompressed); anything unclear -> False."""
     import zlib
 
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         raw = fh.read(EDGE_BYTES)
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -346,7 +366,7 @@ def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> Kin
             proc.kill()
             proc.wait()
         if temp is not None:
-            _unlink(temp)  # mapped (or failed): the name is no longer needed
+            _unlink(temp)  # read (or failed): the name is no longer needed
 
 
 def _child_main() -> None:
@@ -394,4 +414,21 @@ def load_cached(paths: list[str], *, use_cache: bool = True, progress: Progress 
     (``tracetui summary``).  The write encodes the trace when it runs: the caller must not
     change the trace's fields before then.
     """
-    return open_traces(paths, progress, load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes))
+    damaged: list[LoadWarning] = []
+    linked = open_traces(paths, progress,
+                         load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes, damaged),
+                         link_one=_link_cached if use_cache else None)
+    # on the linked trace, not the Kineto trace: its (deferred) cache write must not store it
+    linked.warnings += damaged
+    return linked
+
+
+def _link_cached(et, kt: KinetoTrace):
+    """The ET <-> Kineto link from the cache (:mod:`tracetui.store.links`), else computed
+    and stored; keyed by both files' identities, the version and the code fingerprint."""
+    try:
+        key = {"et": file_identity(et.path), "kineto": file_identity(kt.path), "version": __version__,
+               "code": code_fingerprint()}
+    except (OSError, TraceError):
+        return link_et_kineto(et, kt)
+    return linked_with_cache(et, kt, cache_dir(), key)

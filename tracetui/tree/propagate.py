@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ancestor_counts", "depth_levels", "fill_down", "nearest_kept_ancestor", "sum_up"]
+__all__ = ["ancestor_counts", "ancestors_mask", "depth_levels", "fill_down", "nearest_kept_ancestor", "sum_up"]
 
 
 def depth_levels(depth: np.ndarray, nodes: np.ndarray | None = None) -> list[np.ndarray]:
@@ -78,3 +78,16 @@ def nearest_kept_ancestor(parent: np.ndarray, skip: np.ndarray) -> np.ndarray:
         pending = pending[nxt >= 0]
         pending = pending[skip[at[pending]]]
     return np.where(parent >= 0, at[np.maximum(parent, 0)], -1)
+
+
+def ancestors_mask(parent: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """Bool per node: a proper ancestor of any of ``seeds`` (one numpy step per level)."""
+    out = np.zeros(parent.size, dtype=bool)
+    frontier = parent[np.asarray(seeds, dtype=np.int64)]
+    frontier = np.unique(frontier[frontier >= 0])
+    while frontier.size:
+        frontier = frontier[~out[frontier]]
+        out[frontier] = True
+        frontier = parent[frontier]
+        frontier = np.unique(frontier[frontier >= 0])
+    return out

@@ -21,15 +21,15 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from ..config import Settings, load_settings
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
-from ..errors import LoadCancelled, TraceError
+from ..errors import LoadCancelled, TraceError, one_line
 from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
-from .key_order import KeyRouter
-from .screens.dialogs import ErrorDialog
-from .screens.help import HelpScreen, live_bindings, widget_bindings
-from .screens.loading import (
+from .browser.error_dialog import ErrorDialog
+from .browser.help_screen import HelpScreen, live_bindings, widget_bindings
+from .browser.loading_screen import (
     EXIT_LOAD_CANCELLED,
     LoadDone,
     LoadFailed,
@@ -37,10 +37,13 @@ from .screens.loading import (
     LoadProgress,
     ProgressRelay,
 )
-from .screens.main import MainScreen, TraceTree
+from .browser.main_screen import MainScreen
+from .key_order import KeyRouter
+from .notify import show_note
 from .textual_guards import install_guards
-from .widgets.detail import DetailBuilder
-from .widgets.tree_source import TraceTreeSource
+from .tree.trace_tree import TraceTree
+from .view.trace_detail import TraceDetail
+from .view.trace_row_source import TraceRowSource
 
 install_guards()
 
@@ -61,8 +64,10 @@ class TraceApp(App[int]):
 
     def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None,
                  job_inputs: list[str] | None = None, workers: int | None = None,
-                 scheduler: str | None = None) -> None:
+                 scheduler: str | None = None, settings: Settings | None = None) -> None:
         super().__init__()
+        #: theme and keymap (config.toml: tracetui/config.py); a bad file raised TraceError already
+        self.settings = settings if settings is not None else load_settings()
         self._keys = KeyRouter(self, self._route_key)
         self.paths = list(paths)
         #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
@@ -80,8 +85,42 @@ class TraceApp(App[int]):
         #: set once the browser is painted; the load worker then writes the cache entry
         self._browser_shown = threading.Event()
 
+    # ------------------------------------------------------------------ settings
+    def _apply_settings(self) -> None:
+        """The theme and the keymap of ``config.toml``; an unknown theme or binding id is said
+        in a toast once the browser is on screen (never silently ignored), the rest applies."""
+        theme, keymap = self.settings.theme, self.settings.keymap
+        if theme:
+            if theme in self.available_themes:
+                self.theme = theme
+            else:
+                self._config_notes.append(f"config: unknown theme {theme!r} "
+                                          f"(known: {', '.join(sorted(self.available_themes))})")
+        if keymap:
+            unknown = sorted(set(keymap) - binding_ids())
+            if unknown:
+                self._config_notes.append(f"config: no binding has the id {', '.join(map(repr, unknown))} "
+                                          "(? lists the ids)")
+            self.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
+
+    def _show_config_notes(self) -> None:
+        for note in self._config_notes:
+            show_note(self, note, severity="warning", timeout=10)
+        self._config_notes.clear()
+
+    def handle_bindings_clash(self, clashed_bindings: set, node) -> None:
+        """Two bindings given one key by the keymap: say so once per clash."""
+        clash = tuple(sorted(f"{b.id or b.action} ({b.key})" for b in clashed_bindings))
+        if clash in self._clashes:
+            return
+        self._clashes.add(clash)
+        show_note(self, "config: keymap gives one key to " + " and ".join(clash), severity="warning", timeout=10)
+
     # ------------------------------------------------------------------ loading
     def on_mount(self) -> None:
+        self._clashes: set[tuple[str, ...]] = set()
+        self._config_notes: list[str] = []
+        self._apply_settings()
         if self.job_inputs:
             self.push_screen(LoadingScreen(self.job_inputs))
             self.call_after_refresh(self.load_job, self.job_inputs)
@@ -145,7 +184,7 @@ class TraceApp(App[int]):
         try:
             linked = load_cached(paths, use_cache=self.use_cache, progress=relay, deferred_writes=pending)
             relay("indexing the op tree", 0.995)
-            source = TraceTreeSource(linked)
+            source = TraceRowSource(linked)
             categorizer = self.categorizer
             if categorizer is None:
                 categorizer = _default_categorizer()
@@ -223,19 +262,20 @@ class TraceApp(App[int]):
             return
         await super().on_event(event)
 
-    def _loaded(self, linked: LinkedTrace, source: TraceTreeSource, categorizer) -> None:
+    def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
             from ..errors import LoadWarning
 
             linked.warnings += [LoadWarning("job", w) for w in self.job.warnings]
-        self.sub_title = linked.title
+        self.sub_title = one_line(linked.title)
         job_rank = (self.rank, self.job.world_size) if self.job is not None and self.rank is not None else None
         select, self._pending_select = self._pending_select, None
-        self.switch_screen(MainScreen(linked, source, DetailBuilder(source, categorizer), job_rank=job_rank,
+        self.switch_screen(MainScreen(linked, source, TraceDetail(source, categorizer), job_rank=job_rank,
                                       initial_select=select))
         self.call_after_refresh(self._browser_shown.set)
+        self.call_after_refresh(self._show_config_notes)
 
     def _load_failed(self, message: str) -> None:
         self.load_failed = True
@@ -302,6 +342,23 @@ class TraceApp(App[int]):
         gone (the app is quitting), and its widgets with it."""
         if screen.is_attached and self.screen is screen:
             await screen.run_action(action)
+
+
+def binding_ids() -> set[str]:
+    """The id of every binding of the browser (the app's, its screens' and widgets'): the names
+    a keymap may use."""
+    from textual.dom import DOMNode
+
+    from .job import job_summary_screen  # noqa: F401 -- imported lazily by the job keys: its bindings count
+
+    out: set[str] = set()
+    stack = [DOMNode]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.__module__.startswith("tracetui.ui"):
+            out.update(b.id for b in cls.__dict__.get("BINDINGS", ()) if getattr(b, "id", None))
+    return out
 
 
 def _default_categorizer():

@@ -16,12 +16,15 @@ from typing import Literal
 from rich.text import Text
 from textual.dom import DOMNode
 
+from ..errors import one_line
+
 Severity = Literal["information", "warning", "error"]
 
 
 def plain(message: str | Text) -> str:
-    """The characters of ``message`` (a ``Text``'s styles are dropped)."""
-    return message.plain if isinstance(message, Text) else str(message)
+    """The characters of ``message`` (a ``Text``'s styles are dropped), control characters
+    escaped (:func:`tracetui.errors.one_line`: notes quote names and paths)."""
+    return one_line(message.plain if isinstance(message, Text) else str(message))
 
 
 def show_note(node: DOMNode, message: str | Text, *, title: str | Text = "",

@@ -34,13 +34,24 @@ browser app (the headless core never imports this module).
   select was closed before it mounted: ``e`` (the export dialog) then ``esc`` typed ahead
   (tests/ui/test_ui_screen_closed_at_once.py; Textual 8.0.0 and 8.2.8).  A select whose
   label is already gone has nothing to show, so the update returns.
+* ``Strip.render`` writes the text of its segments to the terminal as it is, so a control
+  character that reaches a segment is acted on by the terminal: ``ESC ] 52`` writes the
+  clipboard, ``ESC ] 2`` sets the window title, ``ESC [ 6 n`` makes the terminal type a
+  reply into the app (Textual 8.0.0 and 8.2.8; Rich's ``Text`` drops only BEL, BS, VT, FF
+  and CR).  The browser escapes trace text visibly where it becomes a ``Text``
+  (:func:`tracetui.errors.one_line`, :mod:`tracetui.io.terminal`); this guard is the last
+  line behind that: a strip whose text still holds a C0 or C1 control character (or DEL)
+  is written without them (they take no cell, so the layout is unchanged).
 """
 
 from __future__ import annotations
 
+import re
 import traceback
 from functools import wraps
 
+from rich.segment import Segment
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import OptionList
 
@@ -142,6 +153,27 @@ def _guard_select_label() -> None:
     SelectCurrent.update = guarded_update  # type: ignore[method-assign]
 
 
+#: what a terminal acts on: C0 controls, DEL, C1 controls
+_TERMINAL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_DROP_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)])
+
+
+def _guard_control_output() -> None:
+    original = Strip.render
+
+    @wraps(original)
+    def render(self: Strip, console) -> str:
+        if self._render_cache is None:
+            segments = list(self)
+            if _TERMINAL_CONTROL.search("".join([seg.text for seg in segments])):
+                clean = Strip([Segment(seg.text.translate(_DROP_CONTROLS), seg.style, seg.control) for seg in segments],
+                              self.cell_length)
+                self._render_cache = original(clean, console)
+        return original(self, console)
+
+    Strip.render = render  # type: ignore[method-assign]
+
+
 def install_guards() -> None:
     """Install every guard (idempotent)."""
     global _INSTALLED
@@ -152,4 +184,5 @@ def install_guards() -> None:
     _guard_double_dismiss()
     _guard_palette_search()
     _guard_select_label()
+    _guard_control_output()
     _INSTALLED = True

@@ -1,0 +1,190 @@
+"""Trace text is data (issue 24): no control sequence from a file reaches the terminal.
+
+Every command of the CLI runs on hostile copies of shared traces (:mod:`hostile`: OSC 52,
+OSC 2, terminal queries, C1 controls, BEL, CR, BS, DEL, NUL and a bidi override appended to
+every string the trace shows, in a file whose name holds ESC and BEL too) with its output
+on a pseudo-terminal, as a user sees it; the bytes the terminal receives must hold no
+control character but newline once the command's own colour sequences are removed, and
+the hostile names must be shown, escaped (``\\x1b``), not dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import tty
+
+import pytest
+from hostile import (
+    CONTROL,
+    EVIL_NAME,
+    PAYLOAD,
+    terminal_residue,
+    write_hostile_driver,
+    write_hostile_kineto,
+    write_hostile_pair,
+)
+from rich.text import Text
+from shared_traces import SHARED
+
+from tracetui.errors import LoadWarning, TraceError, one_line, printable_lines
+from tracetui.io.jsonout import dumps, loads
+from tracetui.io.terminal import safe_renderable, safe_text
+
+#: how the payload reads once escaped (a part of it): shown, not dropped
+VISIBLE = r"\x1b]52;c;cHduZWQ=\x1b\\x1b]2;pwned\x07\x1b[6n"
+
+
+def test_one_line_escapes_c0_c1_del_and_passes_printable_unicode():
+    assert one_line("a\x1b[6nb") == r"a\x1b[6nb"
+    assert one_line("\x9b6n\x9d0;t\x9c\x7f\x00\x07\r\x08") == r"\x9b6n\x9d0;t\x9c\x7f\x00\x07\r\x08"
+    assert one_line("line\nnext\u2028\u202eX") == r"line\nnext\u2028\u202eX"
+    assert one_line("\udc80name") == r"\udc80name"  # an undecodable file name: writable everywhere
+    plain = "aten::addmm void at::native::Kernel<float> 漢字 é µs ✗ ▁▂ [bold]"
+    assert one_line(plain) == plain
+    assert not CONTROL.search(one_line(PAYLOAD))
+    assert printable_lines("a\nb\tc\x1bd") == "a\nb\tc\\x1bd"
+    # errors and warnings are one line with nothing a terminal acts on, C1 included
+    err = TraceError(f"/tmp/{EVIL_NAME}\x9b.json", "bad" + PAYLOAD, position="byte 1\x9b")
+    assert not CONTROL.search(str(err)) and err.path.endswith("\x9b.json")
+    assert not CONTROL.search(LoadWarning("x", PAYLOAD).message)
+
+
+def test_styled_text_keeps_its_styles_on_the_same_characters():
+    t = Text("ab\x1b]2;x\x9bcd\nef")
+    t.stylize("bold", 1, 4)  # "b\x1b]"
+    t.stylize("red", 7, 9)  # "\x9bc"
+    safe_text(t, keep_lines=True)
+    assert t.plain == "ab\\x1b]2;x\\x9bcd\nef"
+    assert [t.plain[s.start:s.end] for s in t.spans] == ["b\\x1b]", "\\x9bc"]
+    from rich.console import Group
+    from rich.table import Table
+
+    table = Table("name")
+    table.add_row(Text("k\x1b[6n"))
+    group = safe_renderable(Group(Text("x\x1b]52;c;eA==\x07"), table))
+    assert [r.plain for r in group.renderables[:1]] == ["x\\x1b]52;c;eA=="]  # BEL: Rich drops it itself
+    assert table.columns[0]._cells[0].plain == "k\\x1b[6n"
+
+
+def test_json_output_escapes_raw_c1_and_del_and_reads_back_the_same():
+    value = {"name": "a\x9b6n\x7f\u202e\x1b"}
+    out = dumps(value)
+    assert out == b'{"name":"a\\u009b6n\\u007f\\u202e\\u001b"}' and loads(out) == value
+
+
+def _on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run ``tracetui args`` with stdout and stderr on a pseudo-terminal (raw: no newline
+    translation); return (exit status, what the terminal received)."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    proc = subprocess.Popen([sys.executable, "-m", "tracetui", *args], stdout=slave, stderr=slave,
+                            stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return proc.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hostile")
+    et, kineto = write_hostile_pair(d)
+    job = d / "job"
+    job.mkdir()
+    for r in (0, 1):  # two ranks of the shared job, hostile
+        write_hostile_kineto(job, SHARED / "multirank" / "param_dlrm_8ranks" / f"rank{r}_kineto.json.gz",
+                             file_name=f"rank{r}_{EVIL_NAME}.json")
+    return {"kineto": write_hostile_kineto(d), "et": et, "pair_kineto": kineto, "driver": write_hostile_driver(d),
+            "dir": d, "job": job}
+
+
+def _env(tmp_path) -> dict[str, str]:
+    return dict(os.environ, TRACETUI_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="140",
+                TRACETUI_CODE_FINGERPRINT="tests")
+
+
+COMMANDS = {
+    "info": ["info", "{kineto}"],
+    "info --json": ["info", "--json", "{kineto}"],
+    "tree": ["tree", "{kineto}"],
+    "summary": ["summary", "{kineto}"],
+    "summary --json": ["summary", "--json", "{kineto}"],
+    "export md": ["export", "{kineto}", "-f", "md", "-o", "-"],
+    "export csv": ["export", "{kineto}", "-f", "csv", "-o", "-"],
+    "export html": ["export", "{kineto}", "-f", "html", "-o", "-"],
+    "export json": ["export", "{kineto}", "-f", "json", "-o", "-"],
+    "export chrome": ["export", "{kineto}", "-f", "chrome", "-o", "-"],
+    "pair info": ["info", "{pair_kineto}", "{et}"],
+    "pair tree": ["tree", "{pair_kineto}", "{et}"],
+    "pair summary": ["summary", "{pair_kineto}", "{et}"],
+    "driver info": ["info", "{driver}"],
+    "driver tree": ["tree", "{driver}"],
+    "driver summary": ["summary", "{driver}"],
+    "et info": ["info", "{et}"],
+    "et tree": ["tree", "{et}"],
+    "et summary": ["summary", "{et}"],
+    "job summary": ["summary", "{job}", "--workers", "1"],
+    "query": ["query", "{kineto}", "SELECT name, lane, count(*) FROM events GROUP BY ALL ORDER BY 3 DESC LIMIT 40"],
+    "query csv": ["query", "{kineto}", "SELECT name, category FROM events LIMIT 200", "--csv"],
+    "query json": ["query", "{kineto}", "SELECT name, category FROM events LIMIT 200", "--json"],
+    "query pivot": ["query", "{kineto}", "PIVOT (SELECT name FROM kernels LIMIT 5) ON name USING count(*)"],
+    "query error": ["query", "{kineto}", "SELECT CAST(name AS INTEGER) FROM events WHERE name LIKE '%\x1b%'"],
+    "job query": ["query", "{job}", "SELECT rank, name FROM events WHERE name LIKE '%\x1b%' LIMIT 5",
+                  "--workers", "1"],
+    "slice": ["slice", "{kineto}", "--window", "0:1000000", "-o", "{dir}/slice_\x1b]2;x\x07.json"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_writes_no_control_character_to_the_terminal(command, hostile_files, tmp_path):
+    args = [a.format(**{k: str(v) for k, v in hostile_files.items()}) for a in COMMANDS[command]]
+    code, shown = _on_terminal(args, _env(tmp_path))
+    assert code == (2 if command == "query error" else 0), shown[-2000:]
+    assert terminal_residue(shown) == [], command
+    if "json" in command or "chrome" in command:
+        assert "\\u001b]52;c;" in shown  # JSON's own escapes: the document means the same
+    else:
+        assert "\\x1b]" in shown  # names (or the file name) are shown, escaped, not dropped
+        if command in ("tree", "pair tree", "driver tree"):
+            assert VISIBLE in shown
+
+
+def test_a_second_run_from_the_cache_is_as_clean(hostile_files, tmp_path):
+    env = _env(tmp_path)
+    for _ in range(2):  # the second answers from the cached trace and the stored summary
+        code, shown = _on_terminal(["summary", str(hostile_files["kineto"])], env)
+        assert code == 0 and terminal_residue(shown) == []
+
+
+@pytest.mark.parametrize("name", ["missing\x1b]2;x\x07\x9b6n.json", "bad\x1b[6n\x9d.json"])
+def test_the_error_line_names_a_hostile_file_without_its_controls(name, hostile_files, tmp_path):
+    path = hostile_files["dir"] / name
+    if name.startswith("bad"):
+        path.write_text("this is no trace")
+    code, shown = _on_terminal(["info", str(path)], _env(tmp_path))
+    assert code == 2 and terminal_residue(shown) == []
+    assert shown.count("\n") == 1 and shown.startswith("tracetui: ") and "\\x1b" in shown and "\\x9" in shown
+
+
+def test_piped_exports_are_the_exact_bytes(hostile_files, tmp_path):
+    """Only a terminal gets the escaped text: a pipe or a file gets the data as it is."""
+    out = subprocess.run([sys.executable, "-m", "tracetui", "export", str(hostile_files["kineto"]), "-f", "md",
+                          "-o", "-"], capture_output=True, env=_env(tmp_path), timeout=300)
+    assert out.returncode == 0 and PAYLOAD.replace("\x00", "").encode()[:20] in out.stdout
+    target = tmp_path / "report.json"
+    assert subprocess.run([sys.executable, "-m", "tracetui", "export", str(hostile_files["kineto"]), "-f", "json",
+                           "-o", str(target)], env=_env(tmp_path), timeout=300).returncode == 0
+    names = json.dumps(json.loads(target.read_text()))
+    assert json.dumps(PAYLOAD)[1:-1] in names  # the value read back is the name, control characters and all

@@ -1,0 +1,139 @@
+"""What the browser tests share: driving the app through Textual's Pilot and reading the screen.
+
+Every UI test imports these from here (never from another test file): open the app and wait
+for the browser (:func:`open_app`) or the error dialog, press keys, search, read the screen
+as text, read the toasts, and the snapshot sizes.  See CONTRIBUTING.md ("How to add a screen").
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from shared_traces import ET_DIR, kineto_path
+
+from tracetui.ui.app import MainScreen
+from tracetui.ui.browser.error_dialog import ErrorDialog
+
+#: the trace most UI tests open: an H100 BERT inference step (61 GPU events)
+BERT = str(kineto_path("h100_bert_inference.json.gz"))
+#: an ET without its Kineto trace: the first ResNet conv input is 19,267,584 B (read from the file)
+RESNET_ET = str(ET_DIR / "et_only" / "resnet_1gpu_schema_1.0.3.json.gz")
+#: the snapshot sizes: the smallest terminal tracetui supports, and a common one
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+def screen_text(app) -> str:
+    """What the terminal shows, as plain text (one line per row)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
+async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
+    """Wait until the load worker has shown the browser, with a pane focused (or the load
+    failed), at most ``timeout`` s.
+
+    The worker starts after the loading screen's first frame, so waiting for workers alone
+    can return before it exists; the browser focuses its tree in on_mount, which Textual
+    applies a few messages later (on a loaded machine after the first pause)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if (isinstance(app.screen, MainScreen) and app.screen.focused is not None) or app.load_failed:
+            break
+        await asyncio.sleep(0.05)
+    assert isinstance(app.screen, MainScreen), screen_text(app)
+    return app.screen
+
+
+def dialog_words(app) -> str:
+    """The screen's words in reading order, one space between them: a dialog's message read
+    across the lines it wraps on (frame and border characters dropped)."""
+    words = re.findall(r"[\w./:'(),-]+", screen_text(app))
+    return " ".join(words)
+
+
+async def error_dialog_shown(app, pilot, timeout: float = 120.0) -> ErrorDialog:
+    """Wait until the load worker has failed and its error dialog is painted (the worker starts
+    after the loading screen's first frame: on a busy machine waiting for workers alone
+    can return before it exists)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    # shown and laid out: its last line of text is on screen (on a loaded machine the first
+    # frames after the push can still show the loading screen under a dialog not yet laid out)
+    while loop.time() < deadline and not (isinstance(app.screen, ErrorDialog)
+                                          and "Open another file" in screen_text(app)):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await asyncio.sleep(0.02)
+    assert isinstance(app.screen, ErrorDialog), screen_text(app)
+    return app.screen
+
+
+async def press(pilot, *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+    await pilot.pause()
+
+
+async def search(pilot, text: str) -> None:
+    await press(pilot, "slash", *list(text), "enter")
+
+
+async def loaded(pilot) -> None:
+    """Wait until the load worker finished and the browser is on screen (snapshot tests)."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def toasts(app) -> list[str]:
+    """The toasts on screen, rendered the way Textual paints them."""
+    from textual.widgets._toast import Toast
+
+    return [str(toast.render()) for toast in app.screen.query(Toast)]
+
+
+async def open_summaries(app, pilot):
+    """Open the browser, press ``s`` and wait for the summaries screen."""
+    from tracetui.ui.summaries.summaries_screen import SummariesScreen
+
+    await open_app(app, pilot)
+    await press(pilot, "s")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, SummariesScreen), screen_text(app)
+    return app.screen
+
+
+#: ET node 1450 of RESNET_ET: ``aten::_convolution``, input 0 float32 [32, 3, 224, 224]
+CONV_ET_ID = 1450
+CONV_BYTES = f"{32 * 3 * 224 * 224 * 4:,} B"  # float32 [32, 3, 224, 224]
+
+
+def pane_lines(app, pane) -> list[str]:
+    """The pane's rows as on screen (cropped to its region)."""
+    r = pane.region
+    rows = screen_text(app).split("\n")[r.y:r.y + r.height]
+    return [row[r.x:r.x + r.width] for row in rows]
+
+
+async def show_conv(app, pilot):
+    screen = await open_app(app, pilot)
+    et = screen.source.et
+    pos = next(i for i in range(len(et.ids)) if int(et.ids[i]) == CONV_ET_ID)
+    assert et.name(pos) == "aten::_convolution"
+    screen.select(screen.source.et_base + pos)
+    await pilot.pause()
+    return screen
+
+
+async def scroll_to_bytes(pilot, pane) -> None:
+    row = next(i for i, s in enumerate(pane._lines) if CONV_BYTES in s.text)
+    pane.scroll_to(y=max(0, row - 1), animate=False)
+    await pilot.pause()

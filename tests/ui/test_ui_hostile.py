@@ -1,0 +1,177 @@
+"""The browser never writes trace text to the terminal raw (issue 24).
+
+The app runs under Pilot on hostile copies of shared traces (:mod:`hostile`: OSC 52, OSC 2,
+terminal queries, C1 controls, BEL, CR, BS, DEL, NUL in every string the trace shows and in
+the file name) and is walked through every screen a user reaches with keys: the tree with
+every row expanded, the detail pane of each row, ``>``/``<`` with their notes and toasts,
+the timeline's lanes, the raw args panel (and a copy), every summaries tab, warnings, help,
+search, the export dialog, the load-error dialog, and a job's rank picker and cross-rank
+screen.  After each step two things are checked:
+
+* the segments of every strip on screen (what the widgets drew) hold no C0 or C1 control
+  character: trace text was escaped where it became text (``\\x1b`` shown instead);
+* the full-screen update Textual would write to the terminal holds none either, once its own
+  colour and cursor sequences are removed (what the terminal would act on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+from hostile import CONTROL, EVIL_NAME, terminal_residue, write_hostile_driver, write_hostile_kineto, write_hostile_pair
+from pilot import error_dialog_shown, open_app, press, screen_text
+from shared_traces import SHARED
+from textual.widgets import Input
+
+from tracetui.ui.app import TraceApp
+from tracetui.ui.browser.export_dialog import ExportDialog
+
+
+def check(app, where: str) -> None:
+    comp = app.screen._compositor
+    drawn = [seg.text for strip in comp.render_strips() for seg in strip if CONTROL.search(seg.text)]
+    assert not drawn, (where, type(app.screen).__name__, [repr(t[:80]) for t in drawn[:3]])
+    written = comp.render_full_update().render_segments(app.console)
+    assert terminal_residue(written) == [], (where, type(app.screen).__name__)
+
+
+async def walk(app, pilot, label: str) -> set[str]:
+    """Every screen a user reaches with keys; returns the names of the screens checked."""
+    seen = set()
+
+    async def step(*keys: str, where: str) -> None:
+        await press(pilot, *keys)
+        check(app, f"{label}: {where}")
+        seen.add(type(app.screen).__name__)
+
+    await open_app(app, pilot)
+    check(app, f"{label}: opened")
+    await step("asterisk", where="expand all")
+    for i in range(15):
+        await step("down", where=f"row {i}")
+    await step(">", where="> jump")
+    await step("<", where="< jump")
+    await step("a", where="raw args")
+    await step("down", "down", "down", "C", where="copy a name")
+    await step("escape", where="raw args closed")
+    await step("s", where="summaries")
+    await pilot.pause(0.2)
+    for i in range(7):
+        await step("right", where=f"summaries tab {i}")
+    await step("escape", "w", where="warnings")
+    await step("escape", "t", where="timeline")
+    for i in range(6):
+        await step("down", where=f"lane {i}")
+    await step("t", "e", where="export dialog")
+    await step("escape", "question_mark", where="help")
+    await step("escape", "slash", "o", "d", "d", "enter", where="search")
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["kineto", "pair", "driver"])
+async def test_every_screen_of_a_hostile_trace_writes_no_control_character(which, tmp_path):
+    if which == "kineto":
+        paths = [write_hostile_kineto(tmp_path)]
+    elif which == "pair":
+        paths = list(write_hostile_pair(tmp_path))
+    else:
+        paths = [write_hostile_driver(tmp_path)]
+    app = TraceApp([str(p) for p in paths], use_cache=False)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        seen = await walk(app, pilot, which)
+        assert {"MainScreen", "RawArgsScreen", "SummariesScreen", "WarningsScreen", "ExportDialog",
+                "HelpScreen"} <= seen
+        text = screen_text(app)
+    assert "\\x1b" in text  # shown, escaped: not dropped
+
+
+async def test_the_load_error_dialog_names_a_hostile_file_safely(tmp_path):
+    bad = tmp_path / f"{EVIL_NAME}\x9b.json"
+    bad.write_text("not a trace")
+    app = TraceApp([str(bad)], use_cache=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await error_dialog_shown(app, pilot)
+        check(app, "error dialog")
+        assert "\\x1b]2;title" in screen_text(app)
+
+
+async def test_a_hostile_job_rank_picker_and_cross_rank_screen(tmp_path):
+    """Two ranks of the shared job, hostile (names, thread names, distributedInfo backend)."""
+    job = SHARED / "multirank" / "param_dlrm_8ranks"
+    for r in (0, 1):
+        write_hostile_kineto(tmp_path, job / f"rank{r}_kineto.json.gz", file_name=f"rank{r}_{EVIL_NAME}.json")
+    app = TraceApp([], job_inputs=[str(tmp_path)], workers=1, use_cache=False)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await open_app(app, pilot)
+        check(app, "job: rank 0")
+        await press(pilot, "r")
+        check(app, "job: rank picker")
+        await press(pilot, "escape", "X")
+        await pilot.pause(0.2)
+        check(app, "job: cross-rank screen")
+        await press(pilot, "tab")
+        check(app, "job: collectives")
+
+
+async def test_the_export_dialog_asks_before_overwriting(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    trace = write_hostile_kineto(tmp_path)
+    app = TraceApp([str(trace)], use_cache=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await open_app(app, pilot)
+        await press(pilot, "e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        dialog.query_one("#export-path", Input).value = "report.md"
+        target = tmp_path / "report.md"
+        target.write_text("yesterday's report")
+        await pilot.pause()
+        await press(pilot, "enter")
+        assert app.screen is dialog  # asked, not written
+        assert "report.md exists: Enter again to replace it, or change the name" in screen_text(app)
+        check(app, "overwrite question")
+        assert target.read_text() == "yesterday's report"
+        await press(pilot, "enter")  # confirmed
+        for _ in range(100):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if target.read_text() != "yesterday's report":
+                break
+            await asyncio.sleep(0.05)
+        assert target.read_text().startswith("#")  # the Markdown report replaced it
+        # a changed name asks again; a folder is refused
+        await press(pilot, "e")
+        dialog = app.screen
+        field = dialog.query_one("#export-path", Input)
+        os.mkdir(tmp_path / "folder.md")
+        field.value = "folder.md"
+        await pilot.pause()
+        await press(pilot, "enter")
+        assert app.screen is dialog and "folder.md is a folder: give a file name" in screen_text(app)
+        field.value = target.name
+        await pilot.pause()
+        await press(pilot, "enter")
+        assert app.screen is dialog and "exists: Enter again" in screen_text(app)
+        await press(pilot, "escape")
+    assert json.dumps(target.read_text())  # still the report written above
+
+
+def test_the_last_guard_drops_what_a_widget_forgot():
+    """A strip still holding control characters (a widget that skipped the sanitiser) is
+    written without them, and its cells stay where they were (control characters take none)."""
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.strip import Strip
+
+    from tracetui.ui.textual_guards import install_guards
+
+    install_guards()
+    strip = Strip([Segment("name\x1b]52;c;eA==\x07", Style(bold=True)), Segment(" \x9b6n|")])
+    written = strip.render(Console(color_system="truecolor"))
+    assert terminal_residue(written) == [] and "name]52;c;eA==" in written and " 6n|" in written
+    assert strip.cell_length == Strip([Segment("name]52;c;eA==")]).cell_length + 4

@@ -1,0 +1,478 @@
+"""The browser screen: op tree left, detail right (below it when narrow), timeline at the
+bottom, status line on top; the jumps (``>``/``<``), search, filter, view toggles and
+export act on it.  :class:`~tracetui.ui.app.TraceApp` shows it once a trace is loaded."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from typing import ClassVar
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from ...driver.facts import is_standalone
+from ...errors import TraceError
+from ...session import LinkedTrace
+from ..bindings import MAIN_BINDINGS
+from ..detail.detail_pane import DetailPane
+from ..detail.raw_args_screen import RawArgsScreen
+from ..job.job_actions import JobActions
+from ..notify import show_note
+from ..summaries.summaries_screen import open_summaries
+from ..timeline.trace_timeline import TraceTimeline
+from ..tree.trace_tree import TraceTree
+from ..tree.virtual_tree import VirtualTree
+from ..view.driver_notes import back_texts, driver_link_note, hop_texts
+from ..view.jumps import (
+    JumpCycle,
+    JumpError,
+    driver_back,
+    driver_hop,
+    gpu_jump,
+    launching_op,
+    match_index,
+)
+from ..view.raw_args import event_sections
+from ..view.status_parts import rank_part, state_parts, trace_parts
+from ..view.trace_detail import TraceDetail
+from ..view.trace_row_source import TraceRowSource
+from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
+from .search_bar import SearchBar
+from .status_line import StatusLine
+from .warnings_screen import WarningsScreen
+
+
+class MainScreen(JobActions, Screen):
+    """Tree left, detail right (below it when narrow), timeline at the bottom.
+
+    In a whole job (``job_rank`` = (rank, world size)) the status line starts with
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
+    ``initial_select`` = (node, note) is selected once the screen is shown."""
+
+    BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
+
+    def __init__(self, linked: LinkedTrace, source: TraceRowSource, detail_model: TraceDetail, *,
+                 job_rank: tuple[int, int] | None = None, initial_select: tuple[int,
+                                                                                Text | None] | None = None) -> None:
+        super().__init__()
+        self.job_rank = job_rank
+        self.initial_select = initial_select
+        self.linked = linked
+        self.source = source
+        self.detail_model = detail_model
+        self.current: int | None = None
+        self.cycle: JumpCycle | None = None
+        self.query_text: str | None = None
+        self.matches = np.empty(0, dtype=np.int64)
+        self.match_positions = np.empty(0)
+        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
+        self._notes: dict[int, Text] = {}
+        self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
+        self.last_export: str | None = None  # absolute path of the last file written by e
+        self._sync_pending = False
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Container(id="body"):
+            yield TraceTree(self.source, id="tree")
+            yield DetailPane(self.detail_model, id="detail")
+        yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
+        yield TraceTimeline(self.source, id="timeline")
+        yield Footer()
+
+    @property
+    def op_tree(self) -> TraceTree:
+        return self.query_one("#tree", TraceTree)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one("#detail", DetailPane)
+
+    @property
+    def timeline(self) -> TraceTimeline:
+        return self.query_one("#timeline", TraceTimeline)
+
+    def on_mount(self) -> None:
+        tree = self.op_tree
+        tree.focus()
+        roots = self.source.root_nodes()
+        if len(roots):
+            tree.expand(int(roots[0]))
+        timeline = self.timeline
+        if self.source.kt is not None and not timeline.lane_ids:
+            timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
+        if self.source.kt is None or not timeline.lane_ids:
+            timeline.display = False
+        self.update_status()
+        if self.initial_select is not None:
+            self.call_after_refresh(self.select, *self.initial_select)
+
+    # ------------------------------------------------------------------ status
+    def status_parts(self) -> list:
+        """The status line's parts (:mod:`~tracetui.ui.view.status_parts`): the trace's, then the browser state's."""
+        if self._status_fixed is None:
+            self._status_fixed = trace_parts(self.linked)
+            if self.job_rank is not None:
+                self._status_fixed.insert(0, rank_part(*self.job_rank))
+        return self._status_fixed + state_parts(
+            python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
+            else None,
+            query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
+            exported=self.last_export)
+
+    def status_text(self) -> Text:
+        """The status line as drawn: fitted to one line of the status widget's width."""
+        return self.query_one("#status", StatusLine).fitted()
+
+    def update_status(self) -> None:
+        """Give the status line the current parts; it fits them (again on every resize)."""
+        self.query_one("#status", StatusLine).set_parts(self.status_parts())
+
+    # ------------------------------------------------------------------ selection
+    @on(VirtualTree.NodeHighlighted)
+    def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
+        event.stop()
+        node = event.node
+        self.current = node
+        if self.cycle is not None and not (self.cycle.origin == node or
+                                           int(self.cycle.events[self.cycle.index]) == node):
+            self.cycle = None
+        # Detail and timeline follow once the queued input is handled: holding a key
+        # down renders the panes for the row the cursor stops on, not for every row.
+        if not self._sync_pending:
+            self._sync_pending = True
+            self.call_later(self._sync_panes)
+
+    def _sync_panes(self) -> None:
+        self._sync_pending = False
+        node = self.current
+        note = self._notes.pop(node, None) if node is not None else None
+        self._notes.clear()
+        self.detail.show(node, note)
+        self.timeline.show_selection(node)
+
+    @on(TraceTimeline.EventSelected)
+    def _on_timeline_pick(self, event: TraceTimeline.EventSelected) -> None:
+        event.stop()
+        self.select(event.node)
+
+    def select(self, node: int, note: Text | None = None) -> bool:
+        """Move the tree cursor to ``node`` (expanding its ancestors; clearing the filter if
+        it hides the node).  False when the node cannot be shown."""
+        tree = self.op_tree
+        target = self.source.visible_ancestor(node)
+        if note is not None:
+            self._notes[target] = note
+        if tree.cursor_node == target:
+            self._notes.pop(target, None)
+            self.current = target
+            self.detail.show(target, note)
+            self.timeline.show_selection(target)
+            return True
+        ok = tree.select_node(target)
+        if not ok and self.source.filtered:
+            self._set_filter(False)
+            ok = tree.select_node(target)
+        if not ok:
+            self._notes.pop(target, None)
+            show_note(self, f"cannot show node {node} in the tree", severity="warning")
+        return ok
+
+    # ------------------------------------------------------------------ jumps
+    def action_jump_gpu(self) -> None:
+        """``>``: first GPU event of the selected op; again: the op's next GPU event.  From a
+        runtime call with a linked driver call (``--driver``): that driver call first."""
+        if self.current is None:
+            return
+        try:
+            hop = driver_hop(self.source, self.current, self.cycle)
+            if hop is not None:
+                self._to_driver_call(self.source.kineto_of(self.current), hop)
+                return
+            cyc = gpu_jump(self.source, self.current, self.cycle)
+        except JumpError as exc:
+            show_note(self, str(exc), severity="warning")
+            return
+        self.cycle = cyc
+        note = Text(f"> GPU event {cyc.index + 1} of {cyc.events.size} under ", style="bold")
+        note.append(self._label_of(cyc.origin), style="cyan")
+        via = driver_link_note(self.source.kt, cyc.origin)
+        if via is not None:
+            note.append_text(via)
+        note.append("   (> next, < back)", style="dim")
+        self.select(cyc.target, note)
+
+    def _to_driver_call(self, runtime: int, call: int) -> None:
+        """``>`` from ``runtime`` to the driver call linked to it; the toast names it and says
+        where ``>`` goes next."""
+        kt = self.source.kt
+        note, message = hop_texts(kt, runtime, call, self.source.gpu_events(runtime))
+        self.cycle = None
+        if self.select(call, note):
+            self.op_tree.expand(call)  # its ioctls and records show under it
+            show_note(self, message, title=">")
+
+    def _to_runtime_call(self, runtime: int, call: int) -> None:
+        """``<`` from a driver call (or its ioctl/record) to the runtime call linked to it;
+        the toast names the call's op."""
+        note, message = back_texts(self.source.kt, runtime, call)
+        if self.select(runtime, note):
+            show_note(self, message, title="<")
+
+    def action_jump_op(self) -> None:
+        """``<``: from a kernel/memcpy/memset (or runtime call) to the op that launched it;
+        with an ET loaded the linked ET op is named in the detail pane and a notification."""
+        src, kt = self.source, self.source.kt
+        try:
+            back = driver_back(src, self.current if self.current is not None else -1)
+            if back is not None:
+                self._to_runtime_call(*back)
+                return
+            op, k, via = launching_op(src, self.current if self.current is not None else -1)
+        except JumpError as exc:
+            show_note(self, str(exc), severity="warning")
+            return
+        note = Text("< launched ", style="bold")
+        name = self._label_of(k)
+        note.append(name if len(name) <= 60 else name[:59] + "…", style="green")
+        if via >= 0:
+            note.append(" via ")
+            note.append(kt.name(via), style="yellow")
+        message = Text(f"launching op: {kt.name(op)}")
+        if src.et is not None:
+            pos = src.et_pos(op)
+            if pos >= 0:
+                ref = self.detail_model.et_ref(pos)
+                note.append("\n  ET op: ", style="bold")
+                note.append_text(ref)
+                message.append("  |  ")
+                message.append_text(ref)
+            else:
+                note.append("\n  ET op: none linked", style="dim")
+                message.append("  |  no linked ET op")
+        if self.select(op, note) and src.et is not None:
+            show_note(self, message, title="<")
+
+    def _label_of(self, node: int) -> str:
+        src = self.source
+        if src.is_kineto(node):
+            return src.kt.name(node)
+        return src.row_label(node).plain
+
+    # ------------------------------------------------------------------ search
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.value = ""
+        bar.display = True
+        bar.focus()
+
+    @on(Input.Submitted, "#search")
+    def _on_search(self, event: Input.Submitted) -> None:
+        event.stop()
+        bar = self.query_one(SearchBar)
+        query = event.value
+        bar.display = False
+        self.op_tree.focus()
+        if not query.strip():
+            return
+        self.run_search(query)
+
+    @on(SearchBar.Cancelled)
+    def _on_search_cancel(self, event: SearchBar.Cancelled) -> None:
+        event.stop()
+        bar = self.query_one(SearchBar)
+        bar.display = False
+        self.op_tree.focus()
+
+    def run_search(self, query: str, *, select: bool = True) -> None:
+        try:
+            nodes, positions = self.source.find(query)
+        except ValueError as exc:
+            show_note(self, str(exc), severity="error")
+            return
+        self.query_text = query
+        self.matches, self.match_positions = nodes, positions
+        self.matches_fixed = False
+        if self.source.filtered:
+            self._set_filter(True)
+        self.update_status()
+        if not nodes.size:
+            show_note(self, f"no match for {query!r}", severity="warning")
+            return
+        if select:
+            self._goto_match(0, inclusive=True)
+
+    def _cursor_position(self) -> float:
+        node = self.current
+        return self.source.tree_position(node) if node is not None else -1.0
+
+    def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
+        if self.query_text is None:
+            show_note(self, "no search yet: press / to search", severity="warning")
+            return
+        n = self.matches.size
+        if not n:
+            show_note(self, f"no match for {self.query_text!r}", severity="warning")
+            return
+        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
+        note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
+        self.select(int(self.matches[i]), note)
+
+    def action_next_match(self) -> None:
+        self._goto_match(1)
+
+    def action_prev_match(self) -> None:
+        self._goto_match(-1)
+
+    def action_filter(self) -> None:
+        if not self.source.filtered and (self.query_text is None or not self.matches.size):
+            show_note(self, "filter shows the subtrees holding search matches: search first (/)", severity="warning")
+            return
+        self._set_filter(not self.source.filtered)
+
+    def _set_filter(self, on_: bool) -> None:
+        current = self.current
+        self.source.set_filter(self.matches if on_ else None)
+        tree = self.op_tree
+        tree.refresh_rows()
+        if current is not None and tree.cursor_node != current:
+            if not tree.select_node(current) and on_ and self.matches.size:
+                self._goto_match(0, inclusive=True)
+        self.update_status()
+
+    def action_clear(self) -> None:
+        if self.source.filtered:
+            self._set_filter(False)
+        elif self.query_text is not None:
+            self.query_text = None
+            self.matches = np.empty(0, dtype=np.int64)
+            self.match_positions = np.empty(0)
+            self.update_status()
+        self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
+
+    # ------------------------------------------------------------------ view toggles
+    def action_toggle_python(self) -> None:
+        src = self.source
+        if src.kt is None:
+            return
+        if is_standalone(src.kt):
+            show_note(self, "a driver-call trace has no python_function rows")
+            return
+        current = self.current
+        src.set_hide_python(not src.hide_python)
+        if self.query_text is not None and not self.matches_fixed:
+            self.matches, self.match_positions = src.find(self.query_text)
+            if src.filtered:
+                src.set_filter(self.matches)
+        self.op_tree.refresh_rows()
+        if current is not None:
+            self.op_tree.select_node(src.visible_ancestor(current))
+        self.update_status()
+        show_note(self, "python_function rows " + ("hidden" if src.hide_python else "shown"))
+
+    def action_focus_timeline(self) -> None:
+        timeline = self.timeline
+        if timeline.has_focus or not timeline.display:
+            self.op_tree.focus()
+        else:
+            timeline.focus()
+
+    def action_toggle_detail(self) -> None:
+        detail = self.detail
+        detail.display = not detail.display
+
+    def action_maximize(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+        elif self.focused is not None:
+            self.maximize(self.focused, container=False)
+
+    def action_toggle_cpu_lanes(self) -> None:
+        timeline = self.timeline
+        timeline.set_show_cpu(not timeline.show_cpu)
+        timeline.display = bool(timeline.lane_ids)
+
+    def action_zoom(self, factor: float) -> None:
+        self.timeline.zoom_keep_selection(float(factor))
+
+    def action_pan(self, fraction: float) -> None:
+        self.timeline.pan(float(fraction))
+
+    def action_zoom_selection(self) -> None:
+        if not self.timeline.zoom_to_selection():
+            show_note(self, "the selection has no time span", severity="warning")
+
+    def action_fit_all(self) -> None:
+        self.timeline.fit_all()
+
+    def action_summaries(self) -> None:
+        """``s``: the summary tables (:mod:`~tracetui.ui.summaries.summaries_screen`); Enter there
+        selects a row's occurrences."""
+        if self.linked.kineto is None:
+            show_note(self, "the summaries need a Kineto trace", severity="warning")
+            return
+        open_summaries(self)
+
+    def action_raw_args(self) -> None:
+        """``a``: every arg of the selected event (:mod:`~tracetui.ui.detail.raw_args_screen`)."""
+        node = self.current
+        k = self.source.kineto_of(node) if node is not None else -1
+        if k < 0 or self.linked.kineto is None:
+            show_note(self, "no Kineto event on this row (an ET op without a linked event)", severity="warning")
+            return
+        kt = self.linked.kineto
+        self.app.push_screen(RawArgsScreen(f"Every arg of {self._label_of(k)}", event_sections(kt, k)))
+
+    def action_warnings(self) -> None:
+        self.app.push_screen(WarningsScreen(self.linked.all_warnings()))
+
+    # ------------------------------------------------------------------ export
+    def action_export(self) -> None:
+        """``e``: export the selected subtree (the whole trace from a lane or ET row)."""
+        if self.linked.kineto is None:
+            show_note(self, "export needs a Kineto trace", severity="warning")
+            return
+        node = self.current
+        k = self.source.kineto_of(node) if node is not None else -1
+        root = k if k >= 0 else None
+        kt = self.linked.kineto
+        if root is None:
+            what, stem = "the whole trace", trace_file_stem(kt.path)
+        else:  # named as the tree shows it: op (or lane) name and the op's External id
+            what = f"the subtree of {self._label_of(root)}"
+            stem = op_file_stem(kt.name(root), int(kt.external_id[root]) if root < kt.n_events else None)
+        self.app.push_screen(ExportDialog(what, stem), partial(self._export_chosen, root))
+
+    def _export_chosen(self, root: int | None, choice: tuple[str, str] | None) -> None:
+        if choice is None:
+            return
+        fmt, path = choice
+        self._run_export(root, fmt, path)
+
+    @work(thread=True, group="export")
+    def _run_export(self, root: int | None, fmt: str, path: str) -> None:
+        from ...export import write_export
+
+        try:
+            write_export(self.linked, root, fmt, path, self.detail_model.categorizer)
+        except (TraceError, OSError, ValueError) as exc:
+            self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
+            return
+        self.app.call_from_thread(self._exported, fmt, os.path.abspath(path))
+
+    def _exported(self, fmt: str, path: str) -> None:
+        """Say where the export went: a toast, and (lasting past the toast) the status line
+        and a note in the detail pane, both with the absolute ``path``."""
+        self.last_export = path
+        self.update_status()
+        if self.current is not None:
+            self.detail.show(self.current, Text.assemble(("exported ", "bold"), fmt, " to ", (path, "green")))
+        show_note(self, f"exported {fmt} to {path}", title="export")

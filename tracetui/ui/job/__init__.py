@@ -1,0 +1,1 @@
+"""Whole jobs in the browser: the rank picker, the job keys and the cross-rank screen."""

@@ -1,1 +1,0 @@
-"""Full screens and modal dialogs of the browser."""

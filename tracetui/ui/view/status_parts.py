@@ -1,0 +1,227 @@
+"""The status line: what is loaded, how well it linked, the browser's state, and the
+warnings cue, fitted to ONE terminal line.
+
+The line is a list of :class:`Part` s.  Each part has forms from longest to shortest;
+when the line is wider than the terminal, :func:`fit_status` shortens, then leaves out,
+the least important parts (the order is :data:`PRIORITY`).  Parts in :data:`ALWAYS_SHOWN`
+are never dropped: the warnings cue (``⚠ N warnings (w)``), the filter flag (rows are
+hidden) and the "different runs" alarm, because without them the screen would hide that
+data is missing or suspect.  The trace title is never dropped either, only cut with ``…``
+when nothing else is left to take away.
+:class:`~tracetui.ui.browser.status_line.StatusLine` draws them and re-fits on every resize.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from ... import units
+from ...driver.facts import CALL_WHATS, driver_of
+from ...driver.schema import What
+from ...errors import one_line
+
+SEPARATOR = " · "
+
+#: Most important first.  The least important part is shortened, then dropped, first.
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "export", "driver_link", "driver",
+            "counts", "gpu_link", "et_link", "skipped", "devices", "python")
+#: Never dropped (their shortest form stays), whatever the width.
+ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
+#: Left-to-right order on screen.
+DISPLAY_ORDER = ("rank", "title", "driver", "devices", "counts", "skipped", "gpu_link", "driver_link", "et_link",
+                 "mismatch", "search", "filter", "python", "export", "warnings")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of the status line: ``key`` (a name in :data:`PRIORITY`) and its forms,
+    longest first.  The first ``late`` forms are tried only after every part has its place
+    (a long detail that must not crowd out other parts)."""
+
+    key: str
+    forms: tuple[Text, ...]
+    late: int = 0
+
+
+def _part(key: str, *forms: str, style: str = "", late: int = 0) -> Part:
+    return Part(key, tuple(Text(one_line(f), style=style) for f in forms), late)
+
+
+def _devices(kt) -> tuple[str, ...]:
+    """Device names with their count (``NVIDIA B200 ×8``), then ``8 GPUs``."""
+    names = Counter(str(d.get("name")) for d in kt.device_properties if isinstance(d, dict) and d.get("name"))
+    if not names:
+        return ()
+    full = ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in sorted(names.items()))
+    total = sum(names.values())
+    return (full, f"{total} GPU{'s' if total != 1 else ''}")
+
+
+def _driver_parts(drv) -> list[Part]:
+    """A driver-call trace alone: its layout, its events by what they are, and the lines of
+    the file that are not events (banners, heartbeats, bad lines: ``w`` says which)."""
+    layouts = " + ".join(drv.layouts) or "driver"
+    what = drv.what
+    calls = int(sum((what == w).sum() for w in CALL_WHATS))
+    ioctls = int((what == What.IOCTL).sum())
+    in_file = drv.n_driver - int((what == What.PHASE).sum())  # phases are derived, not in the file
+    records = in_file - calls - ioctls
+    kinds = ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in ((calls, "call"), (ioctls, "ioctl"),
+                                                                            (records, "record")))
+    parts = [_part("driver", f"{layouts} driver-call trace", layouts, late=1),
+             _part("counts", f"{in_file:,} events: {kinds}", kinds, f"{in_file:,} events")]
+    st = drv.lines
+    if st.skipped_total:
+        parts.append(_part("skipped", f"{st.skipped_total:,} of {st.total:,} lines skipped",
+                           f"{st.skipped_total:,} lines skipped", style="yellow"))
+    return parts
+
+
+def _driver_link_part(drv) -> Part:
+    """``driver link 86/86, offset ±0.0 µs``: Kineto calls linked to driver calls (of those
+    that can be), and the uncertainty of the clock offset."""
+    link = drv.link
+    body = f"driver link {link.linked:,}/{link.kineto_calls:,}"
+    spread = f"±{link.uncertainty_us:,.1f} {units.US}" if link.linked else "no offset"
+    style = "" if link.linked else "yellow"
+    return _part("driver_link", f"{body}, offset {spread} (heuristic)", f"{body}, offset {spread}",
+                 f"driver {link.linked:,}/{link.kineto_calls:,}", style=style, late=1)
+
+
+def device_work_text(kt) -> str:
+    """``850 GPU events (768 kernels)``; ``1,313 device events`` (MTIA: not kernels)."""
+    c = kt.device_work_counts()
+    text = f"{c['events']:,} {c['called']}"
+    return text + (f" ({c['kernels']:,} kernels)" if c["kernels"] is not None else "")
+
+
+def trace_parts(linked) -> list[Part]:
+    """The fixed parts: title (file names), devices, event counts, GPU launch links,
+    ET link statistics, the different-runs alarm and the warning count (``w`` lists them).
+    A driver-call trace alone: its layout, counts and skipped lines; linked to a Kineto
+    trace: the Kineto counts and the driver link."""
+    kt = linked.kineto
+    parts = [_part("title", linked.title, style="bold")]
+    drv = driver_of(kt)
+    if drv is not None and drv.link is None:
+        parts += _driver_parts(drv)
+    elif kt is not None:
+        devices = _devices(kt)
+        if devices:
+            parts.append(_part("devices", *devices))
+        n_kineto = drv.first if drv is not None else kt.n_events  # linked: the Kineto trace's own events
+        parts.append(_part("counts", f"{n_kineto:,} events, {device_work_text(kt)}", f"{n_kineto:,} events"))
+        g = kt.gpu_stats
+        if g.gpu_events:
+            parts.append(_part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}"))
+        if drv is not None:
+            parts.append(_driver_link_part(drv))
+    if linked.link is not None:
+        s = linked.link.stats
+        full = Text(f"ET link {s.method}: {s.linked:,}/{s.et_ops:,}")
+        if s.heuristic:
+            full.append(f" ({s.heuristic:,} heuristic)", style="yellow")
+        full.append(f", ET-only {s.et_only:,}")
+        parts.append(Part("et_link", (full, Text(f"ET {s.linked:,}/{s.et_ops:,}"))))
+        if s.suspect_mismatch:
+            parts.append(_part("mismatch", "ET and Kineto look like different runs", "ET≠Kineto run?",
+                               style="bold red"))
+    n_warn = len(linked.all_warnings())
+    if n_warn:
+        parts.append(_part("warnings", f"⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow"))
+    return parts
+
+
+def rank_part(rank: int, world_size: int) -> Part:
+    """``rank R/N`` of a whole job (R the rank shown, N the world size)."""
+    return _part("rank", f"rank {rank}/{world_size}", style="bold cyan")
+
+
+def _clip(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
+                filtered: bool = False, exported: str | None = None) -> list[Part]:
+    """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
+    and its match count, the filter flag, and the last export's absolute path."""
+    parts = []
+    if python_hidden is not None:
+        parts.append(_part("python", "python hidden" if python_hidden else "python shown",
+                           "py hidden" if python_hidden else "py shown", style="dim"))
+    if query is not None:
+        parts.append(_part("search", f"search {query!r}: {n_matches:,} matches",
+                           f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
+    if filtered:
+        parts.append(_part("filter", "FILTERED", style="bold"))
+    if exported is not None:
+        name = exported.rstrip("/").rsplit("/", 1)[-1]
+        parts.append(_part("export", f"saved {exported}", f"saved {name}", style="green", late=1))
+    return parts
+
+
+def _priority(key: str) -> int:
+    return PRIORITY.index(key) if key in PRIORITY else len(PRIORITY)
+
+
+def _join(parts: list[Part], level: dict[str, int]) -> Text:
+    shown = sorted((p for p in parts if level[p.key] < len(p.forms)),
+                   key=lambda p: DISPLAY_ORDER.index(p.key) if p.key in DISPLAY_ORDER else len(DISPLAY_ORDER))
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    for i, p in enumerate(shown):
+        if i:
+            text.append(SEPARATOR, style="dim")
+        text.append_text(p.forms[level[p.key]])
+    return text
+
+
+def fit_status(parts: list[Part], width: int) -> Text:
+    """The parts joined by `` · ``, at most ``width`` cells wide.
+
+    The parts in :data:`ALWAYS_SHOWN` and the title start in their shortest form (the title
+    cut with ``…`` if even that is too wide); then, most important first
+    (:data:`PRIORITY`), each part takes its longest form that still fits beside the parts
+    placed before it, or is left out; last, the ``late`` forms get what room is left.  So
+    the least important parts are the ones shortened or left out."""
+    level = {p.key: len(p.forms) - 1 if p.key in ALWAYS_SHOWN or p.key == "title" else len(p.forms)
+             for p in parts}
+    text = _join(parts, level)
+    title = next((p for p in parts if p.key == "title"), None)
+    if text.cell_len > width and title is not None:
+        room = max(1, title.forms[-1].cell_len - (text.cell_len - width))
+        cut = title.forms[-1].copy()
+        cut.truncate(room, overflow="ellipsis")
+        parts = [Part(p.key, p.forms[:-1] + (cut,), p.late) if p is title else p for p in parts]
+        text = _join(parts, level)
+    if text.cell_len > width:  # narrower than the parts that are always shown
+        if width <= 0:
+            return Text(no_wrap=True, end="")
+        text.truncate(width, overflow="ellipsis")
+        return text
+
+    def fits(part: Part, form: int) -> bool:
+        old, level[part.key] = level[part.key], form
+        if _join(parts, level).cell_len <= width:
+            return True
+        level[part.key] = old
+        return False
+
+    by_priority = sorted(parts, key=lambda p: _priority(p.key))
+    for p in by_priority:
+        for form in range(min(p.late, level[p.key]), level[p.key]):
+            if fits(p, form):
+                break
+    for p in by_priority:  # then the late forms, if there is room left
+        for form in range(min(p.late, level[p.key])):
+            if fits(p, form):
+                break
+    return _join(parts, level)
+
+
+def trace_summary(linked) -> Text:
+    """The fixed part of the status line at full length (no width limit)."""
+    parts = trace_parts(linked)
+    return _join(parts, {p.key: 0 for p in parts})

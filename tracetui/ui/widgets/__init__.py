@@ -1,1 +1,0 @@
-"""Widgets of the browser and the Textual-free row/text models behind them."""
