@@ -8,7 +8,8 @@ driver-call views use files written into a temporary folder first: a bpftrace fi
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
 of the BERT run (``tests/core/driver_from_kineto.py``).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
-``App.save_screenshot``.  The output is deterministic (no clocks on screen).
+``App.save_screenshot``.  The output is deterministic (no clocks on screen) but for the
+wall time of the query in ``query.svg``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ SIZE = (140, 42)
 DRIVER_ALONE = Path("<written: a bpftrace driver-call trace>")
 DRIVER_OF_BERT = Path("<written: the driver calls of the BERT run>")
 
+#: the query typed in query.svg (its wall time in the title is the one thing that changes run to run)
+QUERY = ("SELECT op_name, count(*) AS kernels, sum(dur_us) AS gpu_us, min(op_event) AS first_op_event "
+         "FROM kernels GROUP BY op_name")
+
 #: (file name, traces, keys pressed after loading, terminal size, what it shows)
 VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
     ("browser.svg", [BERT], ["slash", *"aten::linear", "enter", "l", "c"], SIZE,
@@ -60,6 +65,9 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "an H100 GEMM: Kineto's 0 % estimate beside the theoretical occupancy (18.75 %, registers + shared memory)"),
     ("raw_args.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign", "a"], (100, 36),
      "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
+    ("query.svg", [BERT], ["colon", *QUERY, "enter", "right", "right", "s"], SIZE,
+     ": a query's rows (kernels and GPU time per launching op, sorted by GPU time with s); Enter goes to "
+     "the row's first op, f filters the tree to those ops"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
     ("driver_trace.svg", [DRIVER_ALONE], ["slash", *"kernel launch", "enter"], SIZE,
@@ -89,7 +97,7 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
             await pilot.pause(0.05)
         for key in keys:
             await pilot.press(key)
-            if key == "s":  # the summaries are computed in a worker before their screen opens
+            if key in ("s", "enter"):  # summaries and queries are computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
         await pilot.pause()

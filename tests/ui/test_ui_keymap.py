@@ -53,7 +53,11 @@ async def test_an_unknown_binding_id_or_theme_is_said_and_the_rest_applies(tmp_p
     app = TraceApp([BERT], use_cache=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         screen = await open_app(app, pilot)
-        notes = " ".join(toasts(app))
+        for _ in range(100):  # the notes are shown once the browser is painted (call_after_refresh)
+            notes = " ".join(toasts(app))
+            if "'main.jump_gpux'" in notes:
+                break
+            await pilot.pause(0.02)
         assert "unknown theme 'no-such-theme'" in notes and "'main.jump_gpux'" in notes
         await search(pilot, "aten::addmm")
         op = screen.current

@@ -3,9 +3,10 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 12 walks, 5,750 keys:
+fails with the trace, the seed and the last keys pressed.  Per CI run: 13 walks, 6,050 keys:
 5,000 over nine shared traces (one of them cut), then two driver-call traces (one alone, one
-linked to its Kineto trace) and a file that is not a trace.
+linked to its Kineto trace), a file that is not a trace, and a walk that starts on a query's
+result table (``:``).
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -40,7 +41,10 @@ WALKS = [
     ("driver-call trace (bpftrace)", "driver", 250, (80, 24)),
     ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
+    ("SQL: query bar and result table", "query", 300, (80, 24)),
 ]
+#: the query the SQL walk starts from (rows with event ids, so Enter and f act)
+WALK_QUERY = "SELECT event, name, dur_us, launch_event FROM kernels ORDER BY dur_us DESC"
 
 
 def _paths(spec, tmp_path: Path) -> list[str]:
@@ -53,6 +57,8 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))]
     if spec == "driver-linked":
         return [str(p) for p in write_linked(tmp_path)]
+    if spec == "query":
+        return [str(kineto_path("h100_bert_inference.json.gz"))]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
         bad.write_text('{"hello": [1, 2, 3]}')
@@ -93,6 +99,24 @@ async def _export_every_format(app, pilot, folder: Path) -> list[Path]:
     return written
 
 
+async def _query_rows(app, pilot) -> None:
+    """``:``, :data:`WALK_QUERY`, Enter: wait for the result screen."""
+    import asyncio
+
+    from tracetui.ui.query.query_bar import QueryBar
+    from tracetui.ui.query.query_result_screen import QueryResultScreen
+
+    await pilot.press("colon")
+    app.screen.query_one(QueryBar).input.value = WALK_QUERY
+    await pilot.press("enter")
+    for _ in range(600):
+        await pilot.pause()
+        if isinstance(app.screen, QueryResultScreen):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the query did not answer")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("label, spec, n_keys, size", WALKS, ids=[w[0] for w in WALKS])
 async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch):
@@ -104,6 +128,9 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
 
     async def opened(app, pilot):
         await _ready(app, pilot)
+        if spec == "query":  # start on the result table: the random keys then sort, go, filter, edit ...
+            await _query_rows(app, pilot)
+            return
         if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
             for path in await _export_every_format(app, pilot, exports):
                 assert path.exists() and path.stat().st_size > 0, path
@@ -111,8 +138,12 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
     record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
                         n_keys=n_keys, size=size)
     assert len(record.keys) >= n_keys
+    if spec == "query":
+        return [str(kineto_path("h100_bert_inference.json.gz"))]
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
+    elif spec == "query":
+        assert {"QueryResultScreen", "MainScreen"} <= record.screens
     else:
         assert "MainScreen" in record.screens
 

@@ -23,6 +23,10 @@ from ..errors import TraceError, one_line
 from ..session import LinkedTrace
 from .columns import ARGS_VIEW
 
+#: statements that change the session (a view for later queries) rather than return rows
+CHANGING = frozenset({"create", "insert", "update", "delete", "drop", "alter", "set", "variable_set",
+                      "transaction", "attach", "detach", "load", "copy"})
+
 
 class QueryError(TraceError):
     """A query DuckDB could not run (syntax, unknown column ...): its message, one line."""
@@ -38,6 +42,9 @@ class QueryResult:
     types: list[str]
     rows: list[tuple[Any, ...]]
     truncated: bool = False
+    #: the last statement's kind, DuckDB's name in lower case (``select``, ``create``,
+    #: ``insert`` ...); a statement that changes the session (:data:`CHANGING`) has no columns
+    statement: str = "select"
 
     @property
     def event_column(self) -> str | None:
@@ -189,7 +196,33 @@ class QuerySession:
                 rows = rows[:max_rows]
         except duckdb.Error as exc:
             raise QueryError("query", _message(exc)) from None
-        return QueryResult([d[0] for d in desc], [_type_name(d[1]) for d in desc], rows, more)
+        kind = self._statement(sql)
+        if kind in CHANGING:  # DuckDB answers these with a "Count" column: not rows of a table
+            return QueryResult([], [], [], False, kind)
+        return QueryResult([d[0] for d in desc], [_type_name(d[1]) for d in desc], rows, more, kind)
+
+    def _statement(self, sql: str) -> str:
+        """The kind of the last statement of ``sql`` (already run: it parses)."""
+        try:
+            return self.con.extract_statements(sql)[-1].type.name.lower()
+        except Exception:  # noqa: BLE001 -- only a label: the query itself ran
+            return "select"
+
+    def column_names(self) -> list[str]:
+        """Names of the columns of the tables built so far (for completion), sorted."""
+        if self._con is None or not self._ready:
+            return []
+        names = sorted(n for n in self._ready if not n.startswith("_"))
+        marks = ", ".join("?" for _ in names)
+        rows = self._con.execute("SELECT DISTINCT column_name FROM information_schema.columns "
+                                 f"WHERE table_name IN ({marks}) ORDER BY 1", names).fetchall()
+        return [r[0] for r in rows]
+
+    def interrupt(self) -> None:
+        """Stop the query running on another thread (it raises :class:`QueryError`); a
+        table being built is not stopped."""
+        if self._con is not None:
+            self._con.interrupt()
 
     def close(self) -> None:
         if self._con is not None:

@@ -38,25 +38,34 @@ def _select_list(df: pd.DataFrame) -> str:
     return ", ".join(cols)
 
 
-class JobSource:
-    """The tables of a job (a folder, a glob or rank files; docs/jobs.md)."""
+#: every table of a job
+JOB_TABLES = TraceTables.TABLES + COLLECTIVE_TABLES
 
-    def __init__(self, inputs: list[str], *, use_cache: bool = True, workers: int | None = None,
+
+class JobSource:
+    """The tables of a job (a folder, a glob or rank files; docs/jobs.md).  ``job``: the job
+    already opened (the browser's), whose layout and collectives are used as they are."""
+
+    def __init__(self, inputs: list[str], *, job: Any = None, use_cache: bool = True, workers: int | None = None,
                  scheduler: str | None = None, rules: str | None = None) -> None:
         self.inputs = list(inputs)
+        self.job = job
         self.use_cache = use_cache
         self.workers, self.scheduler, self.rules = workers, scheduler, rules
         self.warnings: list[str] = []
-        files = expand_inputs(self.inputs)
-        if not files:
-            raise TraceError(self.inputs[0] if self.inputs else None, "no trace files (*.json, *.json.gz) found")
-        self.layout: JobLayout = group_ranks([identify(f) for f in files])
+        if job is not None:
+            self.layout: JobLayout = job.layout
+        else:
+            files = expand_inputs(self.inputs)
+            if not files:
+                raise TraceError(self.inputs[0] if self.inputs else None, "no trace files (*.json, *.json.gz) found")
+            self.layout = group_ranks([identify(f) for f in files])
         if not self.layout.ranks:
             raise TraceError(self.inputs[0], "no Kineto trace with a rank among the files of this job")
         self.warnings += self.layout.warnings
 
     def table_names(self) -> tuple[str, ...]:
-        return TraceTables.TABLES + COLLECTIVE_TABLES
+        return JOB_TABLES
 
     def register(self, con: Any, names: list[str]) -> list[str]:
         per_rank = [n for n in names if n not in COLLECTIVE_TABLES]
@@ -100,8 +109,8 @@ class JobSource:
     def _collectives(self, con: Any) -> None:
         from ..job.job import open_job
 
-        job = open_job(self.inputs, use_cache=self.use_cache, workers=self.workers, scheduler=self.scheduler,
-                       rules=self.rules)
+        job = self.job or open_job(self.inputs, use_cache=self.use_cache, workers=self.workers,
+                                   scheduler=self.scheduler, rules=self.rules)
         self.warnings += [w for w in job.warnings if w not in self.warnings]
         rows, members = [], []
         for i, c in enumerate(job.collectives):

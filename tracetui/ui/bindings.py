@@ -18,6 +18,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("n", "next_match", "Next match", id="main.next_match"),
     Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
+    Binding("colon", "query", "Query (SQL)", show=False, id="main.query", key_display=":",
+            tooltip="SQL over the trace (a job: every rank) with DuckDB (docs/query.md); Enter on a result row "
+                    "goes to its event, f filters the tree to them"),
     Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
             tooltip="hide/show python_function rows"),
     Binding("t", "focus_timeline", "Timeline", id="main.timeline",

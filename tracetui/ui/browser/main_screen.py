@@ -25,7 +25,9 @@ from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
 from ..notify import show_note
-from ..summaries.summaries_screen import open_summaries
+from ..query.query_actions import QueryActions
+from ..query.query_bar import QueryBar
+from ..summaries.summaries_screen import open_summaries, show_occurrences
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
 from ..tree.virtual_tree import VirtualTree
@@ -49,11 +51,12 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, Screen):
+class MainScreen(JobActions, QueryActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
+    ``:`` opens the query bar (:class:`~tracetui.ui.query.query_actions.QueryActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
@@ -85,6 +88,7 @@ class MainScreen(JobActions, Screen):
             yield TraceTree(self.source, id="tree")
             yield DetailPane(self.detail_model, id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
+        yield QueryBar(id="query")
         yield TraceTimeline(self.source, id="timeline")
         yield Footer()
 
@@ -331,6 +335,11 @@ class MainScreen(JobActions, Screen):
 
     def action_prev_match(self) -> None:
         self._goto_match(-1)
+
+    def show_matches(self, nodes: np.ndarray, label: str, *, filter_tree: bool = False) -> None:
+        """Make ``nodes`` the match list (as a search would: ``n``/``N`` walk it, the status
+        line counts it), select the first; ``filter_tree``: show only their subtrees."""
+        show_occurrences(self, (nodes, label), filter_tree=filter_tree)
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):

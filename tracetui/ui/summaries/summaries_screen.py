@@ -234,9 +234,10 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         self.dismiss(None)
 
 
-def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None:
+def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None, *, filter_tree: bool = False) -> None:
     """On the browser screen: make ``nodes`` the match list (as a search would; the status line
-    and ``n``/``N`` use it) and select the first one in tree order."""
+    and ``n``/``N`` use it) and select the first one in tree order; ``filter_tree``: and show
+    only the subtrees holding them (as ``f`` does)."""
     if result is None or not screen.is_attached:
         return
     nodes, label = result
@@ -251,7 +252,7 @@ def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None) -> None
     screen.query_text = label
     screen.matches, screen.match_positions = nodes[o], positions[o]
     screen.matches_fixed = True
-    if src.filtered:
+    if src.filtered or filter_tree:
         screen._set_filter(True)
     screen.update_status()
     screen.op_tree.focus()
