@@ -154,5 +154,5 @@ class QueryResultScreen(Screen):
             where = f" on rank {self.rank} (shown)" if self.rank is not None else ""
             show_note(self, f"no event of the result{where}", severity="warning")
             return
-        label = f": {self.rows.columns[self.rows.event_index]} of {one_line(' '.join(self.sql.split()))[:60]}"
-        self.dismiss(("filter", nodes, label))
+        # the match list's name in the status line and the n/N notes: "SQL event", "SQL next_event"
+        self.dismiss(("filter", nodes, f"SQL {one_line(self.rows.columns[self.rows.event_index])}"))

@@ -2,7 +2,8 @@
 
 Line 0 is a sticky header with the column names; line ``y >= 1`` shows display row
 ``scroll_y + y - 1`` of a :class:`~tracetui.ui.view.query_rows.QueryRows`.  A row cursor and
-a column cursor: up/down (j/k, pages, home/end) move the row, left/right (h/l) the column
+a column cursor: the op tree's keys move the row (up/down, j/k, pages, ctrl+d/ctrl+u,
+home/end, g/G), left/right (h/l) the column
 (the view scrolls sideways by whole columns when the table is wider than the screen).  ``s``
 sorts by the cursor's column (numbers largest first, text A to Z; again: the other way);
 clicking a header does the same.
@@ -21,22 +22,22 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..bindings import RowCursorKeys, row_cursor_bindings
 from ..view.query_rows import GAP, QueryRows
 
 
-class ResultTable(ScrollView, can_focus=True):
+class ResultTable(RowCursorKeys, ScrollView, can_focus=True):
     """A keyboard-driven table over :class:`QueryRows` (see the module docstring)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"rtable--header", "rtable--cursor", "rtable--cell"}
 
     DEFAULT_CSS = """
     ResultTable {
+        height: 1fr;
         background: $surface;
         color: $foreground;
-        overflow-x: hidden;
-        overflow-y: auto;
+        overflow: hidden auto;  /* sideways by whole columns (first_col), not by cells */
         scrollbar-size-vertical: 1;
-        height: 1fr;
         & > .rtable--header { background: $panel; text-style: bold; }
         & > .rtable--cursor { background: $block-cursor-blurred-background; }
         & > .rtable--cell { text-style: bold reverse; }
@@ -49,12 +50,7 @@ class ResultTable(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor_down", "Down", show=False, id="result_table.down"),
-        Binding("up,k", "cursor_up", "Up", show=False, id="result_table.up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="result_table.page_down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="result_table.page_up"),
-        Binding("home,g", "cursor_top", "First row", show=False, id="result_table.top"),
-        Binding("end,G", "cursor_bottom", "Last row", show=False, id="result_table.bottom"),
+        *row_cursor_bindings("result_table"),
         Binding("right,l", "column(1)", "Next column", show=False, id="result_table.next_column"),
         Binding("left,h", "column(-1)", "Previous column", show=False, id="result_table.prev_column"),
         Binding("s", "sort", "Sort by column", id="result_table.sort",
@@ -180,22 +176,17 @@ class ResultTable(ScrollView, can_focus=True):
         self.set_cursor(self.scroll_offset.y + offset.y - 1, col)
 
     # ------------------------------------------------------------------ keys
-    def action_cursor_down(self) -> None:
-        self.set_cursor(self.cursor_row + 1)
+    # row_cursor_bindings' actions (RowCursorKeys) move the cursor through these
+    @property
+    def row_cursor(self) -> int:
+        return self.cursor_row
 
-    def action_cursor_up(self) -> None:
-        self.set_cursor(self.cursor_row - 1)
+    @property
+    def row_total(self) -> int:
+        return len(self.model)
 
-    def action_page(self, direction: int) -> None:
-        step = self._view_rows() * int(direction)
-        self.scroll_to(y=self.scroll_offset.y + step, animate=False, force=True)
-        self.set_cursor(self.cursor_row + step)
-
-    def action_cursor_top(self) -> None:
-        self.set_cursor(0)
-
-    def action_cursor_bottom(self) -> None:
-        self.set_cursor(len(self.model) - 1)
+    def move_row_cursor(self, row: int) -> None:
+        self.set_cursor(row)
 
     def action_column(self, step: int) -> None:
         self.set_cursor(col=self.cursor_col + int(step))

@@ -113,7 +113,8 @@ class QueryRows:
     # ------------------------------------------------------------------ layout
     def widths(self, width: int) -> list[int]:
         """Each column's width when the table is ``width`` cells wide: text columns give
-        up cells (widest first, down to :data:`MIN_TEXT_CELLS`) until the table fits."""
+        up cells (widest first, down to :data:`MIN_TEXT_CELLS`) when that makes the table
+        fit; a table too wide even then keeps its widths and scrolls sideways."""
         out = list(self.natural)
         excess = sum(out) + GAP * (len(out) - 1) - width
         for c in range(len(out)):  # cells to spare: long text columns take them
@@ -135,7 +136,7 @@ class QueryRows:
             out[c] -= step
             excess -= step
             text.sort(key=lambda k: -out[k])
-        return out
+        return out if excess <= 0 else list(self.natural)
 
     def shown_columns(self, first_col: int, width: int) -> list[tuple[int, int]]:
         """(column, cells) drawn from ``first_col`` on in ``width`` cells: whole columns,
