@@ -3,7 +3,7 @@
     python bench/bench_untrusted.py              # the 216k-event trace, 15 cached opens
     python bench/bench_untrusted.py --runs 5 --trace ../shared/traces/kineto/h100_bert_inference.json.gz
 
-Table 1, a cached open (``tracetui.store.traces.read_cached_kineto``) of one trace, median of
+Table 1, a cached open (``tracetui.store.traces.read_cached``) of one trace, median of
 ``--runs`` opens in this process, split into its parts (CPU ms, ``time.process_time``, so a
 busy machine shows the ratio an idle one would):
 
@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 
 def cached_open_parts(trace: str, runs: int) -> dict[str, float]:
-    import tracetui.kineto.persist as persist
+    import tracetui.io.colfile as persist
     import tracetui.store.traces as cache
 
     spent: dict[str, float] = {}
@@ -58,7 +58,7 @@ def cached_open_parts(trace: str, runs: int) -> dict[str, float]:
     for _ in range(runs):
         spent.clear()
         t0, c0 = time.perf_counter(), time.process_time()
-        assert cache.read_cached_kineto(trace) is not None
+        assert cache.read_cached(trace) is not None
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         parts = dict(spent)  # the header's CRC (a few µs) counts in "header" and in "checksums"
         parts["rebuild"] = cpu - sum(parts.values())

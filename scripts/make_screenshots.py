@@ -2,7 +2,8 @@
 
     python scripts/make_screenshots.py [--out screenshots]
 
-GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``); the
+GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``), the
+memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``); the
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
@@ -24,11 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the driver-call trace writers (driver_ui_files.py)
 
+from textual.widgets import Input  # noqa: E402
+
 from tracetui.config import Settings  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
+QWEN = REPO.parent / "shared" / "traces" / "kineto" / "h100_qwen_chat_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
+MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 #: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
@@ -70,6 +75,17 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the row's first op, f filters the tree to those ops"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
+    ("memory.svg", [QWEN], ["M"], SIZE,
+     "M: the memory screen (per device the peak and its two parts, the reserved peak, the ops owning the peak, "
+     "the top allocating ops)"),
+    ("memory_peak.svg", [QWEN], ["circumflex_accent"], SIZE,
+     "^: the op open at the peak of allocated bytes, and the allocated/reserved tracks in the timeline"),
+    ("critical_path.svg", [MI300], ["P", "v", "enter", "down", "down"], SIZE,
+     "P: the critical path of the longest step of a ResNet DDP training step on an MI300X, by kind and name "
+     "(v: segments in time order / by kind / least slack)"),
+    ("critical_path_marks.svg", [MI300], ["P", "v", "v", "enter"], SIZE,
+     "after P: the Path column (path time under each row, ● on the path), the path marked on the streams, "
+     "the slack of the nearly critical kernel in the detail pane; n/N walk the path"),
     ("driver_trace.svg", [DRIVER_ALONE], ["slash", *"kernel launch", "enter"], SIZE,
      "a driver-call trace (bpftrace): calls, ioctls and records by phase, a kernel launch record's detail, "
      "the threads, phases and bytes allocated in the timeline"),
@@ -96,10 +112,15 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
             await app.workers.wait_for_complete()
             await pilot.pause(0.05)
         for key in keys:
+            typed = isinstance(app.focused, Input)  # a letter typed into the query bar opens nothing
             await pilot.press(key)
-            if key in ("s", "enter"):  # summaries and queries are computed in a worker before their screen opens
+            if key in ("s", "M", "enter"):  # summaries, memory, queries: computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
+            if key == "P" and not typed:  # the path too
+                while type(app.screen).__name__ != "CriticalPathScreen":
+                    await app.workers.wait_for_complete()
+                    await pilot.pause(0.05)
         await pilot.pause()
         path = out / name
         app.save_screenshot(filename=name, path=str(out))

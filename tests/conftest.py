@@ -5,10 +5,28 @@ from __future__ import annotations
 
 import pytest
 
+_USER_CONFIG_VARIABLES = ("TRACETUI_CONFIG", "TRACETUI_CATEGORIES", "TRACETUI_DEVICES")
 
-@pytest.fixture(scope="session")
+
+@pytest.fixture(scope="session", autouse=True)
 def _session_cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("tracetui-cache")
+    """Set for the whole session before any fixture runs: module- and session-scoped fixtures
+    (an opened job, a loaded trace) are made before the function-scoped ones below, and must not
+    read or write the user's ~/.cache/tracetui (entries of other tracetui versions live there)."""
+    import os
+
+    folder = tmp_path_factory.mktemp("tracetui-cache")
+    saved = {name: os.environ.get(name) for name in ("TRACETUI_CACHE_DIR", "XDG_CONFIG_HOME", *_USER_CONFIG_VARIABLES)}
+    os.environ["TRACETUI_CACHE_DIR"] = str(folder)
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.getbasetemp() / "no-user-config")
+    for name in _USER_CONFIG_VARIABLES:
+        os.environ.pop(name, None)
+    yield folder
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(autouse=True)
@@ -21,7 +39,7 @@ def _no_user_config(tmp_path_factory, monkeypatch):
     """The user's own config (theme, keymap, category rules, device peaks) never reaches a test:
     an empty config folder, and none of the variables that name config files."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
-    for name in ("TRACETUI_CONFIG", "TRACETUI_CATEGORIES", "TRACETUI_DEVICES"):
+    for name in _USER_CONFIG_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
 

@@ -50,8 +50,8 @@ FORBIDDEN_KEYS = {"ctrl+c", "ctrl+q", "ctrl+z", "ctrl+s", "ctrl+backslash"}
 #: Actions that open a screen or an input: a burst ends with them, so the next keys reach the
 #: new screen once it is composed (Textual's command palette fails when keys arrive before
 #: its command list exists; that is Textual's race, not tracetui's).
-OPENERS = {"command_palette", "app.command_palette", "help", "warnings", "export", "search", "query", "show_help_panel",
-           "close", "cancel", "quit", "escape", "dismiss", "app.pop_screen"}
+OPENERS = {"command_palette", "app.command_palette", "help", "warnings", "export", "search", "show_help_panel",
+           "close", "cancel", "quit", "escape", "dismiss", "app.pop_screen", "critical_path", "go", "query"}
 
 
 class WalkFailure(AssertionError):

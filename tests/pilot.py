@@ -99,16 +99,37 @@ def toasts(app) -> list[str]:
     return [str(toast.render()) for toast in app.screen.query(Toast)]
 
 
+async def open_by_key(app, pilot, key: str, screen_type: type):
+    """Open the browser, press ``key`` and wait for the ``screen_type`` it opens (computed in
+    a worker first: the summaries, the memory screen)."""
+    await open_app(app, pilot)
+    await press(pilot, key)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, screen_type), screen_text(app)
+    return app.screen
+
+
+async def toasts_saying(app, pilot, *needles: str, timeout: float = 60.0) -> str:
+    """The toasts' text once every one of ``needles`` shows in it (at most ``timeout`` s): a toast
+    posted after the first paint (``call_after_refresh``) can come a few frames after the browser
+    is ready on a loaded machine."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        text = " ".join(toasts(app))
+        if all(n in text for n in needles) or loop.time() > deadline:
+            return text
+        await pilot.pause(0.05)
+
+
 async def open_summaries(app, pilot):
     """Open the browser, press ``s`` and wait for the summaries screen."""
     from tracetui.ui.summaries.summaries_screen import SummariesScreen
 
-    await open_app(app, pilot)
-    await press(pilot, "s")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    assert isinstance(app.screen, SummariesScreen), screen_text(app)
-    return app.screen
+    return await open_by_key(app, pilot, "s", SummariesScreen)
 
 
 #: ET node 1450 of RESNET_ET: ``aten::_convolution``, input 0 float32 [32, 3, 224, 224]

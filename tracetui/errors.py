@@ -9,6 +9,7 @@ kept on the loaded trace (``trace.warnings``) and shown to the user, never dropp
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -67,7 +68,8 @@ class TraceError(Exception):
     path, the position and the problem are escaped (``path``/``problem`` keep the originals).
     """
 
-    def __init__(self, path: str | None, problem: str, *, position: str | None = None):
+    def __init__(self, path: str | bytes | os.PathLike | None, problem: str, *, position: str | None = None):
+        path = os.fsdecode(path) if isinstance(path, (bytes, os.PathLike)) else path
         self.path = path
         self.problem = problem
         self.position = position

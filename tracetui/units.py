@@ -222,11 +222,12 @@ def plural(n: int, word: str) -> str:
 
 # ------------------------------------------------------------------ bytes, bandwidth, throughput
 def bytes_rounded(n: float) -> str:
-    """A byte count rounded, SI: ``512 B``, ``33.8 kB``, ``19.3 MB``, ``1.2 GB``."""
+    """A byte count rounded, SI: ``512 B``, ``33.8 kB``, ``19.3 MB``, ``1.2 GB``; a negative
+    count (bytes freed) keeps its sign: ``-4.2 MB``."""
     for unit, size in reversed(BYTE_UNITS[:3]):
-        if n >= size:
+        if abs(n) >= size:
             return f"{n / size:,.1f} {unit}"
-    return f"{n:,} {B}"
+    return f"{int(n):,} {B}"
 
 
 def bytes_short(n: float) -> str:

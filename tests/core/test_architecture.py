@@ -184,7 +184,7 @@ def test_no_module_over_600_lines():
 
 
 # ---------------------------------------------------------------- the UI by feature
-UI_FEATURES = ("browser", "tree", "detail", "timeline", "summaries", "job", "query")
+UI_FEATURES = ("browser", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "query")
 
 
 def _classes(path: Path) -> list[str]:

@@ -48,7 +48,7 @@ def test_every_flipped_byte_is_found_or_harmless():
         data[at] ^= 0xFF
         entry.write_bytes(data)
         damaged: list = []
-        kt = cache.read_cached_kineto(p, damaged=damaged)
+        kt = cache.read_cached(p, damaged=damaged)
         if kt is None:
             assert len(damaged) == 1 and damaged[0].kind == "cache" and not entry.exists(), at
             found += 1
@@ -109,7 +109,7 @@ import os, sys
 import tracetui.store.traces as cache
 from tracetui.cli.tree_text import format_subtree
 p, mode = sys.argv[1], sys.argv[2]
-kt = cache.read_cached_kineto(p)
+kt = cache.read_cached(p)
 assert kt is not None, "no entry"
 entry = cache.entry_path(p)
 if mode == "truncate":

@@ -106,8 +106,9 @@ def hostile_files(tmp_path_factory):
     for r in (0, 1):  # two ranks of the shared job, hostile
         write_hostile_kineto(job, SHARED / "multirank" / "param_dlrm_8ranks" / f"rank{r}_kineto.json.gz",
                              file_name=f"rank{r}_{EVIL_NAME}.json")
-    return {"kineto": write_hostile_kineto(d), "et": et, "pair_kineto": kineto, "driver": write_hostile_driver(d),
-            "dir": d, "job": job}
+    memory = write_hostile_kineto(d, "h100_bert_inference.json.gz", file_name=f"{EVIL_NAME}_memory.json")
+    return {"kineto": write_hostile_kineto(d), "memory": memory, "et": et, "pair_kineto": kineto,
+            "driver": write_hostile_driver(d), "dir": d, "job": job}
 
 
 def _env(tmp_path) -> dict[str, str]:
@@ -126,6 +127,9 @@ COMMANDS = {
     "export html": ["export", "{kineto}", "-f", "html", "-o", "-"],
     "export json": ["export", "{kineto}", "-f", "json", "-o", "-"],
     "export chrome": ["export", "{kineto}", "-f", "chrome", "-o", "-"],
+    "memory": ["memory", "{memory}"],
+    "memory --json": ["memory", "--json", "{memory}"],
+    "memory summary": ["summary", "{memory}"],
     "pair info": ["info", "{pair_kineto}", "{et}"],
     "pair tree": ["tree", "{pair_kineto}", "{et}"],
     "pair summary": ["summary", "{pair_kineto}", "{et}"],

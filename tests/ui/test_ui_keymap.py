@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from pilot import BERT, open_app, press, screen_text, search, toasts
+from pilot import BERT, open_app, press, screen_text, search, toasts, toasts_saying
 
 from tracetui.config import Settings, load_settings
 from tracetui.errors import TraceFormatError
@@ -53,11 +53,7 @@ async def test_an_unknown_binding_id_or_theme_is_said_and_the_rest_applies(tmp_p
     app = TraceApp([BERT], use_cache=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         screen = await open_app(app, pilot)
-        for _ in range(100):  # the notes are shown once the browser is painted (call_after_refresh)
-            notes = " ".join(toasts(app))
-            if "'main.jump_gpux'" in notes:
-                break
-            await pilot.pause(0.02)
+        notes = await toasts_saying(app, pilot, "unknown theme 'no-such-theme'", "'main.jump_gpux'")
         assert "unknown theme 'no-such-theme'" in notes and "'main.jump_gpux'" in notes
         await search(pilot, "aten::addmm")
         op = screen.current

@@ -3,10 +3,10 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 13 walks, 6,050 keys:
-5,000 over nine shared traces (one of them cut), then two driver-call traces (one alone, one
-linked to its Kineto trace), a file that is not a trace, and a walk that starts on a query's
-result table (``:``).
+fails with the trace, the seed and the last keys pressed.  Per CI run: 14 walks, 6,300 keys:
+5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
+two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
+and walks that start on the critical path screen and on a query's result table.
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -28,6 +28,8 @@ from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
 #: (label, paths or a maker taking tmp_path, keys, terminal size)
 WALKS = [
     ("NVIDIA H100 (BERT)", [kineto_path("h100_bert_inference.json.gz")], 750, (80, 24)),
+    # starts on the memory screen (M): its tabs, tables, Enter, p/r, then wherever they lead
+    ("NVIDIA H100 (BERT), memory screen", [kineto_path("h100_bert_inference.json.gz")], 250, (80, 24)),
     ("AMD MI250 training", [kineto_path("mi250_minitoy_train.json.gz")], 500, (120, 40)),
     ("AMD hipGraph launches", [kineto_path("amd_vllm_hipgraph.json.gz")], 650, (120, 40)),
     ("ET + Kineto pair (CUDA)", [ET_DIR / "hta_simple_add_cuda_pair" / "kineto.json.gz",
@@ -41,6 +43,7 @@ WALKS = [
     ("driver-call trace (bpftrace)", "driver", 250, (80, 24)),
     ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
+    ("critical path screen (BERT)", "critical", 300, (80, 24)),
     ("SQL: query bar and result table", "query", 300, (80, 24)),
 ]
 #: the query the SQL walk starts from (rows with event ids, so Enter and f act)
@@ -57,7 +60,7 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))]
     if spec == "driver-linked":
         return [str(p) for p in write_linked(tmp_path)]
-    if spec == "query":
+    if spec in ("critical", "query"):
         return [str(kineto_path("h100_bert_inference.json.gz"))]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
@@ -131,21 +134,33 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
         if spec == "query":  # start on the result table: the random keys then sort, go, filter, edit ...
             await _query_rows(app, pilot)
             return
+        if spec == "critical" and isinstance(app.screen, MainScreen):  # each app of the walk starts on P's screen
+            await pilot.press("P")
+            while type(app.screen).__name__ != "CriticalPathScreen":
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.01)
         if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
             for path in await _export_every_format(app, pilot, exports):
                 assert path.exists() and path.stat().st_size > 0, path
+        if "memory screen" in label:
+            await pilot.press("M")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert type(app.screen).__name__ == "MemoryScreen"
 
     record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
                         n_keys=n_keys, size=size)
     assert len(record.keys) >= n_keys
-    if spec == "query":
-        return [str(kineto_path("h100_bert_inference.json.gz"))]
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
-    elif spec == "query":
-        assert {"QueryResultScreen", "MainScreen"} <= record.screens
+    elif spec == "critical":
+        assert {"CriticalPathScreen", "MainScreen"} <= record.screens
+    elif spec == "query":  # started on the result table, and left it (which screen a burst starts on varies)
+        assert "QueryResultScreen" in record.screens and len(record.screens) >= 2
     else:
         assert "MainScreen" in record.screens
+    if "memory screen" in label:
+        assert "MemoryScreen" in record.screens
 
 
 def test_the_walks_cover_what_the_issue_asks():

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..kineto import schema
-from ..kineto.kinds import GPU_WORK_KINDS, Kind
+from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.launch_facts import blocks_texts, external_ids_are_correlations
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
@@ -155,6 +155,39 @@ def nums_or_nan(values: list[Any]) -> np.ndarray:
             pass
     arr = np.array([np.nan if v is None or isinstance(v, bool) else v for v in values], dtype=object)
     return pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+
+
+def host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Innermost host event on lane ``lanes[i]`` open at time ``t[i]`` (-1: none; -1 lanes too).
+
+    An event open at ``t`` includes its start and end instants.  Per lane: the last event that
+    started at or before ``t`` (the deepest of those starting together), then up its parents
+    while they ended before ``t``."""
+    out = np.full(t.shape, -1, dtype=np.int64)
+    if not t.size:
+        return out
+    n = trace.n_events
+    host = np.flatnonzero((trace.lane_of >= 0) & (trace.parent[:n] >= 0)
+                          & ~np.isin(trace.kind, [int(k) for k in GPU_KINDS]) & (trace.kind != int(Kind.INSTANT)))
+    end = trace.ts + trace.dur
+    parent = trace.parent.astype(np.int64)
+    for ln in np.unique(lanes[lanes >= 0]).tolist():
+        sel = np.flatnonzero(lanes == ln)
+        evs = host[trace.lane_of[host] == ln]
+        if not evs.size:
+            continue
+        evs = evs[np.lexsort((trace.depth[evs], trace.ts[evs]))]  # a child starting with its parent after it
+        pos = np.searchsorted(trace.ts[evs], t[sel], side="right") - 1
+        cand = np.where(pos >= 0, evs[np.maximum(pos, 0)], -1)
+        for _ in range(int(trace.depth.max()) + 1):
+            is_ev = (cand >= 0) & (cand < n)
+            bad = is_ev & (end[np.clip(cand, 0, n - 1)] < t[sel])
+            if not bad.any():
+                break
+            cand = np.where(bad, parent[np.maximum(cand, 0)], cand)
+        cand = np.where((cand >= 0) & (cand < n), cand, -1)
+        out[sel] = cand
+    return out
 
 
 def top_cpu_op(trace: KinetoTrace) -> np.ndarray:
@@ -361,6 +394,11 @@ def _op_shape_texts(args: list[_OpArgs]) -> tuple[list[str], list[str]]:
             if d is None or t is None:
                 dims[i] = types[i] = ""
     return dims, types
+
+
+def input_dims_texts(trace: KinetoTrace, ops: np.ndarray) -> list[str]:
+    """The ``Input Dims`` text of each cpu_op in ``ops`` ("" without shapes), as ``cpu_ops_frame``'s."""
+    return _op_shape_texts(decode_args_batch(trace, ops, _OpArgs))[0]
 
 
 def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.DataFrame:

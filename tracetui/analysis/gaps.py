@@ -26,11 +26,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..kineto.kinds import GPU_KINDS, Kind
 from ..kineto.trace import KinetoTrace
 from ..units import duration_short_us
 from .categories import KernelCategorizer
-from .frames import gpu_events_frame
+from .frames import gpu_events_frame, host_event_at
 
 #: Default threshold (µs) under which a gap with an already queued launch is kernel-to-kernel.
 DEFAULT_KERNEL_GAP_US = 5.0
@@ -41,35 +40,6 @@ HISTOGRAM_EDGES_US = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1e3, 1e4, 1e5
 GAP_COLUMNS = ("device", "stream", "start", "end", "dur", "idle_class", "prev_event", "next_event", "next_name",
                "next_launch", "launch_ts", "next_op", "next_op_name", "host_event", "host_event_name", "host_op",
                "host_op_name")
-
-
-def _host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Innermost host event on lane ``lanes[i]`` open at time ``t[i]`` (-1: none)."""
-    out = np.full(t.shape, -1, dtype=np.int64)
-    if not t.size:
-        return out
-    n = trace.n_events
-    host = np.flatnonzero((trace.lane_of >= 0) & (trace.parent[:n] >= 0)
-                          & ~np.isin(trace.kind, [int(k) for k in GPU_KINDS]) & (trace.kind != int(Kind.INSTANT)))
-    end = trace.ts + trace.dur
-    parent = trace.parent.astype(np.int64)
-    for ln in np.unique(lanes[lanes >= 0]).tolist():
-        sel = np.flatnonzero(lanes == ln)
-        evs = host[trace.lane_of[host] == ln]
-        if not evs.size:
-            continue
-        evs = evs[np.argsort(trace.ts[evs], kind="stable")]
-        pos = np.searchsorted(trace.ts[evs], t[sel], side="right") - 1
-        cand = np.where(pos >= 0, evs[np.maximum(pos, 0)], -1)
-        for _ in range(int(trace.depth.max()) + 1):
-            is_ev = (cand >= 0) & (cand < n)
-            bad = is_ev & (end[np.clip(cand, 0, n - 1)] < t[sel])
-            if not bad.any():
-                break
-            cand = np.where(bad, parent[np.maximum(cand, 0)], cand)
-        cand = np.where((cand >= 0) & (cand < n), cand, -1)
-        out[sel] = cand
-    return out
 
 
 def idle_gaps(trace: KinetoTrace, gpu: pd.DataFrame | None = None, categorizer: KernelCategorizer | None = None,
@@ -104,7 +74,7 @@ def idle_gaps(trace: KinetoTrace, gpu: pd.DataFrame | None = None, categorizer: 
     launches = nx["launch"].to_numpy().astype(np.int64)
     lane = np.where(has_launch, trace.lane_of[np.maximum(launches, 0)], -1).astype(np.int64)
     mid = (start + stop) / 2.0
-    host_ev = _host_event_at(trace, lane, mid)
+    host_ev = host_event_at(trace, lane, mid)
     host_op = np.where(host_ev >= 0, trace.cpu_op_of[np.maximum(host_ev, 0)], -1).astype(np.int64)
     names = np.asarray(trace.names, dtype=object)
 

@@ -25,11 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
 
-from ..kineto import schema
 from ..kineto.kinds import (
     BLOCKING_SYNC_RE,
     LAUNCH_KINDS,
@@ -38,17 +36,10 @@ from ..kineto.kinds import (
     launch_class_of_name,
 )
 from ..kineto.trace import KinetoTrace
-from .frames import decode_args_batch, nums_or_nan
+from .memory import memory_model
 from .steps import profiler_steps
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
-
-
-class _MemArgs(msgspec.Struct):
-    nbytes: Any = msgspec.field(default=None, name=schema.MEM_BYTES)
-    device_type: Any = msgspec.field(default=None, name=schema.MEM_DEVICE_TYPE)
-    device_id: Any = msgspec.field(default=None, name=schema.MEM_DEVICE_ID)
-    total_allocated: Any = msgspec.field(default=None, name=schema.MEM_TOTAL_ALLOCATED)
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -131,28 +122,20 @@ def _runtime_by_class(trace: KinetoTrace) -> dict[str, dict[str, float]]:
 
 
 def _allocation_figures(trace: KinetoTrace) -> dict[str, Any]:
-    nid = trace.names.index("[memory]") if "[memory]" in trace.names else -1
-    mem = np.flatnonzero((trace.kind == int(Kind.INSTANT)) & (trace.name_id == nid))
-    args = decode_args_batch(trace, mem, _MemArgs)
-    nbytes = nums_or_nan([a.nbytes for a in args])
-    dev_type = nums_or_nan([a.device_type for a in args])
-    dev_id = [a.device_id for a in args]
-    total = nums_or_nan([a.total_allocated for a in args])
-    where = np.array(["cpu" if t == 0 else f"gpu {d}" if d is not None else "gpu"
-                      for t, d in zip(dev_type.tolist(), dev_id)], dtype=object)
+    """``[memory]`` events per device from the allocation model (``analysis/memory.py``; keys
+    "gpu N" / "cpu" as before ``tracetui memory`` existed), and the malloc/free calls."""
+    m = memory_model(trace)
     per: dict[str, dict[str, float]] = {}
-    ok = np.isfinite(nbytes)
-    for w in dict.fromkeys(where[ok].tolist()):
-        m = ok & (where == w)
-        b = nbytes[m]
-        peak = total[m][np.isfinite(total[m])]
-        per[w] = {"allocs": int((b > 0).sum()), "alloc_bytes": int(b[b > 0].sum()), "frees": int((b < 0).sum()),
-                  "freed_bytes": int(-b[b < 0].sum()), "peak_allocated_bytes": int(peak.max()) if peak.size else 0}
+    for d in m.devices:
+        b = m.nbytes[m.rows_of(d)]
+        per["cpu" if d.device_type == 0 else f"gpu {d.device_id}"] = {
+            "allocs": int((b > 0).sum()), "alloc_bytes": int(b[b > 0].sum()), "frees": int((b < 0).sum()),
+            "freed_bytes": int(-b[b < 0].sum()), "peak_allocated_bytes": int(m.allocated[m.rows_of(d)].max())}
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
     cls = _launch_classes(trace, calls)
     mal = calls[cls == int(LaunchClass.MALLOC)]
     fre = calls[cls == int(LaunchClass.FREE)]
-    return {"memory_events": int(mem.size), "by_device": per,
+    return {"memory_events": m.n_rows + m.unreadable, "by_device": per,
             "malloc_calls": int(mal.size), "malloc_us": float(trace.dur[mal].sum()),
             "free_calls": int(fre.size), "free_us": float(trace.dur[fre].sum())}
 

@@ -9,7 +9,9 @@ JSON keys (times in ms where the key says ``_ms``, else µs; see docs/analysis.m
 (top ops by direct GPU time), ``ops_by_shape``, ``streams``, ``idle`` (by class and
 histogram), ``launches`` (see :func:`tracetui.analysis.launches.launch_summary`),
 ``roofline`` (ops with known FLOPs by GPU time, see
-:func:`tracetui.analysis.roofline.roofline_table`), ``warnings``, and ``counters`` (only when
+:func:`tracetui.analysis.roofline.roofline_table`), ``warnings``, ``memory`` (only when the
+trace has ``[memory]`` events: per device the peaks and their owners, see
+:func:`tracetui.analysis.memory_doc.memory_summary` and docs/memory.md), and ``counters`` (only when
 the trace has counter events: see :func:`tracetui.kineto.counters.counters_summary`), and
 ``driver`` (only for a driver-call trace: see :func:`tracetui.analysis.driver.driver_summary`
 and docs/driver.md).
@@ -34,6 +36,7 @@ from .frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
 from .gaps import gap_histogram, idle_gaps, idle_summary
 from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
 from .launches import launch_summary
+from .memory_doc import memory_summary
 from .roofline import roofline_table
 from .tables import category_table, kernel_table, op_table, stream_table
 
@@ -100,6 +103,9 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "roofline": _records(roofline_table(kt).head(top)),
         "warnings": [w.message for w in linked.all_warnings()],
     }
+    memory = memory_summary(linked)
+    if memory is not None:  # [memory] events (analysis/memory_doc.py); absent when none
+        out["memory"] = memory
     counters = counters_summary(kt)
     if counters["events"]:  # counter ranges / C events (kineto/counters.py); absent when none
         out["counters"] = _plain(counters)

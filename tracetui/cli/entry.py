@@ -3,10 +3,12 @@
     tracetui TRACE [--et ET] [--driver FILE] open the terminal browser (TRACE: Kineto, ET or driver-call trace)
     tracetui summary TRACE [--et ET] [--json]
     tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
+    tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui query TRACE_OR_JOB "SQL" [--csv | --json] [--file q.sql]   SQL over the trace (docs/query.md)
     tracetui slice TRACE --step N | --window A:B | --select SEL | --ranks R -o OUT   a smaller trace
+    tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
 
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 from .. import units
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "export", "tree", "info", "query", "slice", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "critical-path", "query", "slice", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -68,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
     p.add_argument("--top", type=int, default=15, help="rows in the kernel and op tables (default 15)")
     _add_job_options(p)
+
+    p = sub.add_parser("memory", help="allocations per device, the peak and the ops that own it (profile_memory=True)")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables (docs/memory.md)")
+    p.add_argument("--top", type=int, default=10, help="rows in the owner and op tables (default 10)")
 
     p = sub.add_parser("export", help="export the whole trace or one subtree as a report or a Chrome trace")
     _add_inputs(p)
@@ -119,6 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the output file (a job: a folder); .gz compresses")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+
+    p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
+                                             "threads, streams and ranks (docs/critical_path.md)")
+    _add_inputs(p)
+    _add_job_options(p)
+    from .critical_path import add_arguments
+
+    add_arguments(p)
 
     sub.add_parser("record", help="record a sample ET + Kineto pair with torch (pass --help for options)",
                    add_help=False)
@@ -182,12 +197,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .slice import slice_command
 
             return slice_command(args)
-        if args.command in ("open", "summary") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "critical-path") and looks_like_job(_paths(args)):
             if args.command == "open":
                 from ..ui.app import run_job_app
 
                 return run_job_app(_paths(args), use_cache=not args.no_cache, workers=args.workers,
                                    scheduler=args.scheduler)
+            if args.command == "critical-path":
+                from .critical_path import job_critical_path_command
+
+                return job_critical_path_command(_paths(args), args)
             from .job import job_command
 
             return job_command(args.command, _paths(args), args)
@@ -200,6 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
                                    top=args.top)
+        if args.command == "memory":
+            from .memory import memory_command
+
+            return memory_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, top=args.top)
+        if args.command == "critical-path":
+            from .critical_path import critical_path_command
+
+            return critical_path_command(_paths(args), args)
         linked = _open(args)
         if args.command == "info":
             from .info import print_info

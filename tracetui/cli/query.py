@@ -20,7 +20,7 @@ from ..errors import TraceError, one_line, printable_lines
 from ..query import QueryResult, QuerySession
 from ..query.cells import is_numeric
 from .fit_table import Col
-from .summary_render import TableOut, table_console
+from .summary_render import console_out
 
 #: rows a table prints at most (CSV and JSON print every row)
 TABLE_ROWS = 1000
@@ -65,15 +65,15 @@ def print_result(res: QueryResult, fmt: str) -> None:
         text = csv_text(res.columns, res.rows, units.value_text)
         sys.stdout.write(printable_lines(text) if sys.stdout.isatty() else text)
         return
-    con, width = table_console()
+    out = console_out()
     cols = [Col(one_line(c), is_numeric(t)) for c, t in zip(res.columns, res.types)]
     rows = [[units.value_text(v) if col.numeric else Text(units.value_text(v)) for v, col in zip(r, cols)]
             for r in res.rows]
     if rows:
-        TableOut(con, width).table("", cols, rows)
+        out.table("", cols, rows)
     n = len(res.rows)
     more = " (more not shown: add LIMIT, or use --csv or --json for every row)" if res.truncated else ""
-    con.print(Text(f"{n:,} row{'s' if n != 1 else ''}{more}", style="dim"))
+    out.con.print(Text(f"{n:,} row{'s' if n != 1 else ''}{more}", style="dim"))
 
 
 def query_command(inputs: list[str], sql: str, *, fmt: str, use_cache: bool, job: bool, **job_options: Any) -> int:

@@ -21,6 +21,7 @@ from .. import units
 from ..analysis.tables import NESTED_CALLS_RULE
 from ..errors import one_line
 from .fit_table import Cell, Col, fitted_table
+from .memory_render import print_memory_summary
 
 #: console width for piped output: lines are as long as their content
 UNLIMITED = 1_000_000
@@ -51,7 +52,7 @@ def grouped_devices(names: Sequence[Any]) -> str:
     return ", ".join(f"{k} × {name}" if k > 1 else name for name, k in counts.items()) or "none listed"
 
 
-def table_console() -> tuple[Console, int | None]:
+def _console() -> tuple[Console, int | None]:
     """A console on stdout and the width tables must fit (None: piped, as wide as the content;
     a set ``$COLUMNS`` counts as a terminal of that width)."""
     import os
@@ -63,7 +64,7 @@ def table_console() -> tuple[Console, int | None]:
     return con, con.width
 
 
-class TableOut:
+class Out:
     """Prints fitted tables to one console, skipping those without rows."""
 
     def __init__(self, con: Console, width: int | None) -> None:
@@ -85,10 +86,15 @@ class TableOut:
         self.con.print(Text(one_line(text), style=style))
 
 
+def console_out(console: Console | None = None) -> Out:
+    """A printer on ``console`` (fitting its width), or on stdout (fitting the terminal)."""
+    con, width = (console, console.width) if console is not None else _console()
+    return Out(con, width)
+
+
 def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
     """Print every section of a summary dict (to ``console``, fitting its width, or to stdout)."""
-    con, width = (console, console.width) if console is not None else table_console()
-    out = TableOut(con, width)
+    out = console_out(console)
     out.line(s["source"], "bold")
     if "et" in s and "trace" not in s:  # an Execution Trace alone
         _print_et(out, s["et"])
@@ -125,13 +131,14 @@ def print_summary(s: dict[str, Any], console: Console | None = None) -> None:
         _print_streams(out, s)
         _print_launches(out, s["launches"])
         _print_counters(out, counters)
+    print_memory_summary(out, s.get("memory"))  # absent from stored summaries of older versions
     if drv is not None:
         _print_driver(out, drv)
     for w in s["warnings"]:
         out.line(f"warning: {w}", "yellow")
 
 
-def _print_gpu(out: TableOut, s: dict[str, Any]) -> None:
+def _print_gpu(out: Out, s: dict[str, Any]) -> None:
     tl = s["gpu_timeline"]
     tot = tl["total_ms"] or 1.0
     out.table("GPU timeline (unions over all streams)", [Col("", False), Col(units.MS), Col("% of total")],
@@ -149,7 +156,7 @@ def _print_gpu(out: TableOut, s: dict[str, Any]) -> None:
                 _n(r["mean_us"]), _n(r["percent"], 2)] for r in s["kernels"]])
 
 
-def _print_ops(out: TableOut, s: dict[str, Any]) -> None:
+def _print_ops(out: Out, s: dict[str, Any]) -> None:
     out.table("Top ops (GPU direct: its own launches; subtree: everything under it)",
               [Col("name", False), Col("count"), Col("nested"), Col(f"host {units.MS}"), Col(f"GPU direct {units.MS}"),
                Col(f"GPU subtree {units.MS}"), Col("%")],
@@ -159,7 +166,7 @@ def _print_ops(out: TableOut, s: dict[str, Any]) -> None:
         out.line(NESTED_CALLS_RULE, style="dim")
 
 
-def _print_et(out: TableOut, e: dict[str, Any]) -> None:
+def _print_et(out: Out, e: dict[str, Any]) -> None:
     """An Execution Trace alone: counts, threads, ops by name and by input shapes."""
     threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
     out.line(f"Execution Trace, schema {e['schema']} ({e['layout']} layout): {e['nodes']:,} nodes, {e['ops']:,} ops "
@@ -176,7 +183,7 @@ def _print_et(out: TableOut, e: dict[str, Any]) -> None:
                for r in e["ops_by_shape"]])
 
 
-def _print_counters(out: TableOut, c: dict[str, Any] | None) -> None:
+def _print_counters(out: Out, c: dict[str, Any] | None) -> None:
     """Counters (kineto/counters.py): totals per counter, the ranges adding most to each, and
     the ranges by name (CUPTI range profiler: a range per profiled kernel)."""
     if not c:
@@ -206,7 +213,7 @@ def _cut(name: str) -> str:
     return name if len(name) <= RANGE_NAME_CELLS else name[:RANGE_NAME_CELLS - 1] + "…"
 
 
-def _print_roofline(out: TableOut, rows: list[dict[str, Any]]) -> None:
+def _print_roofline(out: Out, rows: list[dict[str, Any]]) -> None:
     """Ops with known FLOPs (analysis/roofline.py); nothing when the trace has no shapes."""
     if not rows:
         return
@@ -226,7 +233,7 @@ def _print_roofline(out: TableOut, rows: list[dict[str, Any]]) -> None:
         out.line(f"peaks of {device}: " + "; ".join(peaks), "dim")
 
 
-def _print_streams(out: TableOut, s: dict[str, Any]) -> None:
+def _print_streams(out: Out, s: dict[str, Any]) -> None:
     streams = s["streams"]
     out.table(f"Streams ({units.MS}; idle = gaps between its events)",
               [Col("device:stream", False), Col("events"), Col("busy"), Col("idle"), Col("host wait"),
@@ -250,7 +257,7 @@ def idle_title(n_streams: int) -> str:
             "so the total can exceed the span)")
 
 
-def _print_launches(out: TableOut, la: dict[str, Any]) -> None:
+def _print_launches(out: Out, la: dict[str, Any]) -> None:
     out.table(f"Launch calls ({units.US}; delay = first GPU start - call start)",
               [Col("class", False), Col("count"), Col("call mean"), Col("call p90"), Col("delay med"),
                Col("delay p90"), Col("delay max")],
@@ -271,18 +278,13 @@ def _print_launches(out: TableOut, la: dict[str, Any]) -> None:
     out.line("compute / memcpy time: " + (f"{ratio:,.2f}" if ratio is not None else "no memcpy"))
 
 
-def _print_host_only(out: TableOut, la: dict[str, Any]) -> None:
+def _print_host_only(out: Out, la: dict[str, Any]) -> None:
     """Allocations and profiler steps: host-side facts, printed with or without GPU events."""
     al = la["allocations"]
-    if al["by_device"] or al["malloc_calls"]:
+    if al["malloc_calls"]:
         out.line(f"Allocation calls: {al['malloc_calls']:,} malloc, {al['malloc_us']:,.3f} {units.US}")
-        out.table("Allocations ([memory] events)",
-                  [Col("where", False), Col("allocs"), Col("bytes"), Col("frees"), Col("peak allocated")],
-                  [[_name(where), _n(d["allocs"]), _n(d["alloc_bytes"]), _n(d["frees"]),
-                    _n(d["peak_allocated_bytes"])] for where, d in al["by_device"].items()])
     out.table("Profiler steps", [Col("step", False), Col(f"host {units.MS}"), Col("kernel launches"),
-                                 Col("graph launches"),
-                                 Col("GPU events"), Col(f"GPU {units.MS}")],
+                                 Col("graph launches"), Col("GPU events"), Col(f"GPU {units.MS}")],
               [[_name(r["step"]), _n(r["dur"] / 1e3), _n(r["kernel_launches"]), _n(r["graph_launches"]),
                 _n(r["gpu_events"]), _n(r["gpu_us"] / 1e3)] for r in la["steps"]])
 
@@ -293,7 +295,7 @@ def _print_host_only(out: TableOut, la: dict[str, Any]) -> None:
 DRIVER_TOP = 15
 
 
-def _print_driver_head(out: TableOut, d: dict[str, Any]) -> None:
+def _print_driver_head(out: Out, d: dict[str, Any]) -> None:
     layouts = ", ".join(f"{n:,} {lay}" for lay, n in d["layouts"].items()) or "none"
     out.line(f"{d['events']:,} events of a driver-call trace (lines by layout: {layouts}); {d['processes']:,} "
              f"process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} {units.MS}")
@@ -301,7 +303,7 @@ def _print_driver_head(out: TableOut, d: dict[str, Any]) -> None:
              "not kernels on the GPU): the answers below come from those calls.")
 
 
-def _print_driver(out: TableOut, d: dict[str, Any]) -> None:
+def _print_driver(out: Out, d: dict[str, Any]) -> None:
     """The answers of a driver-call trace, table by table."""
     ln = d["lines"]
     reasons = "; ".join(f"{c:,} {r}" for r, c in ln["skipped_by_reason"].items())
@@ -320,7 +322,7 @@ def _call_rows(rows: list[dict[str, Any]]) -> list[list[Cell]]:
             for r in rows[:DRIVER_TOP]]
 
 
-def _print_driver_calls(out: TableOut, d: dict[str, Any]) -> None:
+def _print_driver_calls(out: Out, d: dict[str, Any]) -> None:
     calls = d["calls"]
     cols = [Col("call", False), Col("count"), Col(f"total {units.MS}"), Col(f"mean {units.US}"), Col("errors")]
     more = f" (top {DRIVER_TOP} of {len(calls):,})" if len(calls) > DRIVER_TOP else ""
@@ -336,7 +338,7 @@ def _print_driver_calls(out: TableOut, d: dict[str, Any]) -> None:
                    for f in fams[:DRIVER_TOP]])
 
 
-def _print_driver_pipeline(out: TableOut, d: dict[str, Any]) -> None:
+def _print_driver_pipeline(out: Out, d: dict[str, Any]) -> None:
     phases = d["phases"]
     pids = list(dict.fromkeys(p["pid"] for p in phases))
     moved = any(p["transfers_bytes"] is not None for p in phases)
@@ -382,7 +384,7 @@ def _print_driver_pipeline(out: TableOut, d: dict[str, Any]) -> None:
              f"{cv['transfer_us'] / 1e3:,.3f} {units.MS} ({d['transfers_from']}); ratio {ratio}")
 
 
-def _print_driver_memory(out: TableOut, d: dict[str, Any]) -> None:
+def _print_driver_memory(out: Out, d: dict[str, Any]) -> None:
     out.table(f"Transfers (from {d['transfers_from']})",
               [Col("direction", False), Col("count"), Col("bytes"), Col(f"total {units.US}"), Col(units.GBPS)],
               [[_name(k), _n(r["count"]), _n(r["bytes"]), _n(r["total_us"]), _n(r["gb_per_s"], 2)]

@@ -1,9 +1,12 @@
 """Decode Execution Trace JSON bytes into columns (hot fields) and raw byte blobs (the rest).
 
-One msgspec pass decodes every node into a small struct whose bulky parts (inputs, outputs,
-attrs, the flat layout's shape/type lists) stay undecoded ``msgspec.Raw`` slices.  The hot
-fields become numpy columns; the raw slices are copied into one blob per field with an offset
-array, so a node's arguments are decoded only when ``ETTrace.node`` asks for them.
+Every node's JSON text is kept, undecoded, in one blob with an offset array
+(:class:`RawColumn`), so a node's arguments are decoded only when ``ETTrace.node`` asks for
+them; the hot fields become numpy columns.  A clean file (every hot field an integer, every
+name a string) takes the typed fast path of :mod:`tracetui.et.decode_fast`; anything else
+takes the general path here, which reads every field as any JSON value and repairs or
+counts what it cannot use: this module is the reference, the fast path gives the same
+columns or declines.
 
 Both node layouts are read by the same struct, and each node by its own keys: ``ctrl_deps``
 and ``attrs`` (nested, schema 1.0.2+) or ``parent`` and ``input_shapes`` (flat, 1.0.1).
@@ -25,8 +28,9 @@ import numpy as np
 
 from ..io.interning import intern
 
-__all__ = ["ETFile", "RawColumn", "DecodedNodes", "decode_file", "decode_nodes", "decode_attr_list",
-           "decode_value", "repair_utf8", "HOT_ATTRS"]
+__all__ = ["ETTop", "ETFile", "node_columns", "RawColumn", "DecodedNodes", "NodeFields", "node_texts", "decode_file",
+           "decode_nodes", "decode_attr_list", "decode_node_raws", "decode_node_fields", "decode_value", "repair_utf8",
+           "HOT_ATTRS"]
 
 _EMPTY = msgspec.Raw()
 
@@ -39,16 +43,6 @@ HOT_ATTRS: dict[str, int] = {
     "tid": 0,
     "fw_tid": 0,
 }
-#: raw fields kept per node for on-demand decoding
-RAW_FIELDS = (
-    "inputs",
-    "outputs",
-    "attrs",
-    "input_shapes",
-    "input_types",
-    "output_shapes",
-    "output_types",
-)
 #: nodes whose attrs are decoded together (bounds the temporary Python objects)
 _ATTR_BATCH = 50_000
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -68,6 +62,12 @@ class _Node(msgspec.Struct, gc=False):
     tid: Any = None
     fw_tid: Any = None
     op_schema: Any = None
+    attrs: msgspec.Raw = _EMPTY
+
+
+class NodeFields(msgspec.Struct, gc=False):
+    """The bulky fields of one node, undecoded (empty: absent), read from its kept JSON text."""
+
     inputs: msgspec.Raw = _EMPTY
     outputs: msgspec.Raw = _EMPTY
     attrs: msgspec.Raw = _EMPTY
@@ -77,16 +77,28 @@ class _Node(msgspec.Struct, gc=False):
     output_types: msgspec.Raw = _EMPTY
 
 
-class ETFile(msgspec.Struct, gc=False):
-    """Top level of an ET file (``traceEvents`` is read only to recognise a Kineto trace)."""
+class _NodeTexts(msgspec.Struct, gc=False):
+    """The top level of an ET with each node's JSON text."""
+
+    nodes: list[msgspec.Raw] | None = None
+
+
+class ETTop(msgspec.Struct, gc=False):
+    """Top level of an ET file besides its nodes (``traceEvents`` is read only to
+    recognise a Kineto trace)."""
 
     schema: Any = None
     pid: Any = None
     time: Any = None
     start_ts: Any = None
     finish_ts: Any = None
-    nodes: list[_Node] | None = None
     traceEvents: msgspec.Raw = _EMPTY  # noqa: N815 - the Kineto key
+
+
+class ETFile(ETTop, gc=False):
+    """Top level of an ET file, every node field read as any JSON value."""
+
+    nodes: list[_Node] | None = None
 
 
 class _Attr(msgspec.Struct, gc=False):
@@ -98,6 +110,9 @@ class _Attr(msgspec.Struct, gc=False):
 _FILE_DECODER = msgspec.json.Decoder(ETFile, float_hook=float)
 _ATTRS_DECODER = msgspec.json.Decoder(list[list[_Attr]], float_hook=float)
 _ANY_DECODER = msgspec.json.Decoder(float_hook=float)
+_TEXTS_DECODER = msgspec.json.Decoder(_NodeTexts)
+_FIELDS_DECODER = msgspec.json.Decoder(NodeFields)
+_NO_FIELDS = NodeFields()
 
 
 def decode_file(data: bytes) -> ETFile:
@@ -105,6 +120,17 @@ def decode_file(data: bytes) -> ETFile:
 
     ``data`` must be valid UTF-8 (see :func:`repair_utf8`)."""
     return _FILE_DECODER.decode(data)
+
+
+def decode_node_raws(data: bytes) -> list[msgspec.Raw]:
+    """The JSON text of every node of a document that :func:`decode_file` (or the fast
+    path) read without error, in file order (see :func:`node_texts`)."""
+    return _TEXTS_DECODER.decode(data).nodes or []
+
+
+def decode_node_fields(raw: bytes | memoryview) -> NodeFields:
+    """The bulky fields of one node from its JSON text (all empty for an empty text)."""
+    return _FIELDS_DECODER.decode(raw) if len(raw) else _NO_FIELDS
 
 
 def decode_value(raw: bytes | memoryview) -> Any:
@@ -167,7 +193,7 @@ def repair_utf8(data: bytes) -> tuple[bytes, int, int]:
 
 @dataclass
 class RawColumn:
-    """One undecoded JSON field per node: ``blob[offsets[i]:offsets[i + 1]]`` (empty = absent)."""
+    """One undecoded JSON text per node: ``blob[offsets[i]:offsets[i + 1]]`` (empty = absent)."""
 
     blob: bytes
     offsets: np.ndarray
@@ -194,7 +220,9 @@ class DecodedNodes:
     names: list[str]
     op_schema_ids: np.ndarray
     op_schemas: list[str]
-    raw: dict[str, RawColumn]
+    #: the document the nodes were decoded from: each node's JSON text is cut from it
+    #: (:func:`node_texts`) when first needed, not while the trace opens
+    doc: bytes
     nested: int
     flat: int
     #: per column, how many values did not fit an int64 (replaced by the default)
@@ -205,6 +233,18 @@ class DecodedNodes:
     bad_attr_nodes: int = 0
     #: names that were not strings (shown as their JSON text)
     bad_names: int = 0
+
+
+def node_texts(doc: bytes, n: int) -> RawColumn:
+    """The JSON text of each of the ``n`` nodes of ``doc`` (a document that decoded
+    without error), in file order.  The typed and raw decoders read the same document
+    the same way, so the counts agree; were they to differ, every text is empty (the
+    nodes keep their columns, their details show nothing)."""
+    try:
+        texts = decode_node_raws(doc) if doc else []
+    except (msgspec.MsgspecError, RecursionError):  # pragma: no cover - the document decoded before
+        texts = []
+    return RawColumn.build(texts if len(texts) == n else [b""] * n)
 
 
 def int_column(values: list[Any], default: int) -> tuple[np.ndarray, int]:
@@ -244,13 +284,12 @@ def _attr_batch(pieces: list[bytes]) -> tuple[list[list[tuple[str, Any]]], int, 
     return out, bad, bad_nodes
 
 
-def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, list[Any]], list[Any], int, int]:
+def _hot_from_attrs(nodes: list[_Node]) -> tuple[dict[str, list[Any]], list[Any], int, int]:
     """Hot attr values (None where absent) and op_schema per node, decoding attrs in batches;
     also the counts of skipped attrs elements and of the nodes holding them."""
     n = len(nodes)
     cols: dict[str, list[Any]] = {k: [None] * n for k in HOT_ATTRS}
     op_schema: list[Any] = [None] * n
-    offsets = attrs.offsets
     bad = bad_nodes = 0
     for lo in range(0, n, _ATTR_BATCH):
         pieces = [nd.attrs if len(nd.attrs) else b"[]" for nd in nodes[lo : lo + _ATTR_BATCH]]
@@ -265,7 +304,7 @@ def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, lis
                 elif name == "op_schema":
                     op_schema[i] = value
     # nodes in the flat layout carry the same fields at the top level
-    for i in np.flatnonzero(offsets[1:] == offsets[:-1]).tolist():
+    for i in [i for i, nd in enumerate(nodes) if not len(nd.attrs)]:
         node = nodes[i]
         for key in HOT_ATTRS:
             cols[key][i] = getattr(node, key)
@@ -273,11 +312,10 @@ def _hot_from_attrs(nodes: list[_Node], attrs: RawColumn) -> tuple[dict[str, lis
     return cols, op_schema, bad, bad_nodes
 
 
-def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
-    """Turn decoded node structs into columns and raw blobs (file order)."""
-    raw = {name: RawColumn.build([getattr(nd, name) for nd in nodes]) for name in RAW_FIELDS}
+def decode_nodes(nodes: list[_Node], doc: bytes) -> DecodedNodes:
+    """Turn decoded node structs into columns (file order); ``doc``: the document they
+    were decoded from."""
     nested = sum(1 for nd in nodes if nd.ctrl_deps is not None or len(nd.attrs))
-    flat = len(nodes) - nested
     bad: dict[str, int] = {}
 
     ids, bad["id"] = int_column([nd.id for nd in nodes], -1)
@@ -285,7 +323,7 @@ def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
     parent_ids, bad["parent"] = int_column(parents, -1)
     bad_attrs = bad_attr_nodes = 0
     if nested:
-        hot_values, op_schema, bad_attrs, bad_attr_nodes = _hot_from_attrs(nodes, raw["attrs"])
+        hot_values, op_schema, bad_attrs, bad_attr_nodes = _hot_from_attrs(nodes)
     else:
         hot_values = {k: [getattr(nd, k) for nd in nodes] for k in HOT_ATTRS}
         op_schema = [nd.op_schema for nd in nodes]
@@ -296,21 +334,17 @@ def decode_nodes(nodes: list[_Node]) -> DecodedNodes:
     bad_names = sum(1 for v in node_names if type(v) is not str)
     if bad_names:
         node_names = [v if type(v) is str else msgspec.json.encode(v).decode() for v in node_names]
-    name_ids, names = intern(node_names)
-    op_schema_ids, op_schemas = intern([s if isinstance(s, str) else "" for s in op_schema])
-    return DecodedNodes(
-        ids=ids,
-        parent_ids=parent_ids,
-        hot=hot,
-        name_ids=name_ids,
-        names=names,
-        op_schema_ids=op_schema_ids,
-        op_schemas=op_schemas,
-        raw=raw,
-        nested=nested,
-        flat=flat,
-        bad_values={k: v for k, v in bad.items() if v},
-        bad_attrs=bad_attrs,
-        bad_attr_nodes=bad_attr_nodes,
-        bad_names=bad_names,
-    )
+    return node_columns(ids, parent_ids, hot, node_names, [s if isinstance(s, str) else "" for s in op_schema], doc,
+                        nested, bad_values={k: v for k, v in bad.items() if v}, bad_attrs=bad_attrs,
+                        bad_attr_nodes=bad_attr_nodes, bad_names=bad_names)
+
+
+def node_columns(ids: np.ndarray, parent_ids: np.ndarray, hot: dict[str, np.ndarray], names: Any, op_schemas: Any,
+                 doc: bytes, nested: int, **problems: Any) -> DecodedNodes:
+    """:class:`DecodedNodes` from the columns and each node's name and op_schema string
+    (interned here); ``problems``: the counts of what was repaired."""
+    name_ids, uniq_names = intern(names)
+    op_schema_ids, uniq_op_schemas = intern(op_schemas)
+    return DecodedNodes(ids=ids, parent_ids=parent_ids, hot=hot, name_ids=name_ids, names=uniq_names,
+                        op_schema_ids=op_schema_ids, op_schemas=uniq_op_schemas, doc=doc, nested=nested,
+                        flat=len(ids) - nested, **problems)

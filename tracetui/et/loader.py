@@ -18,7 +18,8 @@ import msgspec
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from ..io.files import FileBytes, kind_of_keys, read_trace_bytes, trace_path
 from ..io.jsonrecover import nesting_error, only_padding_after, recover_truncated_json, replace_lone_surrogates
-from .decode import ETFile, decode_file, decode_nodes, repair_utf8
+from .decode import DecodedNodes, ETFile, decode_file, decode_nodes, repair_utf8
+from .decode_fast import FastFile, decode_fast
 from .trace import ETTrace
 
 __all__ = ["is_execution_trace", "load_et"]
@@ -40,7 +41,7 @@ def is_execution_trace(obj: Any) -> bool:
     return all(isinstance(n, dict) and "id" in n and "name" in n for n in nodes)
 
 
-def _kind_error(path: str, data: bytes, top: ETFile | None) -> None:
+def _kind_error(path: str, data: bytes, top: ETFile | FastFile | None) -> None:
     """Raise WrongTraceKindError when the content is a Kineto trace."""
     if top is not None and kind_of_keys(len(top.traceEvents) > 0, top.nodes is not None,
                                         top.schema is not None) == "kineto":
@@ -79,8 +80,9 @@ def _cut_short(msg: str, data: bytes) -> bool:
     return m is not None and only_padding_after(data, int(m.group(1)))
 
 
-def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool) -> ETFile:
-    """Decode a truncated ET from its complete nodes; record a "truncated" warning."""
+def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool) -> tuple[bytes, ETFile]:
+    """Decode a truncated ET from its complete nodes; record a "truncated" warning.
+    Returns the document rebuilt from the complete part, and its top level."""
     try:
         rec = recover_truncated_json(data, "nodes", path)
     except TraceFormatError as exc:
@@ -106,10 +108,12 @@ def _recover(path: str, data: bytes, warnings: list[LoadWarning], gzip_cut: bool
             rec.bytes_lost,
         )
     )
-    return top
+    return rec.data, top
 
 
-def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> ETFile:
+def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> tuple[ETFile | FastFile, DecodedNodes]:
+    """The top level and the node columns: the typed fast path for a clean file
+    (:mod:`tracetui.et.decode_fast`), else the general path (repairs, recovery, counts)."""
     data = fb.data
     first = _NON_WS.search(data)
     if first is None:
@@ -126,6 +130,11 @@ def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> ETFile
                 bad_utf8,
             )
         )
+    fast = decode_fast(data)
+    if fast is not None:
+        top, decoded = fast
+        _complete(path, data, top, fb, warnings)
+        return top, decoded  # not None: _complete raised when the file has no nodes
     try:
         try:
             top = decode_file(data)
@@ -146,17 +155,31 @@ def _decode_top(path: str, fb: FileBytes, warnings: list[LoadWarning]) -> ETFile
         if not _cut_short(str(exc), data):
             problem, where = _problem_from(exc)
             raise TraceFormatError(path, f"is not valid JSON: {problem}", position=where) from None
-        top = _recover(path, data, warnings, fb.gzip_truncated)
+        # the nodes are read from the document rebuilt from the complete part
+        doc, top = _recover(path, data, warnings, fb.gzip_truncated)
+        _check_kind(path, data, top)
     else:
-        if fb.gzip_truncated:
-            # cut exactly after the JSON ended: nothing lost, but say the file is damaged
-            warnings.append(
-                LoadWarning("truncated", f"{path}: the gzip stream ends early, but the JSON in it is complete", 0)
-            )
+        doc = data
+        _complete(path, data, top, fb, warnings)
+    return top, decode_nodes(top.nodes, doc)
+
+
+def _complete(path: str, data: bytes, top: ETFile | FastFile, fb: FileBytes, warnings: list[LoadWarning]) -> None:
+    """Checks of a document that decoded whole: a gzip stream cut right after the JSON is
+    said; a Kineto trace, or an object without nodes, raises."""
+    if fb.gzip_truncated:
+        # cut exactly after the JSON ended: nothing lost, but say the file is damaged
+        warnings.append(
+            LoadWarning("truncated", f"{path}: the gzip stream ends early, but the JSON in it is complete", 0)
+        )
+    _check_kind(path, data, top)
+
+
+def _check_kind(path: str, data: bytes, top: ETFile | FastFile) -> None:
+    """A Kineto trace, or an object without nodes, raises."""
     _kind_error(path, data, top)
     if top.nodes is None:
         raise TraceFormatError(path, "is not an Execution Trace: the JSON object has no nodes list")
-    return top
 
 
 def _check_ids(path: str, top: ETFile) -> None:
@@ -177,8 +200,7 @@ def load_et(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None
     p = fb.path or trace_path(path)
     warnings: list[LoadWarning] = []
     try:
-        top = _decode_top(p, fb, warnings)
-        decoded = decode_nodes(top.nodes or [])
+        top, decoded = _decode_top(p, fb, warnings)
     except RecursionError:  # the decoders stop near a thousand levels: one line, not a crash
         raise nesting_error(p, fb.data) from None
     if decoded.bad_values.get("id"):

@@ -18,11 +18,26 @@ from typing import Any
 import numpy as np
 
 from ..errors import LoadWarning
-from .decode import HOT_ATTRS, DecodedNodes, RawColumn, decode_attr_list, decode_value
+from .decode import (
+    HOT_ATTRS,
+    DecodedNodes,
+    NodeFields,
+    RawColumn,
+    decode_attr_list,
+    decode_node_fields,
+    decode_value,
+    node_texts,
+)
 from .model import ETArg, ETNode, build_args
 from .tree import build_tree
 
-__all__ = ["ETTrace", "is_thread_root_name"]
+__all__ = ["ETTrace", "is_thread_root_name", "STATE"]
+
+#: the attributes that make up a loaded ETTrace besides its ``path``: what a cache entry
+#: stores (:mod:`tracetui.et.persist`) and :meth:`ETTrace.from_state` sets back
+STATE = ("schema", "pid", "time", "start_ts", "finish_ts", "layout", "warnings", "_file_index", "ids", "parent_ids",
+         "rf_id", "seq_id", "fw_parent", "tid", "fw_tid", "scope", "name_ids", "names", "op_schema_ids", "op_schemas",
+         "_raw", "parent", "child_start", "child_index", "depth")
 
 
 #: names of the ET's structural nodes, its process and per-thread roots
@@ -41,7 +56,7 @@ def is_thread_root_name(name: str) -> bool:
     return is_structural_name(name) and name.endswith("|thread]")
 
 
-def _decode(raw: memoryview) -> Any:
+def _decode(raw: Any) -> Any:
     return decode_value(raw) if len(raw) else None
 
 
@@ -97,7 +112,8 @@ class ETTrace:
         self.names: list[str] = decoded.names
         self.op_schema_ids: np.ndarray = decoded.op_schema_ids[order]
         self.op_schemas: list[str] = decoded.op_schemas
-        self._raw: dict[str, RawColumn] = decoded.raw
+        self._doc: bytes | None = decoded.doc  # until the node texts are cut from it
+        self._raw_col: RawColumn | None = None
 
         tree = build_tree(self.ids, self.parent_ids)
         self.parent: np.ndarray = tree.parent
@@ -164,6 +180,37 @@ class ETTrace:
                 )
             )
 
+    @property
+    def _raw(self) -> RawColumn:
+        """Each node's JSON text, in file order (cut from the document on first use:
+        opening a trace does not pay for it)."""
+        if self._raw_col is None:
+            self._raw_col = node_texts(self._doc or b"", len(self))
+            self._doc = None
+        return self._raw_col
+
+    @_raw.setter
+    def _raw(self, value: RawColumn) -> None:
+        self._raw_col = value
+        self._doc = None
+
+    @classmethod
+    def from_state(cls, path: str, state: dict[str, Any]) -> ETTrace:
+        """An ETTrace from the attributes of :data:`STATE` (a cache entry), built as it was
+        loaded: no sorting, no tree building."""
+        missing = [k for k in STATE if k not in state]
+        if missing:
+            raise KeyError(f"missing {', '.join(missing)}")
+        et = cls.__new__(cls)
+        et.path = path
+        for k in STATE:
+            setattr(et, k, state[k])
+        return et
+
+    def state(self) -> dict[str, Any]:
+        """The attributes of :data:`STATE`, by name."""
+        return {k: getattr(self, k) for k in STATE}
+
     # ------------------------------------------------------------------ structure
     def __len__(self) -> int:
         return int(self.ids.size)
@@ -207,14 +254,13 @@ class ETTrace:
         return np.where(self.ids[idx] == node_ids, idx, -1)
 
     # ------------------------------------------------------------------ per node
-    def _raw_field(self, name: str, file_index: int) -> Any:
-        col = self._raw[name]
-        return _decode(col.get(file_index))
+    def _fields(self, pos: int) -> NodeFields:
+        """The undecoded bulky fields of the node at ``pos``."""
+        return decode_node_fields(self._raw.get(int(self._file_index[pos])))
 
-    def attrs(self, pos: int) -> dict[str, Any]:
+    def attrs(self, pos: int, fields: NodeFields | None = None) -> dict[str, Any]:
         """Every attribute of the node at ``pos`` by name (exact values, any int size)."""
-        fi = int(self._file_index[pos])
-        raw = self._raw["attrs"].get(fi)
+        raw = (fields or self._fields(pos)).attrs
         if len(raw):
             return decode_attr_list(raw)
         return {
@@ -227,13 +273,14 @@ class ETTrace:
             "op_schema": self.op_schemas[self.op_schema_ids[pos]],
         }
 
-    def _args(self, fi: int, side: str) -> list[ETArg]:
-        """Inputs ("input") or outputs ("output") of the node at file index ``fi``."""
-        types = self._raw_field(f"{side}_types", fi)
+    @staticmethod
+    def _args(f: NodeFields, side: str) -> list[ETArg]:
+        """Inputs ("input") or outputs ("output") of a node, from its fields."""
+        types = _decode(getattr(f, f"{side}_types"))
         if types is not None:  # flat layout: parallel lists at the node's top level
-            values = self._raw_field(f"{side}s", fi)
-            return build_args(values, self._raw_field(f"{side}_shapes", fi), types, None)
-        obj = self._raw_field(f"{side}s", fi)
+            values = _decode(getattr(f, f"{side}s"))
+            return build_args(values, _decode(getattr(f, f"{side}_shapes")), types, None)
+        obj = _decode(getattr(f, f"{side}s"))
         if isinstance(obj, dict):
             return build_args(obj.get("values"), obj.get("shapes"), obj.get("types"), obj.get("strides"))
         return []
@@ -241,18 +288,18 @@ class ETTrace:
     def input_shapes_types(self, pos: int) -> tuple[Any, Any]:
         """(shapes, types) of the inputs of the node at ``pos`` as written (lists; None when
         absent), without decoding the values."""
-        fi = int(self._file_index[pos])
-        types = self._raw_field("input_types", fi)
+        f = self._fields(pos)
+        types = _decode(f.input_types)
         if types is not None:  # flat layout
-            return self._raw_field("input_shapes", fi), types
-        obj = self._raw_field("inputs", fi)
+            return _decode(f.input_shapes), types
+        obj = _decode(f.inputs)
         if isinstance(obj, dict):
             return obj.get("shapes"), obj.get("types")
         return None, None
 
     def node(self, pos: int) -> ETNode:
         """Decode everything recorded for the node at ``pos``."""
-        fi = int(self._file_index[pos])
+        f = self._fields(pos)
         parent_id = int(self.parent_ids[pos])
         return ETNode(
             pos=int(pos),
@@ -267,9 +314,9 @@ class ETTrace:
             seq_id=int(self.seq_id[pos]),
             fw_parent=int(self.fw_parent[pos]),
             scope=int(self.scope[pos]),
-            attrs=self.attrs(pos),
-            inputs=self._args(fi, "input"),
-            outputs=self._args(fi, "output"),
+            attrs=self.attrs(pos, f),
+            inputs=self._args(f, "input"),
+            outputs=self._args(f, "output"),
         )
 
     def __repr__(self) -> str:

@@ -111,8 +111,10 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
     """The report as JSON-ready data: ``source``, ``title``, ``root`` (node id or null),
     ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``,
     ``gpu_timeline`` (ms), ``kernel_categories``, ``ops``, ``kernels``, ``op_summary``,
-    ``kernel_summary``, ``idle_summary``, ``idle_gaps``, ``notes``, and ``counters`` when the
-    subtree holds counter samples (see :func:`tracetui.kineto.counters.counters_export`)."""
+    ``kernel_summary``, ``idle_summary``, ``idle_gaps``, ``notes``, ``counters`` when the
+    subtree holds counter samples (see :func:`tracetui.kineto.counters.counters_export`), and
+    ``memory`` when the trace has ``[memory]`` events (see
+    :func:`tracetui.analysis.memory_doc.subtree_memory`)."""
     kt = rep.trace
     out = {
         "source": rep.source,
@@ -138,6 +140,8 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
                                None if rep.root is None else kt.node_span(rep.root))
     if counters:  # counter ranges / samples of the subtree (kineto/counters.py)
         out["counters"] = plain(counters)
+    if rep.memory is not None:  # [memory] events (analysis/memory_doc.py)
+        out["memory"] = plain(rep.memory)
     return out
 
 

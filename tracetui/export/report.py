@@ -11,7 +11,9 @@ A :class:`SubtreeReport` holds, for a root node of the Kineto op tree:
   columns: category, grid, block, registers, shared memory, occupancy ...);
 - aggregates: kernel categories, per-kernel-name and per-op-name tables, the GPU timeline
   breakdown of the subtree's own GPU events, and the idle gaps of the streams they ran on
-  inside the subtree's GPU window.
+  inside the subtree's GPU window;
+- ``memory``: the blocks the subtree allocated (and the frees in it of blocks allocated
+  elsewhere), with per device totals: allocated, freed, net and transient bytes.
 
 The *GPU window* of a subtree is from the start of its first GPU event to the end of its
 last one (the root's host span when it launched nothing): the GPU timeline's ``total`` is
@@ -41,6 +43,7 @@ from ..analysis.frames import (
 )
 from ..analysis.gaps import idle_gaps, idle_summary
 from ..analysis.gpu_breakdown import gpu_timeline
+from ..analysis.memory_doc import subtree_memory
 from ..analysis.occupancy import occupancy_columns
 from ..analysis.tables import category_table, kernel_table, op_table
 from ..errors import TraceError
@@ -78,6 +81,9 @@ class SubtreeReport:
     gap_summary: pd.DataFrame
     nodes: np.ndarray  #: every node of the subtree, preorder (whole trace: lane by lane)
     notes: list[str] = field(default_factory=list)
+    #: what the subtree allocated and freed (:func:`tracetui.analysis.memory_doc.subtree_memory`);
+    #: None when the trace has no [memory] events
+    memory: dict[str, Any] | None = None
 
     @property
     def origin_us(self) -> int:
@@ -243,7 +249,7 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
         source=linked.title, trace=kt, root=root, title=title, window=window, parent_chain=chain, inputs=inputs,
         et_node=et_info, timeline_us=timeline, categories=category_table(kernels), ops=ops, kernels=kernels,
         op_summary=op_table(cpu), kernel_summary=kernel_table(kernels, span_us=span), gaps=gaps,
-        gap_summary=idle_summary(gaps), nodes=nodes, notes=notes)
+        gap_summary=idle_summary(gaps), nodes=nodes, notes=notes, memory=subtree_memory(linked, root))
 
 
 # ---------------------------------------------------------------- plain values for JSON/CSV

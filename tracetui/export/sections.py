@@ -202,4 +202,28 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         ("class", "idle_class", ftext), ("next GPU event", "next_name", ftext),
         ("launched by", "next_op_name", ftext), ("host busy in", "host_event_name", ftext)], max_rows,
         code=("next_name", "next_op_name", "host_event_name")))
+    if rep.memory is not None:
+        out.append(_memory_section(rep.memory, whole, max_rows))
     return out
+
+
+def _memory_section(mem: dict[str, Any], whole: bool, max_rows: int) -> Section:
+    """The blocks the subtree allocated, with per device totals as lines."""
+    lines = []
+    b, blocks = units.bytes_text, (lambda n: units.plural(n, "block"))
+    for d in mem["devices"]:
+        lines.append(f"{d['device']}: allocated {b(d['allocated_bytes'])} in {blocks(d['allocations'])}, "
+                     f"freed {b(d['freed_bytes'])} in {blocks(d['frees'])}, net {b(d['net_bytes'])}; "
+                     f"transient (allocated and freed inside): {b(d['transient_bytes'])} in {blocks(d['transient'])}")
+    if mem["outside_frees"]:
+        lines.append(f"{len(mem['outside_frees']):,} frees of blocks allocated outside "
+                     f"{'the trace' if whole else 'the subtree'} (in the JSON export)")
+    what = "every [memory] allocation of the trace" if whole else "blocks allocated in the subtree"
+    lines.append(f"Rows: {what}; sizes in bytes, times in {units.US} after the trace start.")
+    df = pd.DataFrame(mem["allocations"], columns=["ts_us", "device", "bytes", "op", "freed_ts_us", "lifetime_us",
+                                                   "freed_by"])
+    return table_section("Memory: allocations", df, [
+        (f"start ({units.US})", "ts_us", _us), ("device", "device", ftext), ("bytes", "bytes", int_cell),
+        ("op", "op", ftext),
+        (f"lifetime ({units.US})", "lifetime_us", _us), ("freed by", "freed_by", ftext)], max_rows,
+        code=("op", "freed_by"), lines=lines)

@@ -62,10 +62,15 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
         out["distributed"] = dict(kt.distributed_info)
         if kt.n_events:
             out["start_us"] = float(kt.origin_us + float(np.nanmin(kt.ts)))
-    except TraceError as exc:
-        out["error"] = str(exc)
-    except MemoryError:
-        out["error"] = f"{task['kineto']}: not enough memory to load this rank"
-    except Exception as exc:  # noqa: BLE001 -- one rank's bug must not stop the others; reported with the rank
-        out["error"] = f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
+        out["error"] = rank_error(task, exc)
     return out
+
+
+def rank_error(task: dict[str, Any], exc: BaseException) -> str:
+    """The one line a rank whose work failed is reported with (bad input, memory, a bug)."""
+    if isinstance(exc, TraceError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return f"{task['kineto']}: not enough memory to load this rank"
+    return f"{task['kineto']}: failed: {type(exc).__name__}: {exc}"

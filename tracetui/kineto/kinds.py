@@ -145,6 +145,19 @@ class LaunchClass(IntEnum):
 _BLOCKING_SYNC = r"^(cuda|hip)(DeviceSynchronize|StreamSynchronize|EventSynchronize)|^cu(Ctx|Stream|Event)Synchronize"
 BLOCKING_SYNC_RE = re.compile(_BLOCKING_SYNC)
 
+#: synchronous copies: the calling thread returns when the copy is done (``cudaMemcpy``,
+#: ``cudaMemcpy2D``, ``hipMemcpyDtoH``, ``hipMemcpyWithStream``, ``cuMemcpyDtoH_v2``; not ``*Async``)
+SYNC_COPY_RE = re.compile(r"^(cuda|hip|cu)Memcpy(?!\w*Async)")
+
+#: names of the CUPTI synchronisation records (category ``cuda_sync``), written beside the API
+#: call with the same correlation: what a sync call or a stream wait waited on
+CUPTI_STREAM_SYNC = "Stream Sync"  #: cudaStreamSynchronize; ``stream`` is the stream
+CUPTI_CONTEXT_SYNC = "Context Sync"  #: cudaDeviceSynchronize / cuCtxSynchronize
+CUPTI_EVENT_SYNC = "Event Sync"  #: cudaEventSynchronize (and cudaEventQuery); waits on a recorded event
+CUPTI_STREAM_WAIT = "Stream Wait Event"  #: cudaStreamWaitEvent; ``stream`` waits on a recorded event
+#: the API call that records an event on a stream (what an event sync or a stream wait waits for)
+EVENT_RECORD_RE = re.compile(r"^(cuda|hip)EventRecord|^cuEventRecord")
+
 _LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
     (LaunchClass.GRAPH_LAUNCH, re.compile(r"^(cuda|hip|cu)GraphLaunch")),
     # a host function enqueued on a stream (cudaLaunchHostFunc) launches no kernel

@@ -1,153 +1,37 @@
-"""Save a :class:`KinetoTrace` to one file of raw columns and read it back in milliseconds.
+"""Save a :class:`KinetoTrace` to one cache file and read it back in milliseconds.
 
-File layout (little-endian)::
-
-    b"TTUIKC02"  u64 header length  u32 CRC-32 of the header  u32 0  header (JSON)  padding  sections ...
-
-The JSON header holds the small things (names, lanes, metadata, warnings, stats, the
-caller's ``extra`` dict) and, for every numpy column, a section (offset, dtype, shape,
-CRC-32 of its bytes).  Sections are 64-byte aligned; the args blob section is page
-aligned.  Loading checks the header's CRC, then reads the sections into private
-anonymous memory and checks each one's CRC (ISA-L's CRC-32, ~18 GB/s: 2 ms for the
-38 MB entry of a 216k-event trace) before building arrays as views into that memory.
-
-A cache file is not trusted: any flipped byte is found by the checksums
-(:class:`CacheCorruptError`, never a wrong column), and nothing of the file stays
-mapped, so a file truncated or rewritten while a process uses the trace cannot kill it
-with SIGBUS (a mapped file that shrinks does).  Columns are writable numpy arrays that
-never write back.
-
-Big per-event lists of Python scalars (``pids``, ``tids``, flow columns) are stored as
-int32 codes + their unique values (or as an int64 column when every value is an int),
-never as millions of JSON items.
-
-Anything unexpected while reading raises :class:`CacheFormatError`; callers treat that
-as "no cache" and rebuild (and say so when it is :class:`CacheCorruptError`: a damaged
-file, not merely an old one).  Values of types this module does not know raise
-:class:`CacheFormatError` on save (nothing is written).
+The file format -- raw numpy columns plus a JSON header, a CRC-32 per section, read back
+into private memory -- is :mod:`tracetui.io.colfile`'s (entries of kind ``"kineto"``);
+this module says which fields of a trace are stored and checks that the columns read
+back fit together (:func:`_check`).  Lists the build already interned (``pids``,
+``tids``) are stored as their codes.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import mmap
 import os
-import stat
-import struct
 from typing import Any
 
-import msgspec
-import numpy as np
-from isal.isal_zlib import crc32
-
 from ..errors import LoadWarning
-from ..io.files import write_atomically
-from ..io.interning import Codes
+from ..io.colfile import (
+    FORMAT_VERSION,
+    MAGIC,
+    CacheCorruptError,
+    CacheFormatError,
+    load_fields,
+    read_header,
+    save_fields,
+)
 from .lanes import Lane
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 
-MAGIC = b"TTUIKC02"
-#: magic of every version of the format: another version is an old entry, not a damaged one
-_MAGIC_FAMILY = b"TTUIKC"
-FORMAT_VERSION = 2
-#: magic, header length, header CRC-32, reserved
-_PREAMBLE = struct.Struct("<8sQII")
-_ALIGN = 64
-_PAGE = mmap.ALLOCATIONGRANULARITY
-#: lists at least this long are stored as columns (codes or int64), not JSON
-_COLUMN_MIN = 256
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-_CLASSES: dict[str, type] = {c.__name__: c for c in (Lane, GpuLinkStats, FlowTable, LoadWarning)}
+__all__ = ["FORMAT_VERSION", "MAGIC", "CacheCorruptError", "CacheFormatError", "KIND", "CLASSES", "load_trace_file",
+           "read_header", "save_trace", "trace_from_fields"]
 
-
-class CacheFormatError(Exception):
-    """The cache file is missing, stale, corrupt, or a value cannot be stored."""
-
-
-class CacheCorruptError(CacheFormatError):
-    """The cache file is damaged: a checksum differs, it is shorter or longer than its
-    header says, or its structure does not hold together."""
-
-
-# --------------------------------------------------------------------------- encode
-class _Writer:
-    def __init__(self, list_codes: dict[int, tuple[np.ndarray, list[Any]]] | None = None) -> None:
-        self.sections: list[dict[str, Any]] = []
-        self.payloads: list[Any] = []  # ndarray or bytes-like, in section order
-        #: id(list) -> (codes, values) of lists the build already interned
-        self.list_codes = list_codes or {}
-
-    def add_array(self, arr: np.ndarray) -> int:
-        if arr.dtype.hasobject:
-            raise CacheFormatError("object arrays are not stored")
-        arr = np.ascontiguousarray(arr)
-        self.sections.append({"dtype": arr.dtype.str, "shape": list(arr.shape), "nbytes": int(arr.nbytes)})
-        self.payloads.append(arr)
-        return len(self.sections) - 1
-
-    def add_bytes(self, data: Any) -> int:
-        mv = memoryview(data).cast("B")
-        self.sections.append({"dtype": "bytes", "shape": [mv.nbytes], "nbytes": mv.nbytes, "page": True})
-        self.payloads.append(mv)
-        return len(self.sections) - 1
-
-    def encode(self, v: Any) -> Any:
-        if v is None or isinstance(v, (bool, str)):
-            return v
-        if isinstance(v, int):
-            return int(v)
-        if isinstance(v, float):
-            return v if math.isfinite(v) else {"$f": repr(v)}
-        if isinstance(v, np.ndarray):
-            return {"$a": self.add_array(v)}
-        if isinstance(v, (np.integer, np.bool_)):
-            return self.encode(v.item())
-        if isinstance(v, np.floating):
-            return self.encode(float(v))
-        if isinstance(v, (bytes, bytearray, memoryview, mmap.mmap)):
-            return {"$b": self.add_bytes(v)}
-        if isinstance(v, list):
-            if len(v) >= _COLUMN_MIN:
-                known = self.list_codes.get(id(v))
-                if known is not None and len(known[0]) == len(v):
-                    # interned by the build: stored as they are (0.7 s of a 2M-event save)
-                    return {"$c": self.add_array(np.asarray(known[0], dtype=np.int32)),
-                            "u": [self.encode(x) for x in known[1]]}
-                col = self._column(v)
-                if col is not None:
-                    return col
-            return [self.encode(x) for x in v]
-        if isinstance(v, tuple):
-            return {"$t": [self.encode(x) for x in v]}
-        if isinstance(v, dict):
-            return {"$d": [[self.encode(k), self.encode(x)] for k, x in v.items()]}
-        if dataclasses.is_dataclass(v) and type(v).__name__ in _CLASSES and _CLASSES[type(v).__name__] is type(v):
-            return {"$o": type(v).__name__,
-                    "f": {f.name: self.encode(getattr(v, f.name)) for f in dataclasses.fields(v)}}
-        raise CacheFormatError(f"cannot store a value of type {type(v).__name__}")
-
-    def _column(self, v: list) -> Any:
-        """A long list of scalars as codes + uniques, or as an int64 column; None: not a column.
-
-        numpy and a dict do the factorizing: the parse does not import pandas (0.3 s)."""
-        types = set(map(type, v))
-        if not types <= {int, str, type(None)}:
-            return None
-        if types == {int}:
-            try:
-                arr = np.fromiter(v, dtype=np.int64, count=len(v))
-            except OverflowError:
-                return None
-            uniq, codes = np.unique(arr, return_inverse=True)
-            if len(uniq) * 2 <= len(v):
-                return {"$c": self.add_array(codes.astype(np.int32)), "u": uniq.tolist()}
-            return {"$i": self.add_array(arr)}
-        index = Codes()
-        codes = np.fromiter(map(index.__getitem__, v), dtype=np.int32, count=len(v))
-        if len(index) * 2 > len(v) and types != {str}:
-            return None
-        return {"$c": self.add_array(codes), "u": [self.encode(x) for x in index]}
+KIND = "kineto"
+#: the dataclasses a Kineto entry holds
+CLASSES: dict[str, type] = {c.__name__: c for c in (Lane, GpuLinkStats, FlowTable, LoadWarning)}
 
 
 def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[str, Any] | None = None) -> int:
@@ -156,170 +40,8 @@ def save_trace(trace: KinetoTrace, path: str | os.PathLike[str], *, extra: dict[
     ``extra`` (JSON-able) is stored in the header and checked by :func:`load_trace_file`.
     Returns the number of bytes written.  Raises ``OSError`` or :class:`CacheFormatError`.
     """
-    w = _Writer(trace._list_codes)
-    fields = {f.name: w.encode(getattr(trace, f.name))
-              for f in dataclasses.fields(KinetoTrace) if not f.name.startswith("_")}
-    header: dict[str, Any] = {"format": FORMAT_VERSION, "extra": extra or {}, "fields": fields,
-                              "sections": w.sections}
-    # offsets depend on the header length, which depends on the offsets: fix the width
-    for sec in w.sections:
-        sec["off"] = 0
-    for sec, payload in zip(w.sections, w.payloads):
-        sec["crc"] = crc32(memoryview(payload).cast("B") if isinstance(payload, np.ndarray) else payload)
-    probe = msgspec.json.encode(header)
-    width = len(probe) + 32 * len(w.sections) + 64
-    pos = _PREAMBLE.size + width
-    for sec in w.sections:
-        align = _PAGE if sec.get("page") else _ALIGN
-        pos = -(-pos // align) * align
-        sec["off"] = pos
-        pos += sec["nbytes"]
-    header["size"] = pos
-    head = msgspec.json.encode(header)
-    if len(head) > width:  # pragma: no cover - the width above leaves room for every offset
-        raise CacheFormatError("header grew past its reserved size")
-    head = head + b" " * (width - len(head))
-
-    def pieces():
-        yield _PREAMBLE.pack(MAGIC, width, crc32(head), 0)
-        yield head
-        at = _PREAMBLE.size + width
-        for sec, payload in zip(w.sections, w.payloads):
-            if sec["off"] > at:
-                yield b"\0" * (sec["off"] - at)
-            yield memoryview(payload).cast("B") if isinstance(payload, np.ndarray) else payload
-            at = sec["off"] + sec["nbytes"]
-
-    write_atomically(path, pieces(), private=True)
-    return pos
-
-
-# --------------------------------------------------------------------------- decode
-def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON header of a cache file (cheap: reads only the header bytes)."""
-    with open(path, "rb") as fh:
-        return _read_header(fh.fileno(), os.fstat(fh.fileno()).st_size)
-
-
-def _pread(fd: int, buf: Any, offset: int) -> None:
-    """Fill ``buf`` from ``fd`` at ``offset``; a file shorter than that is damaged."""
-    view = memoryview(buf).cast("B")
-    got = 0
-    while got < view.nbytes:
-        n = os.preadv(fd, [view[got:]], offset + got)
-        if n <= 0:
-            raise CacheCorruptError(f"file ends at byte {offset + got}, before the data it lists")
-        got += n
-
-
-def _read_header(fd: int, size: int) -> dict[str, Any]:
-    pre = os.pread(fd, _PREAMBLE.size, 0)
-    if len(pre) < len(_MAGIC_FAMILY) or not pre.startswith(_MAGIC_FAMILY):
-        raise CacheCorruptError("not a tracetui cache file (bad magic)")
-    if pre[:len(MAGIC)] != MAGIC:
-        if pre[len(_MAGIC_FAMILY):len(MAGIC)].isdigit():
-            raise CacheFormatError("written by another version of the cache format")
-        raise CacheCorruptError("not a tracetui cache file (bad magic)")
-    if len(pre) != _PREAMBLE.size:
-        raise CacheCorruptError("file ends inside its preamble")
-    _, width, want, _ = _PREAMBLE.unpack(pre)
-    if width > size - _PREAMBLE.size:
-        raise CacheCorruptError("header length past the end of the file")
-    head = bytearray(width)
-    _pread(fd, head, _PREAMBLE.size)
-    if crc32(head) != want:
-        raise CacheCorruptError("the header's checksum differs")
-    try:
-        header = msgspec.json.decode(head)
-    except msgspec.DecodeError as exc:  # pragma: no cover - the checksum matched
-        raise CacheCorruptError(f"header is not valid JSON ({exc})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
-        raise CacheFormatError("unknown cache format version")
-    if header.get("size") != size:
-        raise CacheCorruptError(f"file is {size} bytes, header says {header.get('size')}")
-    return header
-
-
-class _Reader:
-    """The sections of one cache file, read into private anonymous memory and checked.
-
-    Every section is read once and its CRC-32 compared with the header's; the args blob
-    sections get an anonymous mapping of their own (slicing one gives ``bytes``, like the
-    freshly loaded blob), every other section lands in one buffer the arrays view."""
-
-    def __init__(self, fd: int, size: int, sections: list[dict[str, Any]]) -> None:
-        self.sections = sections
-        self.mm = mmap.mmap(-1, max(size, 1))
-        self.blobs: dict[int, Any] = {}
-        for k, sec in enumerate(sections):
-            try:
-                off, n = int(sec["off"]), int(sec["nbytes"])
-            except (KeyError, TypeError, ValueError):
-                raise CacheCorruptError("a section without offset or size") from None
-            if off < 0 or n < 0 or off + n > size:
-                raise CacheCorruptError("a section lies past the end of the file")
-            if sec.get("dtype") == "bytes":
-                buf = mmap.mmap(-1, n) if n else b""
-            else:
-                buf = memoryview(self.mm)[off:off + n]
-            if n:
-                _pread(fd, buf, off)
-            if crc32(buf) != sec.get("crc"):
-                raise CacheCorruptError(f"the checksum of section {k} differs")
-            if sec.get("dtype") == "bytes":
-                self.blobs[k] = buf
-
-    def array(self, k: int) -> np.ndarray:
-        sec = self.sections[k]
-        dt = np.dtype(sec["dtype"])
-        shape = tuple(sec["shape"])
-        count = int(np.prod(shape, dtype=np.int64))
-        if count * dt.itemsize != sec["nbytes"] or sec["off"] + sec["nbytes"] > len(self.mm):
-            raise CacheCorruptError("column size does not match the file")
-        return np.frombuffer(self.mm, dtype=dt, count=count, offset=sec["off"]).reshape(shape)
-
-    def blob(self, k: int) -> Any:
-        sec = self.sections[k]
-        if sec["dtype"] != "bytes" or sec["off"] % _PAGE or k not in self.blobs:
-            raise CacheCorruptError("bad bytes section")
-        return self.blobs[k]
-
-    def decode(self, v: Any) -> Any:
-        if isinstance(v, list):
-            return [self.decode(x) for x in v]
-        if not isinstance(v, dict):
-            return v
-        if "$a" in v:
-            return self.array(v["$a"])
-        if "$c" in v:
-            uniq = np.empty(len(v["u"]), dtype=object)
-            uniq[:] = [self.decode(x) for x in v["u"]]
-            codes = self.array(v["$c"])
-            if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= len(uniq)):
-                raise CacheCorruptError("code out of range")
-            return uniq[codes].tolist()
-        if "$i" in v:
-            return self.array(v["$i"]).tolist()
-        if "$b" in v:
-            return self.blob(v["$b"])
-        if "$t" in v:
-            return tuple(self.decode(x) for x in v["$t"])
-        if "$d" in v:
-            return {_hashable(self.decode(k)): self.decode(x) for k, x in v["$d"]}
-        if "$f" in v:
-            return float(v["$f"])
-        if "$o" in v:
-            cls = _CLASSES.get(v["$o"])
-            if cls is None:
-                raise CacheCorruptError(f"unknown class {v['$o']!r}")
-            return cls(**{k: self.decode(x) for k, x in v["f"].items()})
-        raise CacheCorruptError("unknown tagged value")
-
-
-def _hashable(k: Any) -> Any:
-    if isinstance(k, list):
-        return tuple(_hashable(x) for x in k)
-    return k
+    fields = {f.name: getattr(trace, f.name) for f in dataclasses.fields(KinetoTrace) if not f.name.startswith("_")}
+    return save_fields(path, KIND, fields, classes=CLASSES, extra=extra, list_codes=trace._list_codes)
 
 
 def load_trace_file(path: str | os.PathLike[str], *, expect: dict[str, Any] | None = None) -> KinetoTrace:
@@ -330,29 +52,16 @@ def load_trace_file(path: str | os.PathLike[str], *, expect: dict[str, Any] | No
     structure), :class:`CacheFormatError` when it is stale or of another format version,
     ``OSError`` when it cannot be read.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    return trace_from_fields(load_fields(path, {KIND: CLASSES}, expect=expect)[1])
+
+
+def trace_from_fields(values: dict[str, Any]) -> KinetoTrace:
+    """The trace from the fields of a Kineto entry, checked (:class:`CacheCorruptError`
+    when they do not fit together)."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CacheCorruptError("not a regular file")
-        size = st.st_size
-        if size == 0:
-            raise CacheCorruptError("empty file")
-        header = _read_header(fd, size)
-        extra = header.get("extra") or {}
-        for k, want in (expect or {}).items():
-            if extra.get(k) != want:
-                raise CacheFormatError(f"stale: {k} differs")
-        try:
-            reader = _Reader(fd, size, header["sections"])
-            values = {k: reader.decode(v) for k, v in header["fields"].items()}
-            trace = KinetoTrace(**values)
-        except CacheFormatError:
-            raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-            raise CacheCorruptError(f"cannot rebuild the trace ({type(exc).__name__}: {exc})") from None
-    finally:
-        os.close(fd)
+        trace = KinetoTrace(**values)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise CacheCorruptError(f"cannot rebuild the trace ({type(exc).__name__}: {exc})") from None
     _check(trace)
     return trace
 

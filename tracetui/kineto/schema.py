@@ -46,6 +46,12 @@ MEMORY_BANDWIDTH = "memory bandwidth (GB/s)"
 # ---- runtime / driver calls -------------------------------------------------------------
 CBID = "cbid"  #: CUPTI callback id of the API call
 
+# ---- cuda_sync events (CUPTI synchronisation records, same correlation as their API call) ----
+#: the stream whose cudaEventRecord a wait or an event sync waits on (-1: unknown)
+WAIT_ON_STREAM = "wait_on_stream"
+#: the correlation id of that cudaEventRecord call (-1: unknown)
+WAIT_ON_EVENT_RECORD_CORR = "wait_on_cuda_event_record_corr_id"
+
 # ---- cpu_op shapes (record_shapes=True) -------------------------------------------------
 INPUT_DIMS = "Input Dims"
 INPUT_TYPE = "Input type"
@@ -65,10 +71,14 @@ COMM_SEQ = "Seq"  #: the process group's sequence number of the collective
 COMMS_ID = "Comms Id"
 
 # ---- [memory] instant events (profile_memory=True) --------------------------------------
+#: the name of the instant event (ph "i") the profiler writes per allocation and free
+MEMORY_EVENT_NAME = "[memory]"
+MEM_ADDR = "Addr"  #: address of the block (an allocation and its free share it)
 MEM_BYTES = "Bytes"  #: bytes allocated (negative: freed)
-MEM_DEVICE_TYPE = "Device Type"
-MEM_DEVICE_ID = "Device Id"
-MEM_TOTAL_ALLOCATED = "Total Allocated"
+MEM_DEVICE_TYPE = "Device Type"  #: c10::DeviceType: 0 CPU, 1 CUDA (also ROCm), 12 XPU, 19 MTIA ...
+MEM_DEVICE_ID = "Device Id"  #: device index; -1 for the CPU
+MEM_TOTAL_ALLOCATED = "Total Allocated"  #: bytes allocated on the device after this event
+MEM_TOTAL_RESERVED = "Total Reserved"  #: bytes the caching allocator holds on the device after it
 
 # ---- deviceProperties entries (top-level list, one dict per GPU) -------------------------
 DEV_ID = "id"
@@ -95,8 +105,9 @@ META_NAME = "name"
 DISTINCTIVE_ARG_NAMES = frozenset({
     EXTERNAL_ID, EXTERNAL_ID_OLD, RECORD_FUNCTION_ID, SEQUENCE_NUMBER, FWD_THREAD_ID, REGISTERS_PER_THREAD,
     SHARED_MEMORY, BLOCKS_PER_SM, WARPS_PER_SM, EST_OCCUPANCY, MEMORY_BANDWIDTH, INPUT_DIMS, INPUT_TYPE,
-    INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED,
+    INPUT_STRIDES, CONCRETE_INPUTS, MEM_DEVICE_TYPE, MEM_DEVICE_ID, MEM_TOTAL_ALLOCATED, MEM_TOTAL_RESERVED,
     COLLECTIVE_NAME, PG_NAME, PG_DESC, PG_RANKS, GROUP_SIZE, IN_MSG_NELEMS, OUT_MSG_NELEMS, COMMS_ID,
+    WAIT_ON_STREAM, WAIT_ON_EVENT_RECORD_CORR,
 })
 
 #: an absent ``ts``/``args`` in :class:`Event`

@@ -45,6 +45,7 @@ from .align import align_names, longest_increasing
 FOUND_NONE, FOUND_RF_ID, FOUND_SEQUENCE, FOUND_ORDER = 0, 1, 2, 3
 FOUND_BY_NAMES = ("", "rf_id", "sequence number", "order")
 
+_STEP_PREFIX = "ProfilerStep#"
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 #: candidate iteration starts examined when no anchor places the window
 _MAX_CANDIDATES = 20_000
@@ -188,11 +189,13 @@ def _map_threads(e: _Side, k: _Side, ae: np.ndarray, ak: np.ndarray) -> dict[int
     out: dict[int, int] = {}
     if not ae.size:
         return out
-    pairs = np.stack([e.group[ae], k.group[ak]], axis=1)
-    uniq, counts = np.unique(pairs, axis=0, return_counts=True)
+    # (thread, lane) pairs as one key that sorts like the pair (np.unique(axis=0) is slow)
+    threads, tc = np.unique(e.group[ae], return_inverse=True)
+    lanes, lc = np.unique(k.group[ak], return_inverse=True)
+    keys, counts = np.unique(tc.astype(np.int64) * lanes.size + lc, return_counts=True)
     used: set[int] = set()
     for i in np.argsort(-counts, kind="stable").tolist():
-        t, ln = int(uniq[i, 0]), int(uniq[i, 1])
+        t, ln = int(threads[keys[i] // lanes.size]), int(lanes[keys[i] % lanes.size])
         if t not in out and ln not in used:
             out[t] = ln
             used.add(ln)
@@ -209,27 +212,25 @@ def _main_thread(e: _Side, ae: np.ndarray) -> int:
 
 
 def _map_remaining_threads(e: _Side, k: _Side, in_window: np.ndarray, out: dict[int, int]) -> None:
-    """ET threads without anchors -> the unused lane whose window ops share most names."""
+    """ET threads without anchors -> the unused lane whose window ops share most names
+    (ties: the lowest lane number)."""
     threads, sizes = np.unique(e.group, return_counts=True)
-    lanes = np.unique(k.group)
-    used = set(out.values())
+    lanes, lane_idx = np.unique(k.group, return_inverse=True)
+    used = np.isin(lanes, list(out.values()))
     n_names = int(max(e.names.max(initial=-1), k.names.max(initial=-1))) + 2
+    # per lane, how often each name occurs among its window ops (column 0: not an ET name)
+    got = np.bincount(lane_idx[in_window] * n_names + k.names[in_window] + 1,
+                      minlength=lanes.size * n_names).reshape(lanes.size, n_names)[:, 1:]
     for t in threads[np.argsort(-sizes, kind="stable")].tolist():
         if t in out:
             continue
-        have = np.bincount(e.names[e.group == t] + 1, minlength=n_names)
-        best, best_lane = 0, None
-        for ln in lanes.tolist():
-            if ln in used:
-                continue
-            sel = (k.group == ln) & in_window
-            got = np.bincount(k.names[sel] + 1, minlength=n_names)
-            score = int(np.minimum(have[1:], got[1:]).sum())
-            if score > best:
-                best, best_lane = score, ln
-        if best_lane is not None:
-            out[t] = best_lane
-            used.add(best_lane)
+        have = np.bincount(e.names[e.group == t] + 1, minlength=n_names)[1:]
+        score = np.minimum(have, got).sum(axis=1)
+        score[used] = 0
+        if score.size and score.max() > 0:
+            i = int(np.argmax(score))
+            out[t] = int(lanes[i])
+            used[i] = True
 
 
 # --------------------------------------------------------------------------- the window
@@ -292,7 +293,8 @@ def _window(kt: KinetoTrace, et_names: list[str], e: _Side, k: _Side, main: int,
 
 def _is_step(names: list[str], name_ids: np.ndarray) -> np.ndarray:
     """Bool per op (its id into ``names``): a ``ProfilerStep#N`` op."""
-    step = np.array([bool(_STEP.match(nm)) for nm in names] + [False], dtype=bool)  # id -1: not a step
+    step = np.array([nm.startswith(_STEP_PREFIX) and bool(_STEP.match(nm)) for nm in names] + [False],
+                    dtype=bool)  # id -1: not a step
     return step[name_ids]
 
 

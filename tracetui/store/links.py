@@ -1,46 +1,47 @@
 """The ET <-> Kineto link kept in the cache, so that reopening a pair does no linking.
 
-One file per pair, ``link-<hash of both files' identities>.ttl`` in the cache folder: an
-``.npz`` archive (no pickles) of the link's three arrays (``et_to_kineto``,
-``kineto_to_et``, ``found_by``) and its statistics and warnings as JSON.  It is used only
-when its key still matches exactly: both files' identities (path, size, mtime, CRC-32 of
-every byte), the tracetui version, the link format and the code fingerprint -- the caller
+One file per pair, ``link-<hash of both files' identities>.ttl`` in the cache folder, in
+the format of every cache entry (:mod:`tracetui.io.colfile`, kind ``"link"``: a CRC-32
+per section, read back into private memory): the link's three arrays (``et_to_kineto``,
+``kineto_to_et``, ``found_by``), its statistics and its warnings.  It is used only when
+its key still matches exactly: both files' identities (path, size, mtime, CRC-32 of every
+byte), the tracetui version, the link format and the code fingerprint -- the caller
 (:mod:`tracetui.store.traces`) builds it -- and when the arrays fit the two traces
 (lengths, value ranges).  Anything else -- stale, unreadable -- means the link is computed
-again and the file rewritten atomically (:func:`~tracetui.io.files.write_atomically`); a
-damaged file (the zip members' CRC-32 differ, it is cut short) is removed and the link
-carries a warning saying so.  A folder that cannot be written only means no cache (logged
-at debug level).
+again and the file rewritten atomically; a damaged file (a checksum differs, it is cut
+short) is removed and the link carries a warning saying so.  A folder that cannot be
+written only means no cache (logged at debug level).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
-import zipfile
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import LoadWarning
-from ..io.files import write_atomically
+from ..io.colfile import CacheCorruptError, CacheFormatError, load_fields, save_fields
 from ..link import ETLink, LinkStats, link_et_kineto
 from ..link.et_evidence import FOUND_BY_NAMES
 
 log = logging.getLogger(__name__)
 
 #: bumped whenever what a link file holds changes
-LINK_FORMAT = 1
+LINK_FORMAT = 2
 SUFFIX = ".ttl"
+KIND = "link"
+_CLASSES: dict[str, type] = {c.__name__: c for c in (LinkStats, LoadWarning)}
 
 
 def link_entry_path(folder: Path, key: dict[str, object]) -> Path:
-    """The cache file of the pair named by ``key`` (its two files' identities)."""
-    ident = json.dumps([key.get("et"), key.get("kineto")], sort_keys=True, default=str)
+    """The cache file of the pair named by ``key``: its two files' identities, the version,
+    the link format and the code fingerprint all name the file, so two tracetui versions
+    sharing a cache folder keep one file each instead of reading each other's as damaged."""
+    ident = json.dumps(key, sort_keys=True, default=str)
     digest = hashlib.blake2b(ident.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     return folder / f"link-{digest}{SUFFIX}"
 
@@ -64,24 +65,23 @@ def read_link(path: Path, key: dict[str, object], et, kt, damaged: list[LoadWarn
     """The stored link if ``path`` holds one for ``key`` that fits the traces, else None; a
     damaged file is removed and a warning appended to ``damaged``."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-            e2k, k2e, found = z["et_to_kineto"], z["kineto_to_et"], z["found_by"]
-        if meta.get("key") != json.loads(json.dumps(key, default=str)):
-            return None
+        _, values = load_fields(path, {KIND: _CLASSES}, expect=key)
+        e2k, k2e, found = values["et_to_kineto"], values["kineto_to_et"], values["found_by"]
+        stats, warnings = values["stats"], values["warnings"]
+        if not all(isinstance(a, np.ndarray) for a in (e2k, k2e, found)) or not isinstance(stats, LinkStats):
+            raise CacheCorruptError("not a link")
         n_et, n_k = len(et.ids), kt.n_events
         if (e2k.shape != (n_et,) or found.shape != (n_et,) or k2e.shape != (n_k,)
                 or (e2k.size and not (-1 <= e2k.min() and e2k.max() < n_k))
                 or (k2e.size and not (-1 <= k2e.min() and k2e.max() < n_et))
                 or (found.size and found.max() >= len(FOUND_BY_NAMES))):
             return None
-        names = {f.name for f in fields(LinkStats)}
-        stats = LinkStats(**{k: v for k, v in meta["stats"].items() if k in names})
-        warnings = [LoadWarning(str(k), str(m), int(c)) for k, m, c in meta["warnings"]]
+        if not isinstance(warnings, list) or not all(isinstance(w, LoadWarning) for w in warnings):
+            raise CacheCorruptError("warnings are not warnings")
         link = ETLink(e2k.astype(np.int32), k2e.astype(np.int32), found.astype(np.uint8), stats, warnings)
     except FileNotFoundError:
         return None
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:  # a checksum differs, cut short: damaged
+    except CacheCorruptError as exc:  # a checksum differs, cut short: damaged
         log.debug("tracetui cache: the link entry %s is damaged: %s", path, exc)
         try:
             os.unlink(path)
@@ -103,15 +103,12 @@ def read_link(path: Path, key: dict[str, object], et, kt, damaged: list[LoadWarn
 
 def write_link(path: Path, key: dict[str, object], link: ETLink) -> bool:
     """Store ``link`` at ``path`` (temp file + rename); False (logged) when it cannot."""
-    meta = {"key": key, "stats": link.stats.as_dict(),
-            "warnings": [[w.kind, w.message, w.count] for w in link.warnings]}
-    buf = io.BytesIO()
-    np.savez(buf, et_to_kineto=link.et_to_kineto, kineto_to_et=link.kineto_to_et, found_by=link.found_by,
-             meta=np.frombuffer(json.dumps(meta, default=str).encode("utf-8"), dtype=np.uint8))
+    fields = {"et_to_kineto": link.et_to_kineto, "kineto_to_et": link.kineto_to_et, "found_by": link.found_by,
+              "stats": link.stats, "warnings": list(link.warnings)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, [buf.getbuffer()], private=True)
+        save_fields(path, KIND, fields, classes=_CLASSES, extra=key)
         return True
-    except OSError as exc:
+    except (OSError, CacheFormatError) as exc:
         log.debug("tracetui cache: cannot write the link entry %s: %s", path, exc)
         return False

@@ -38,8 +38,8 @@ from .traces import cache_dir, code_fingerprint, file_identity
 
 log = logging.getLogger(__name__)
 
-#: bump when the stored layout changes
-SUMMARY_FORMAT = 1
+#: bump when the stored layout changes (2: the ``memory`` key)
+SUMMARY_FORMAT = 2
 
 
 def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any] | None:

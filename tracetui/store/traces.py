@@ -1,9 +1,13 @@
-"""Open traces through an on-disk cache of parsed, linked Kineto traces (reopen instantly).
+"""Open traces through an on-disk cache of parsed traces and their links (reopen instantly).
 
 Where: ``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else
-``~/.cache/tracetui``; one file per trace path (``kineto-<hash of the absolute path>.ttc``,
-format in :mod:`tracetui.kineto.persist`), and the stored results of ``tracetui summary``
-(``summary-<hash>.json``, :mod:`tracetui.store.summaries`).
+``~/.cache/tracetui``; one file per trace path (``trace-<hash of the absolute path>.ttc``,
+format in :mod:`tracetui.io.colfile`: a Kineto trace, :mod:`tracetui.kineto.persist`, or
+an Execution Trace, :mod:`tracetui.et.persist`), the ET <-> Kineto link of a pair
+(``link-<hash>.ttl``, :mod:`tracetui.store.links`, keyed by both files' identities), and
+the stored results of ``tracetui summary`` (``summary-<hash>.json``,
+:mod:`tracetui.store.summaries`).  A cached reopen of a pair parses neither file and does
+no linking.
 
 An entry is used only when everything in its key still matches: the trace file's
 absolute path, size, ``mtime_ns`` and a CRC-32 of *all* its bytes (ISA-L, ~18 GB/s: an
@@ -25,9 +29,6 @@ never competes with the parse for the GIL.  ``TRACETUI_LOAD_SUBPROCESS=0/1`` for
 off/on.  Without a writable cache folder the child writes a temp file that is unlinked
 once read; if the child cannot run, the trace is loaded in this process.
 
-An Execution Trace is small and not cached itself, but its link to the Kineto trace is
-(``link-<hash>.ttl``, :mod:`tracetui.store.links`, keyed by both files' identities), so a
-cached reopen of a pair does no linking.
 Truncated traces are cached with their warnings.  Old entries are pruned, least recently
 used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
 """
@@ -51,9 +52,13 @@ from isal.isal_zlib import crc32
 
 from .. import __version__, config, errors
 from ..errors import LoadWarning, TraceError
+from ..et import ETTrace
+from ..et import persist as et_persist
+from ..io.colfile import FORMAT_VERSION, CacheCorruptError, load_fields
 from ..io.files import open_regular, sniff_head, trace_path
 from ..kineto import KinetoTrace
-from ..kineto.persist import FORMAT_VERSION, CacheCorruptError, load_trace_file, save_trace
+from ..kineto import persist as kineto_persist
+from ..kineto.persist import load_trace_file
 from ..link import link_et_kineto
 from ..session import LinkedTrace, load_trace, open_traces
 from .links import SUFFIX as LINK_SUFFIX
@@ -120,23 +125,29 @@ def file_identity(path: str | os.PathLike[str]) -> dict[str, object]:
     return {"path": p, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "crc32": crc}
 
 
-def cache_key(path: str | os.PathLike[str]) -> dict[str, object]:
-    """Everything an entry must match to be used for ``path``."""
-    key = file_identity(path)
+def cache_key(path: str | os.PathLike[str], ident: dict[str, object] | None = None) -> dict[str, object]:
+    """Everything an entry must match to be used for ``path`` (``ident``: its
+    :func:`file_identity`, when the caller already took it)."""
+    key = dict(ident) if ident is not None else file_identity(path)
     key.update(version=__version__, format=FORMAT_VERSION, code=code_fingerprint())
     return key
 
 
 def entry_path(path: str | os.PathLike[str], folder: Path | None = None) -> Path:
-    """The cache file for a trace path (one entry per absolute path)."""
+    """The cache file for a trace path (one entry per absolute path, whatever it holds)."""
     p = os.path.abspath(os.fspath(path))
     digest = hashlib.blake2b(p.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-    return (folder or cache_dir()) / f"kineto-{digest}.ttc"
+    return (folder or cache_dir()) / f"trace-{digest}.ttc"
 
 
-def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | None = None,
-                       damaged: list[LoadWarning] | None = None) -> KinetoTrace | None:
-    """The cached trace for ``path`` if a valid entry exists, else None (never raises).
+#: the kinds of trace entry, with the dataclasses each holds
+_KINDS = {kineto_persist.KIND: kineto_persist.CLASSES, et_persist.KIND: et_persist.CLASSES}
+
+
+def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = None,
+                damaged: list[LoadWarning] | None = None) -> KinetoTrace | ETTrace | None:
+    """The cached trace (Kineto or ET) for ``path`` if a valid entry exists, else None
+    (never raises).
 
     ``key``: the :func:`cache_key` of ``path`` when the caller already has it.  A damaged
     entry is removed, and a warning saying so is appended to ``damaged`` (the caller
@@ -145,7 +156,11 @@ def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | No
     target = entry_path(path)
     try:
         key = key if key is not None else cache_key(path)
-        trace = load_trace_file(target, expect=key)
+        kind, values = load_fields(target, _KINDS, expect=key)
+        if kind == et_persist.KIND:
+            trace = et_persist.et_from_fields(values, os.fspath(path))
+        else:
+            trace = kineto_persist.trace_from_fields(values)
     except FileNotFoundError:
         return None
     except CacheCorruptError as exc:
@@ -166,9 +181,10 @@ def read_cached_kineto(path: str | os.PathLike[str], key: dict[str, object] | No
     return trace
 
 
-def write_cached_kineto(path: str | os.PathLike[str], trace: KinetoTrace,
-                        key: dict[str, object] | None = None) -> bool:
-    """Store ``trace`` as the entry for ``path``; False (logged) when it cannot be written.
+def write_cached(path: str | os.PathLike[str], trace: KinetoTrace | ETTrace,
+                 key: dict[str, object] | None = None) -> bool:
+    """Store ``trace`` (Kineto or ET) as the entry for ``path``; False (logged) when it
+    cannot be written.
 
     ``key`` should be taken *before* the file was read; the entry is skipped when the
     file changed while it was being loaded.
@@ -181,7 +197,10 @@ def write_cached_kineto(path: str | os.PathLike[str], trace: KinetoTrace,
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         target = entry_path(path, folder)
-        save_trace(trace, target, extra=now)
+        if isinstance(trace, ETTrace):
+            et_persist.save_et(trace, target, extra=now)
+        else:
+            kineto_persist.save_trace(trace, target, extra=now)
         prune(keep=target)
         return True
     except Exception as exc:
@@ -246,16 +265,20 @@ def clear() -> int:
 
 
 def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Callable[[], bool]] | None = None,
-              damaged: list[LoadWarning] | None = None):
+              damaged: list[LoadWarning] | None = None, idents: dict[str, dict[str, object]] | None = None):
     key = None
     if use_cache:
         try:
-            key = cache_key(path)
+            ident = file_identity(path)
+            key = cache_key(path, ident)
         except (OSError, TraceError):
             key = None  # the loader reports the unreadable file properly
+        else:
+            if idents is not None:
+                idents[path] = ident
         if key is not None:
             progress("reading cache", 0.0)
-            cached = read_cached_kineto(path, key, damaged)
+            cached = read_cached(path, key, damaged)
             if cached is not None:
                 progress("from cache", 1.0)
                 return cached
@@ -264,12 +287,13 @@ def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Cal
                 if kt is not None:
                     return kt
     loaded = load_trace(path, progress)
-    if use_cache and key is not None and isinstance(loaded, KinetoTrace) and loaded.CACHEABLE:
+    if use_cache and key is not None and (isinstance(loaded, ETTrace)
+                                          or isinstance(loaded, KinetoTrace) and loaded.CACHEABLE):
         if deferred is not None:
-            deferred.append(functools.partial(write_cached_kineto, path, loaded, key))
+            deferred.append(functools.partial(write_cached, path, loaded, key))
         else:
             progress("writing cache", 1.0)
-            write_cached_kineto(path, loaded, key)
+            write_cached(path, loaded, key)
     return loaded
 
 
@@ -405,30 +429,34 @@ def load_cached(paths: list[str], *, use_cache: bool = True, progress: Progress 
                 deferred_writes: list[Callable[[], bool]] | None = None) -> LinkedTrace:
     """Load one Kineto trace, one ET, or one of each (any order) and link them.
 
-    Kineto traces come from the cache when a valid entry exists, and are stored in it
+    Traces (Kineto and ET) come from the cache when a valid entry exists, and are stored in it
     after a fresh load; ``use_cache=False`` neither reads nor writes the cache.
     ``progress(message, fraction)`` is called as loading goes on.  ``deferred_writes``: a
     list that receives the writes of the cache entries of traces loaded in this process
-    (callables; each returns :func:`write_cached_kineto`'s result) instead of running them,
+    (callables; each returns :func:`write_cached`'s result) instead of running them,
     so the caller can show the trace first (the browser) or write while it computes
     (``tracetui summary``).  The write encodes the trace when it runs: the caller must not
     change the trace's fields before then.
     """
     damaged: list[LoadWarning] = []
+    idents: dict[str, dict[str, object]] = {}  # file identities taken for the entries' keys, reused by the link's
     linked = open_traces(paths, progress,
-                         load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes, damaged),
-                         link_one=_link_cached if use_cache else None)
+                         load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes, damaged, idents),
+                         link_one=functools.partial(_link_cached, idents=idents) if use_cache else None)
     # on the linked trace, not the Kineto trace: its (deferred) cache write must not store it
     linked.warnings += damaged
     return linked
 
 
-def _link_cached(et, kt: KinetoTrace):
+def _link_cached(et, kt: KinetoTrace, idents: dict[str, dict[str, object]] | None = None):
     """The ET <-> Kineto link from the cache (:mod:`tracetui.store.links`), else computed
-    and stored; keyed by both files' identities, the version and the code fingerprint."""
+    and stored; keyed by both files' identities (``idents``: those already taken, by
+    path), the version and the code fingerprint."""
+    idents = idents or {}
     try:
-        key = {"et": file_identity(et.path), "kineto": file_identity(kt.path), "version": __version__,
-               "code": code_fingerprint()}
+        key = {"et": idents.get(et.path) or file_identity(et.path),
+               "kineto": idents.get(kt.path) or file_identity(kt.path),
+               "version": __version__, "code": code_fingerprint()}
     except (OSError, TraceError):
         return link_et_kineto(et, kt)
     return linked_with_cache(et, kt, cache_dir(), key)

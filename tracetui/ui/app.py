@@ -69,12 +69,15 @@ class TraceApp(App[int]):
         #: theme and keymap (config.toml: tracetui/config.py); a bad file raised TraceError already
         self.settings = settings if settings is not None else load_settings()
         self._keys = KeyRouter(self, self._route_key)
+        self.exiting = False  #: set by exit(): keys typed after it are dropped
         self.paths = list(paths)
         #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
         self.job_inputs = list(job_inputs) if job_inputs else None
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
         self.rank: int | None = None
+        #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
+        self.critical = None
         self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer
@@ -255,22 +258,36 @@ class TraceApp(App[int]):
         self._exit_renderables.clear()  # saved to the crash file; never dumped on the terminal
         self._return_code = EXIT_INTERNAL_ERROR
 
+    def exit(self, *args, **kwargs) -> None:
+        self.exiting = True  # keys typed after the quit are dropped (on_event)
+        super().exit(*args, **kwargs)
+
+    def _keys_dropped(self) -> bool:
+        """Keys typed ahead of a quit arrive while the screens are torn down (their widgets
+        removed) or after the last screen is gone; Textual would look up the missing screen or
+        widget for them (ScreenStackError, NoMatches).  So once the app exits, keys are dropped:
+        those routed now, those held by the key router, and those a screen forwards back up."""
+        return self.exiting or not self.screen_stack
+
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            await self._keys.key(event)  # in order: each after the keys before it (key_order.py)
-            return
+        if isinstance(event, events.Key):
+            if self._keys_dropped():
+                return
+            if not event.is_forwarded:
+                await self._keys.key(event)  # in order: each after the keys before it (key_order.py)
+                return
         await super().on_event(event)
 
     async def _route_key(self, event: events.Key) -> None:
-        # Keys typed ahead of a quit arrive after the last screen is gone; Textual would look
-        # up the (missing) screen for them and raise ScreenStackError while exiting.
-        if not self.screen_stack:
+        if self._keys_dropped():
             return
         await super().on_event(event)
 
     def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
         self.linked = linked
         self.load_failed = False
+        if self.job is None:  # another file opened: its own path, if any, comes from P
+            self.critical = None
         if self.job is not None:  # the job's warnings (missing ranks ...) show with the rank's own (w)
             from ..errors import LoadWarning
 

@@ -15,8 +15,11 @@ MAIN_BINDINGS: list[BindingType] = [
                     "from a driver call (--driver) to its runtime call"),
     Binding("/", "search", "Search", id="main.search", key_display="/",
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
-    Binding("n", "next_match", "Next match", id="main.next_match"),
-    Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match"),
+    Binding("n", "next_match", "Next match", id="main.next_match",
+            tooltip="the next search match (or occurrence from the summaries); after P: the next segment of "
+                    "the critical path, until the next search"),
+    Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match",
+            tooltip="the previous search match; after P: the previous segment of the critical path"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
     Binding("colon", "query", "Query (SQL)", show=False, id="main.query", key_display=":",
             tooltip="SQL over the trace (a job: every rank) with DuckDB (docs/query.md); Enter on a result row "
@@ -48,8 +51,16 @@ MAIN_BINDINGS: list[BindingType] = [
             tooltip="a whole job: choose the rank to show"),
     Binding("x", "collective_other_rank", "Collective on another rank", show=False, id="main.collective_rank",
             tooltip="from a NCCL kernel or a collective op: the same collective on another rank of the job"),
+    Binding("P", "critical_path", "Critical path", show=False, id="main.critical_path",
+            tooltip="why the step under the cursor took as long as it did: its critical path across threads, "
+                    "streams (and ranks of a job); marks it in the tree and timeline, n/N walk it, Esc clears"),
     Binding("X", "job_summary", "Cross-rank summary", show=False, id="main.job_summary",
             tooltip="a whole job: GPU time per rank, collectives matched across ranks, stragglers"),
+    Binding("M", "memory", "Memory", show=False, id="main.memory",
+            tooltip="a trace recorded with profile_memory=True: per device the peak, the ops that own it, the "
+                    "top allocating ops; Enter goes to the op"),
+    Binding("circumflex_accent", "memory_peak", "Memory peak", show=False, id="main.memory_peak", key_display="^",
+            tooltip="select the op open when a device's allocated bytes were highest; again: the next device"),
 ]
 
 #: Keys of the application (every screen).

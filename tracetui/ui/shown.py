@@ -15,8 +15,10 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from textual.screen import Screen
+from textual.worker import get_current_worker
 
 Step = TypeVar("Step", bound=Callable[..., Any])
+Value = TypeVar("Value")
 
 
 def is_shown(screen: Screen) -> bool:
@@ -34,3 +36,26 @@ def only_while_shown(step: Step) -> Step:
         return step(self, *args, **kwargs)
 
     return run  # type: ignore[return-value]
+
+
+def show_when_computed(screen: Screen, compute: Callable[[], Value], show: Callable[[Value], None],
+                       group: str) -> None:
+    """Run ``compute`` in a worker thread (``group``: a second start cancels the first), then
+    ``show(value)`` on the UI thread, only while ``screen`` is still the one shown (the user
+    may have left it meanwhile, or the app may be closing)."""
+    app = screen.app
+
+    def done(value: Value) -> None:
+        if app.screen is screen:
+            show(value)
+
+    def work() -> None:
+        value = compute()
+        if get_current_worker().is_cancelled:  # the app is closing, or the key was pressed again
+            return
+        try:
+            app.call_from_thread(done, value)
+        except RuntimeError:  # the app stopped meanwhile
+            pass
+
+    screen.run_worker(work, thread=True, exclusive=True, group=group, name=group)

@@ -21,13 +21,15 @@ from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
+from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..job.job_actions import JobActions
+from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..query.query_actions import QueryActions
 from ..query.query_bar import QueryBar
-from ..summaries.summaries_screen import open_summaries, show_occurrences
+from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
 from ..tree.virtual_tree import VirtualTree
@@ -51,13 +53,15 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(JobActions, QueryActions, Screen):
+class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
-    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.rank_picker.JobActions`);
-    ``:`` opens the query bar (:class:`~tracetui.ui.query.query_actions.QueryActions`);
-    ``initial_select`` = (node, note) is selected once the screen is shown."""
+    ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
+    ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
+    critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`; ``:`` the query
+    bar: :class:`~tracetui.ui.query.query_actions.QueryActions`."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -80,6 +84,14 @@ class MainScreen(JobActions, QueryActions, Screen):
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
         self._sync_pending = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No action runs on a browser whose widgets are not there: before its first mount (a key
+        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
+        quit); Textual would raise NoMatches looking them up."""
+        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
+            return False
+        return super().check_action(action, parameters)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -115,6 +127,9 @@ class MainScreen(JobActions, QueryActions, Screen):
             timeline.set_show_cpu(True)  # no GPU streams: show the CPU threads instead
         if self.source.kt is None or not timeline.lane_ids:
             timeline.display = False
+        if self.path_state() is not None:  # a job's path, computed on another rank's screen
+            self.walk = "path"
+            self.apply_path()
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
@@ -130,7 +145,7 @@ class MainScreen(JobActions, QueryActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export)
+            exported=self.last_export, path=self.path_status())
 
     def status_text(self) -> Text:
         """The status line as drawn: fitted to one line of the status widget's width."""
@@ -305,6 +320,7 @@ class MainScreen(JobActions, QueryActions, Screen):
         self.query_text = query
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
+        self.walk = "search"
         if self.source.filtered:
             self._set_filter(True)
         self.update_status()
@@ -330,16 +346,49 @@ class MainScreen(JobActions, QueryActions, Screen):
         note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
         self.select(int(self.matches[i]), note)
 
+    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False,
+                         filter_tree: bool = False) -> None:
+        """Make ``nodes`` of ``result`` = (nodes, label) the match list (as a search would: the
+        status line and ``n``/``N`` use it, in tree order) and select the first one in tree
+        order, or (``first_given``) the first one given (the summaries' and the memory
+        screen's Enter); ``filter_tree``: and show only the subtrees holding them (as ``f``
+        does: a query's result)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label = result
+        src = self.source
+        positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
+        keep = positions >= 0
+        nodes, positions = nodes[keep], positions[keep]
+        if not nodes.size:
+            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            return
+        o = np.argsort(positions, kind="stable")
+        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
+        self.query_text = label
+        self.matches, self.match_positions = nodes[o], positions[o]
+        self.matches_fixed = True
+        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
+        if src.filtered or filter_tree:
+            self._set_filter(True)
+        self.update_status()
+        self.op_tree.focus()
+        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
+        # after the browser screen is back on and laid out, so the tree can scroll to the row
+        self.call_after_refresh(self.select, int(self.matches[first]), note)
+
     def action_next_match(self) -> None:
-        self._goto_match(1)
+        """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(1)
+        else:
+            self._goto_match(1)
 
     def action_prev_match(self) -> None:
-        self._goto_match(-1)
-
-    def show_matches(self, nodes: np.ndarray, label: str, *, filter_tree: bool = False) -> None:
-        """Make ``nodes`` the match list (as a search would: ``n``/``N`` walk it, the status
-        line counts it), select the first; ``filter_tree``: show only their subtrees."""
-        show_occurrences(self, (nodes, label), filter_tree=filter_tree)
+        if self.walk == "path" and self.source.path is not None:
+            self.walk_path(-1)
+        else:
+            self._goto_match(-1)
 
     def action_filter(self) -> None:
         if not self.source.filtered and (self.query_text is None or not self.matches.size):
@@ -358,13 +407,18 @@ class MainScreen(JobActions, QueryActions, Screen):
         self.update_status()
 
     def action_clear(self) -> None:
+        """Esc: the filter, else the search, else a critical path (being computed, or its marks)."""
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
             self.query_text = None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
+            if self.path_state() is not None:
+                self.walk = "path"
             self.update_status()
+        else:
+            self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
 
     # ------------------------------------------------------------------ view toggles

@@ -18,7 +18,6 @@ each keeps at most :data:`~tracetui.ui.view.summary_table.MAX_ROWS` rows (the la
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,13 +28,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
-from textual.worker import get_current_worker
 
 from ... import units
 from ...errors import one_line
 from ...kineto.trace import KinetoTrace
 from ..notify import show_note
-from ..shown import only_while_shown
+from ..shown import only_while_shown, show_when_computed
 from ..view.summary_table import SummaryTable
 from ..view.summary_tables import summary_tables
 
@@ -234,50 +232,10 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
         self.dismiss(None)
 
 
-def show_occurrences(screen: Any, result: tuple[np.ndarray, str] | None, *, filter_tree: bool = False) -> None:
-    """On the browser screen: make ``nodes`` the match list (as a search would; the status line
-    and ``n``/``N`` use it) and select the first one in tree order; ``filter_tree``: and show
-    only the subtrees holding them (as ``f`` does)."""
-    if result is None or not screen.is_attached:
-        return
-    nodes, label = result
-    src = screen.source
-    positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
-    keep = positions >= 0
-    nodes, positions = nodes[keep], positions[keep]
-    if not nodes.size:
-        show_note(screen, f"{label}: no occurrence in the tree", severity="warning")
-        return
-    o = np.argsort(positions, kind="stable")
-    screen.query_text = label
-    screen.matches, screen.match_positions = nodes[o], positions[o]
-    screen.matches_fixed = True
-    if src.filtered or filter_tree:
-        screen._set_filter(True)
-    screen.update_status()
-    screen.op_tree.focus()
-    note = Text(f"{label}: occurrence 1 of {nodes.size:,}   (n next, N previous)", style="bold")
-    # after the browser screen is back on and laid out, so the tree can scroll to the row
-    screen.call_after_refresh(screen.select, int(screen.matches[0]), note)
-
-
 def open_summaries(screen: Any) -> None:
     """From the browser screen: compute the tables in a worker thread, then show them (not
     when the user has left the browser screen meanwhile)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
-    app = screen.app
-
-    def push(tables: list[SummaryTable]) -> None:
-        if app.screen is screen:
-            app.push_screen(SummariesScreen(kt, tables), partial(show_occurrences, screen))
-
-    def compute() -> None:
-        tables = summary_tables(kt, categorizer)
-        if get_current_worker().is_cancelled:  # the app is closing, or s was pressed again
-            return
-        try:
-            app.call_from_thread(push, tables)
-        except RuntimeError:  # the app stopped meanwhile
-            pass
-
-    screen.run_worker(compute, thread=True, exclusive=True, group="summaries", name="summaries")
+    show_when_computed(screen, lambda: summary_tables(kt, categorizer),
+                       lambda tables: screen.app.push_screen(SummariesScreen(kt, tables), screen.show_occurrences),
+                       "summaries")

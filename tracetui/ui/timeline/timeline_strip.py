@@ -12,7 +12,9 @@ On :meth:`TimelineStrip.set_tracks` each track's intervals are merged into sorte
 disjoint busy runs with a prefix sum of their lengths, so rendering a row costs
 ``O(cells * log(runs))`` whatever the number of intervals; idle gaps are found by
 searching only the runs inside the window.  Highlighted ranges get the same treatment
-(merged once per track in :meth:`TimelineStrip.set_highlights`, drawn by binary search).
+(merged once per track in :meth:`TimelineStrip.set_highlights`, drawn by binary search), and
+so do marked ranges (:meth:`TimelineStrip.set_marks`: a critical path), drawn under the
+highlights: busy cells in the mark colour, idle ones as :data:`MARK_IDLE`.
 """
 
 from __future__ import annotations
@@ -37,13 +39,15 @@ from ..view.track import BusyRuns, Track, runs_mask
 BLOCKS = " ▁▂▃▄▅▆▇█"
 """Busy-fraction glyphs: index ``ceil``-ish of ``fraction * 8``; nonzero busy is at least ``▁``."""
 GAP_FILL = "·"
+MARK_IDLE = "─"
+"""A marked range (a critical path) where the track is idle: the path waits there."""
 FOCUS_MARK = "▶"
 """Drawn before the label of :attr:`TimelineStrip.focus_track` while the strip has focus."""
 MIN_SPAN_US = 0.01
 """Narrowest window: 10 ns."""
 
 # Cell classes used to pick a style; CURSOR is a flag added on top.
-_BUSY, _GAP, _GAP_LABEL, _HIGHLIGHT, _CURSOR = 0, 1, 2, 3, 4
+_BUSY, _GAP, _GAP_LABEL, _HIGHLIGHT, _CURSOR, _MARK = 0, 1, 2, 3, 4, 8
 
 
 class TimelineStrip(ScrollView, can_focus=False):
@@ -54,6 +58,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         "timeline--gap",
         "timeline--gap-label",
         "timeline--highlight",
+        "timeline--mark",
         "timeline--cursor",
         "timeline--ruler",
         "timeline--label",
@@ -73,6 +78,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         & > .timeline--gap { color: $text-muted; }
         & > .timeline--gap-label { color: $warning; }
         & > .timeline--highlight { color: $warning; background: $warning 30%; }
+        & > .timeline--mark { color: $error; text-style: bold; }
         & > .timeline--cursor { background: $accent 35%; }
         & > .timeline--ruler { color: $text-muted; background: $panel; }
         & > .timeline--label { color: $text; }
@@ -114,6 +120,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         self._window = (0.0, 1.0)
         # track index -> (run starts, run ends) of its highlighted ranges, relative to origin.
         self._highlights: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._marks: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # the same for the marked ranges
         self._cursor_range: tuple[float, float] | None = None
         self._focus_track: int | None = None
         self._strip_cache: dict[int, Strip] = {}
@@ -137,6 +144,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         else:
             self._extent = (self._origin, self._origin + 1.0)
         self._highlights = {}
+        self._marks = {}
         self._invalidate()
         self.virtual_size = Size(0, len(tracks) + 1)
         self.fit_all()
@@ -195,22 +203,40 @@ class TimelineStrip(ScrollView, can_focus=False):
             if not track_of.size == s.size == e.size:
                 raise ValueError(
                     f"set_highlights: {track_of.size} tracks, {s.size} starts, {e.size} ends")
-        self._highlights = {}
-        if track_of.size:
-            if np.any(track_of[1:] < track_of[:-1]):
-                small = -(2**15) <= track_of.min() and track_of.max() < 2**15
-                order = np.argsort(track_of.astype(np.int16) if small else track_of, kind="stable")
-                track_of, s, e = track_of[order], s[order], e[order]
-            s = s - self._origin
-            e = e - self._origin
-            bounds = [0, *(np.flatnonzero(np.diff(track_of)) + 1).tolist(), track_of.size]
-            for a, b in zip(bounds, bounds[1:]):
-                ls, le = s[a:b], e[a:b]
-                if np.any(ls[1:] < ls[:-1]):
-                    order = np.argsort(ls, kind="stable")
-                    ls, le = ls[order], le[order]
-                self._highlights[int(track_of[a])] = union_intervals(ls, le, presorted=True, join_touching=False)
+        self._highlights = self._merged(track_of, s, e)
         self._invalidate()
+
+    def set_marks(self, tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Mark time ranges on tracks (a critical path's segments), under the highlights;
+        replaces the previous marks (empty arrays clear them).  Arrays as for
+        :meth:`set_highlights`, merged per track once."""
+        track_of = np.asarray(tracks, dtype=np.int64).ravel()
+        s = np.asarray(starts, dtype=np.float64).ravel()
+        e = np.asarray(ends, dtype=np.float64).ravel()
+        if not track_of.size == s.size == e.size:
+            raise ValueError(f"set_marks: {track_of.size} tracks, {s.size} starts, {e.size} ends")
+        self._marks = self._merged(track_of, s, e)
+        self._invalidate()
+
+    def _merged(self, track_of: np.ndarray, s: np.ndarray, e: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per track, its ranges ``[s, e]`` (µs, track clock) sorted and merged, relative to the origin."""
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if not track_of.size:
+            return out
+        if np.any(track_of[1:] < track_of[:-1]):
+            small = -(2**15) <= track_of.min() and track_of.max() < 2**15
+            order = np.argsort(track_of.astype(np.int16) if small else track_of, kind="stable")
+            track_of, s, e = track_of[order], s[order], e[order]
+        s = s - self._origin
+        e = e - self._origin
+        bounds = [0, *(np.flatnonzero(np.diff(track_of)) + 1).tolist(), track_of.size]
+        for a, b in zip(bounds, bounds[1:]):
+            ls, le = s[a:b], e[a:b]
+            if np.any(ls[1:] < ls[:-1]):
+                order = np.argsort(ls, kind="stable")
+                ls, le = ls[order], le[order]
+            out[int(track_of[a])] = union_intervals(ls, le, presorted=True, join_touching=False)
+        return out
 
     def set_cursor_range(self, t0: float | None, t1: float | None = None) -> None:
         """Tint ``[t0, t1]`` (microseconds) on every track, e.g. the selected op; None clears."""
@@ -356,7 +382,7 @@ class TimelineStrip(ScrollView, can_focus=False):
 
     def track_cells(self, track: int, width: int) -> tuple[str, np.ndarray]:
         """The time cells of ``track`` at ``width`` cells of widget width: (glyphs, class
-        per cell: 0 busy, 1 gap fill, 2 gap label, 3 highlight, +4 inside cursor range)."""
+        per cell: 0 busy, 1 gap fill, 2 gap label, 3 highlight, 8 mark, +4 inside cursor range)."""
         cells, t0, t1, dt = self._cells(width)
         if cells == 0:
             return "", np.zeros(0, dtype=np.int8)
@@ -388,6 +414,10 @@ class TimelineStrip(ScrollView, can_focus=False):
                 at = first + (stop - first - len(text)) // 2
                 glyphs[at : at + len(text)] = list(text)
                 kind[at : at + len(text)] = _GAP_LABEL
+        if track in self._marks:
+            mask = runs_mask(*self._marks[track], edges)
+            glyphs[mask & (level == 0) & (kind != _GAP_LABEL)] = MARK_IDLE
+            kind[mask] = _MARK
         if track in self._highlights:
             mask = runs_mask(*self._highlights[track], edges)
             kind[mask] = _HIGHLIGHT
@@ -429,7 +459,9 @@ class TimelineStrip(ScrollView, can_focus=False):
             base + self.get_component_rich_style("timeline--gap-label"),
             base + self.get_component_rich_style("timeline--highlight"),
         ]
-        return plain + [style + cursor for style in plain]
+        mark = base + self.get_component_rich_style("timeline--mark")
+        # indexed by cell class: 0-3 plain, +4 under the cursor range, 8 a mark (12 under the cursor)
+        return plain + [style + cursor for style in plain] + [mark] * 4 + [mark + cursor]
 
     def ruler_text(self, width: int) -> str:
         """The ruler row as plain text: window span in the label column, then tick marks

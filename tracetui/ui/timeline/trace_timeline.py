@@ -26,6 +26,7 @@ from textual.message import Message
 from ...kineto.kinds import Kind
 from ..view.counter_track import counter_tracks
 from ..view.driver_tracks import allocation_tracks, phase_tracks
+from ..view.memory_track import memory_tracks
 from ..view.trace_row_source import TraceRowSource
 from ..view.track import Track
 from .timeline_strip import TimelineStrip
@@ -79,6 +80,8 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self._selected: int | None = None
         self._cursor: int | None = None  # Kineto event the keys step from (see module doc)
         self._pending: list[int] = []  # events posted as EventSelected, oldest first
+        #: a critical path's ranges (Kineto lane index, start, end µs), marked on their rows
+        self._path: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.build()
 
     # ------------------------------------------------------------------ lanes
@@ -114,11 +117,29 @@ class TraceTimeline(TimelineStrip, can_focus=True):
         self._row_table[self.lane_ids] = np.arange(len(self.lane_ids))
         if self.show_cpu:  # a driver-call trace's pipeline phases, one row per thread (not stepped through)
             lanes += phase_tracks(kt)
-        # counter tracks below the lanes (not stepped through): the trace's counters, and the
-        # bytes allocated of a driver-call trace
-        lanes += counter_tracks(kt) + allocation_tracks(kt) if lanes else []
+        # counter tracks below the lanes (not stepped through): the trace's counters, the
+        # bytes allocated of a driver-call trace, and per device the bytes allocated and
+        # reserved of a trace recorded with profile_memory=True
+        lanes += counter_tracks(kt) + allocation_tracks(kt) + memory_tracks(kt) if lanes else []
         self.set_tracks(lanes, origin_us=0.0)
+        self._mark_path()
         self._update_focus_track()
+
+    def set_path(self, ranges: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
+        """Mark a critical path: (Kineto lane index, start, end) per segment (µs, this
+        trace's clock), on the rows of those lanes (a thread's only while CPU threads are
+        shown); None clears the marks."""
+        self._path = ranges
+        self._mark_path()
+
+    def _mark_path(self) -> None:
+        if self._path is None:
+            self.set_marks(np.empty(0, np.int64), np.empty(0), np.empty(0))
+            return
+        lanes, starts, ends = self._path
+        rows = self._row_table[np.where(lanes >= 0, lanes, -1)]
+        keep = rows >= 0
+        self.set_marks(rows[keep], starts[keep], ends[keep])
 
     def set_show_cpu(self, show: bool) -> None:
         window = self.window

@@ -26,13 +26,13 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "export", "driver_link", "driver",
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "path", "export", "driver_link", "driver",
             "counts", "gpu_link", "et_link", "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
 DISPLAY_ORDER = ("rank", "title", "driver", "devices", "counts", "skipped", "gpu_link", "driver_link", "et_link",
-                 "mismatch", "search", "filter", "python", "export", "warnings")
+                 "mismatch", "search", "path", "filter", "python", "export", "warnings")
 
 
 @dataclass(frozen=True)
@@ -145,9 +145,11 @@ def _clip(s: str, n: int) -> str:
 
 
 def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
-                filtered: bool = False, exported: str | None = None) -> list[Part]:
+                filtered: bool = False, exported: str | None = None,
+                path: tuple[str, str] | None = None) -> list[Part]:
     """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
-    and its match count, the filter flag, and the last export's absolute path."""
+    and its match count, a critical path shown (its long and short forms), the filter flag,
+    and the last export's absolute path."""
     parts = []
     if python_hidden is not None:
         parts.append(_part("python", "python hidden" if python_hidden else "python shown",
@@ -155,6 +157,8 @@ def state_parts(*, python_hidden: bool | None = None, query: str | None = None, 
     if query is not None:
         parts.append(_part("search", f"search {query!r}: {n_matches:,} matches",
                            f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
+    if path is not None:
+        parts.append(_part("path", *path, style="red"))
     if filtered:
         parts.append(_part("filter", "FILTERED", style="bold"))
     if exported is not None:

@@ -32,6 +32,7 @@ from .detail_section import grid as _grid
 from .driver_detail import DriverDetail, kineto_call_rows
 from .keep_text import WIDE, KeepText
 from .kernel_rows import grid_facts, occupancy_rows
+from .memory_rows import memory_sections
 from .trace_row_source import ET_ROOT_LABEL, KIND_STYLES, TraceRowSource
 
 TOP_KERNELS = 5
@@ -67,7 +68,16 @@ class TraceDetail:
 
     # ------------------------------------------------------------------ entry
     def sections(self, node: int | None, width: int | None = None) -> list[DetailSection]:
-        """The detail of ``node`` of the row source (:class:`~.section.DetailModel`)."""
+        """The detail of ``node`` of the row source (:class:`~.section.DetailModel`); with a
+        critical path computed (``P``), its section for the row's Kineto event last."""
+        out = self._sections(node, width)
+        src = self.src
+        k = src.kineto_of(node) if node is not None and src.kt is not None else -1
+        if src.path is not None and 0 <= k < src.kt.n_events:
+            out = out + src.path.sections(k)
+        return out
+
+    def _sections(self, node: int | None, width: int | None = None) -> list[DetailSection]:
         if width is not None:
             self.width = width
         src = self.src
@@ -202,7 +212,7 @@ class TraceDetail:
         if kind == Kind.CPU_OP:
             out += self._roofline(ev, et_node)
         out += self._gpu_summary(ev)
-        return out
+        return out + memory_sections(kt, ev)
 
     def _roofline(self, ev: int, et_node: Any = None) -> list[DetailSection]:
         """FLOPs and bytes from the op's shapes (Kineto's, else its ET node's) and where its GPU
@@ -407,7 +417,7 @@ class TraceDetail:
             rows.append(("GPU work launched", f"{int(src.gpu_count[node]):,} events, "
                                               f"{format_duration_us(float(src.gpu_time[node]))}"))
         parts.append(_grid(rows))
-        return [DetailSection(None, parts)]
+        return [DetailSection(None, parts)] + memory_sections(kt, node)
 
     def _et_root(self) -> list[DetailSection]:
         s = self.src.link.stats

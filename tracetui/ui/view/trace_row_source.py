@@ -32,6 +32,7 @@ from ...tree.preorder import tree_preorder
 from ...tree.propagate import ancestors_mask
 from ...units import compact_count, format_duration_us
 from .label_short import shorten_label
+from .path_marks import PATH_HEADER, PATH_WIDTH, PathMarks
 
 #: Rich style of a row label, by event kind (names are never parsed as markup).
 KIND_STYLES: dict[Kind, str] = {
@@ -117,6 +118,8 @@ class TraceRowSource:
         self.driver_errors = self._driver_errors()
         self._gpu_cache: dict[int, np.ndarray] = {}
         self._et_widths: list[int] | None = None
+        #: a computed critical path (``P``): its Path column comes first (:class:`~.path_marks.PathMarks`)
+        self.path: PathMarks | None = None
 
     def _driver_nodes(self) -> np.ndarray | None:
         drv = driver_of(self.kt)
@@ -251,11 +254,10 @@ class TraceRowSource:
         return shorten_label(label, cells)
 
     def column_headers(self) -> list[str]:
+        heads = [PATH_HEADER] if self.path is not None else []
         if self.kt is not None:  # time and count of the device work under a row (GPU or device events)
             word = "Dev" if self.kt.device_word() == "device" else "GPU"
-            heads = ["Wall", word, f"#{word}"]
-        else:
-            heads = []
+            heads += ["Wall", word, f"#{word}"]
         if self.et is not None:
             heads += ["ET id", "rf_id"]
         return heads
@@ -264,7 +266,8 @@ class TraceRowSource:
         """Cells per column: fixed for the durations and counts (their formats never pass
         them), and for ET id / rf_id wide enough for the largest value in this trace (the
         ET id plus its ``~`` mark), so an id is never cut at the right edge."""
-        widths = [7, 7, 5] if self.kt is not None else []
+        widths = [PATH_WIDTH] if self.path is not None else []
+        widths += [7, 7, 5] if self.kt is not None else []
         if self.et is not None:
             if self._et_widths is None:
                 self._et_widths = [id_column_width(self.et.ids, marks=1), id_column_width(self.et.rf_id)]
@@ -274,7 +277,7 @@ class TraceRowSource:
     def row_columns(self, node: int) -> list[str]:
         kt = self.kt
         k = self.kineto_of(node)
-        cols: list[str] = []
+        cols: list[str] = [self.path.column(k)] if self.path is not None else []
         if kt is not None:
             if k >= 0:
                 wall = format_duration_us(float(kt.dur[k])) if k < kt.n_events else ""

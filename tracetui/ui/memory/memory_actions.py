@@ -1,0 +1,78 @@
+"""Memory in the browser: the memory keys of the main screen.
+
+:class:`MemoryActions` gives the browser screen ``M`` (the memory screen,
+:class:`~.memory_screen.MemoryScreen`, computed in a worker thread) and ``^`` (the peak of
+allocated bytes: the op open on the allocating thread at the peak is selected, the detail
+pane says the peak and its two parts; ``^`` again goes to the next device's peak).  A trace
+without ``[memory]`` events gets a note saying how to record them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...analysis.memory import memory_model
+from ..notify import show_note
+from ..shown import show_when_computed
+from ..view.keep_text import KeepText
+from ..view.memory_view import NO_MEMORY, PeakTarget, memory_views, peak_targets
+from .memory_screen import MemoryScreen
+
+
+class MemoryActions:
+    """Mixin for the browser screen: the memory keys (see the module docstring)."""
+
+    _peak_at: tuple[int, int | None] = (-1, None)  #: (index of the last peak gone to, node selected)
+
+    def _memory_trace(self) -> Any:
+        kt = self.linked.kineto
+        if kt is None:
+            show_note(self, "memory needs a Kineto trace", severity="warning")
+            return None
+        if not memory_model(kt).n_rows:
+            show_note(self, NO_MEMORY, severity="warning")
+            return None
+        return kt
+
+    def action_memory(self) -> None:
+        """``M``: the memory screen (peaks, owners at the peak, top allocating ops per device)."""
+        kt = self._memory_trace()
+        if kt is None:
+            return
+        linked = self.linked
+        show_when_computed(self, lambda: memory_views(linked),
+                           lambda views: self.app.push_screen(MemoryScreen(f"{kt.name_of_file}: memory", views),
+                                                              self._memory_choice), "memory")
+
+    def _memory_choice(self, choice: tuple[str, Any] | None) -> None:
+        if choice is None or not self.is_attached:
+            return
+        what, value = choice
+        if what == "peak":
+            self.go_to_peak(value)
+        else:
+            self.show_occurrences(value, first_given=True)
+
+    def action_memory_peak(self) -> None:
+        """``^``: the peak of allocated bytes of the first device; again: of the next one."""
+        kt = self._memory_trace()
+        if kt is None:
+            return
+        targets = peak_targets(kt)
+        last, node = self._peak_at
+        i = (last + 1) % len(targets) if last >= 0 and node == self.current else 0
+        self.go_to_peak(targets[i], f"   (^ next: {targets[(i + 1) % len(targets)].device})"
+                        if len(targets) > 1 else "")
+        self._peak_at = (i, self.source.visible_ancestor(targets[i].node) if targets[i].node >= 0 else None)
+
+    def go_to_peak(self, target: PeakTarget, more: str = "") -> None:
+        """Select the op open at ``target``'s peak (its thread's row when none) and say the peak."""
+        note = KeepText("^ ", style="bold")
+        note.append_text(target.note)
+        if more:
+            note.append(more, style="dim")
+        if target.node < 0:
+            show_note(self, note.plain + " (on no thread of the tree)")
+            self.timeline.follow(target.ts, target.ts)
+            return
+        self.select(target.node, note)

@@ -1,0 +1,78 @@
+"""Memory tracks: per device of a trace recorded with ``profile_memory=True``, one timeline
+row of the bytes allocated and one of the bytes reserved (:mod:`tracetui.analysis.memory`).
+
+A :class:`MemoryTrack` is a :class:`~.track.Track` whose intervals are the steps of the
+device's running total (each value holds from its ``[memory]`` event to the next; before the
+first event the bytes allocated before the trace, see docs/memory.md), so the strip's extent
+and cursor work as for any lane.  Each cell shows the **highest** total reached inside it
+(:func:`~tracetui.analysis.memory.cell_max`), so the peak is never lost when zoomed out.
+The glyph scale of a row runs from its lowest value in the trace (``▁``) to its highest
+(``█``), whatever the window, so a level means the same bytes at every zoom; the values are
+in the memory screen (``M``) and the detail pane.  Times are µs in the trace's clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...analysis.memory import cell_max, memory_model, timeline
+from ...kineto.trace import KinetoTrace
+from .track import Track
+
+#: what each row of a device shows, as its label says it (the label column holds 11 cells)
+ALLOCATED_LABEL, RESERVED_LABEL = "alc", "rsv"
+
+
+@dataclass(frozen=True, eq=False)
+class MemoryTrack(Track):
+    """A device's allocated (or reserved) bytes as a step function: ``ts`` (sorted µs) and
+    ``values`` after each event, ``before`` held before ``ts[0]``."""
+
+    ts: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    before: float = 0.0
+    device: str = ""
+    what: str = "allocated"  #: "allocated" or "reserved"
+    #: a level lasts across idle time: no gap is marked
+    marks_gaps = False
+
+    def cell_levels(self, edges: np.ndarray) -> np.ndarray:
+        """Glyph level 0..8 per cell ``[edges[c], edges[c+1])``: 0 outside the trace, else
+        1..8 for the highest value in the cell between the row's lowest and highest value."""
+        cells = edges.size - 1
+        out = np.zeros(max(cells, 0), dtype=np.int8)
+        if cells <= 0 or not self.ts.size:
+            return out
+        top = cell_max(self.ts, self.values, self.before, edges)
+        lo = min(float(self.before), float(self.values.min()))
+        hi = float(self.values.max())
+        scaled = np.full(cells, 8.0) if hi <= lo else 1.0 + 7.0 * (top - lo) / (hi - lo)
+        inside = (edges[1:] > self.starts[0]) & (edges[:-1] < self.ends[-1])
+        out[inside] = np.clip(np.rint(scaled[inside]), 1, 8).astype(np.int8)
+        return out
+
+
+def memory_tracks(kt: KinetoTrace) -> list[MemoryTrack]:
+    """Per device with ``[memory]`` events (GPUs first, the CPU last): its allocated row, then
+    its reserved row when the trace records reserved bytes above 0 (the CPU has none).
+    Rows span the trace, from its first event to its last end."""
+    m = memory_model(kt)
+    if not m.n_rows:
+        return []
+    first, last = float(np.min(kt.ts)), float(np.max(kt.ts + kt.dur))
+    out = []
+    for d in m.devices:
+        ts, allocated, reserved = timeline(m, d)
+        begin, end = min(first, float(ts[0])), max(last, float(ts[-1]))
+        starts = np.concatenate(([begin], ts))
+        ends = np.concatenate((ts, [end]))
+        rows = [(ALLOCATED_LABEL, "allocated", allocated, float(d.baseline))]
+        if (reserved > 0).any():
+            # before the first event the reserve is not known: its first value stands in
+            rows.append((RESERVED_LABEL, "reserved", np.maximum(reserved, 0), float(max(reserved[0], 0))))
+        for short, what, values, before in rows:
+            out.append(MemoryTrack(f"{d.name} {short}", starts, ends, ts=ts, values=values.astype(np.float64),
+                                   before=before, device=d.name, what=what))
+    return out
