@@ -7,7 +7,9 @@ memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
-of the BERT run (``tests/core/driver_from_kineto.py``).
+of the BERT run (``tests/core/driver_from_kineto.py``); the diff views compare the BERT trace
+with a copy written by ``tests/diff_files.py`` (one attention op's kernels removed, one GEMM 3x
+slower).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
 ``App.save_screenshot``.  The output is deterministic (no clocks on screen) but for the
 wall time of the query in ``query.svg``.
@@ -28,6 +30,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the driver-call trace writers (driver
 from textual.widgets import Input  # noqa: E402
 
 from tracetui.config import Settings  # noqa: E402
+from tracetui.diff.runs import DiffRequest  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
@@ -42,6 +45,8 @@ SIZE = (140, 42)
 #: driver-call traces written by main() before the views that need them
 DRIVER_ALONE = Path("<written: a bpftrace driver-call trace>")
 DRIVER_OF_BERT = Path("<written: the driver calls of the BERT run>")
+#: the BERT trace with one attention op's kernels removed and one GEMM 3x slower (tests/diff_files.py)
+BERT_NEW = Path("<written: bert_new.json.gz, a modified copy of the BERT trace>")
 
 #: the query typed in query.svg (its wall time in the title is the one thing that changes run to run)
 QUERY = ("SELECT op_name, count(*) AS kernels, sum(dur_us) AS gpu_us, min(op_event) AS first_op_event "
@@ -70,6 +75,8 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "an H100 GEMM: Kineto's 0 % estimate beside the theoretical occupancy (18.75 %, registers + shared memory)"),
     ("raw_args.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign", "a"], (100, 36),
      "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
+    ("findings.svg", [MULTISTREAM], ["F", "down"], SIZE,
+     "F: the findings by time at stake (an estimate), the selected one's verdict, evidence, details, method"),
     ("query.svg", [BERT], ["colon", *QUERY, "enter", "right", "right", "s"], SIZE,
      ": a query's rows (kernels and GPU time per launching op, sorted by GPU time with s); Enter goes to "
      "the row's first op, f filters the tree to those ops"),
@@ -91,24 +98,38 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the threads, phases and bytes allocated in the timeline"),
     ("driver_linked.svg", [BERT, DRIVER_OF_BERT], ["slash", *"cudaLaunchKernel", "enter", "greater_than_sign"], SIZE,
      "a Kineto trace with the driver calls of the same run: > from cudaLaunchKernel to its driver call"),
+    # views whose name starts with "diff": the diff browser over the two traces
+    ("diff.svg", [BERT, BERT_NEW], ["o", "down", "l", "down"], SIZE,
+     "tracetui diff: the merged tree by |ΔGPU| (o), the 3x slower addmm's numbers and kernels, both runs' streams"),
+    ("diff_summary.svg", [BERT, BERT_NEW], ["s", "3"], SIZE,
+     "s in the diff: the summary deltas, kernels tab (A, B, Δ per kernel)"),
 ]
 
 
 def write_driver_traces(folder: Path) -> dict[Path, Path]:
     """Write the driver-call traces the driver views open; returns placeholder -> file."""
+    from diff_files import write_modified_bert
     from driver_ui_files import write_bpftrace, write_linked
 
     _, linked = write_linked(folder)
-    return {DRIVER_ALONE: write_bpftrace(folder / "trace_cuda.jsonl"), DRIVER_OF_BERT: linked}
+    return {DRIVER_ALONE: write_bpftrace(folder / "trace_cuda.jsonl"), DRIVER_OF_BERT: linked,
+            BERT_NEW: write_modified_bert(folder / "bert_new.json.gz")}
 
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
+    screen = "MainScreen"
     if traces[0].is_dir():
         app = TraceApp([], use_cache=False, job_inputs=[str(traces[0])], workers=1, settings=Settings())
+    elif name.startswith("diff"):
+        request = DiffRequest((str(traces[0]),), (str(traces[1]),), use_cache=False)
+        app = TraceApp([], use_cache=False, diff=request, settings=Settings())
+        screen = "DiffScreen"
     else:
         app = TraceApp([str(p) for p in traces], use_cache=False, settings=Settings())  # not the user's theme
     async with app.run_test(size=size) as pilot:
-        while type(app.screen).__name__ != "MainScreen":  # the load worker starts after the first frame
+        # the load worker starts after the first frame; the browser's findings worker after its
+        # (the status line counts them): wait for both, so the status line is the same every time
+        while type(app.screen).__name__ != screen or not getattr(app.screen, "findings_shown", True):
             await app.workers.wait_for_complete()
             await pilot.pause(0.05)
         for key in keys:
@@ -134,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    written = (DRIVER_ALONE, DRIVER_OF_BERT)
+    written = (DRIVER_ALONE, DRIVER_OF_BERT, BERT_NEW)
     missing = [p for _, traces, _, _, _ in VIEWS for p in traces if p not in written and not p.exists()]
     if missing:
         print(f"make_screenshots: trace not found: {missing[0]}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-_USER_CONFIG_VARIABLES = ("TRACETUI_CONFIG", "TRACETUI_CATEGORIES", "TRACETUI_DEVICES")
+_USER_CONFIG_VARIABLES = ("TRACETUI_CONFIG", "TRACETUI_CATEGORIES", "TRACETUI_DEVICES", "TRACETUI_FINDINGS")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -36,7 +36,7 @@ def _isolated_cache_dir(_session_cache_dir, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _no_user_config(tmp_path_factory, monkeypatch):
-    """The user's own config (theme, keymap, category rules, device peaks) never reaches a test:
+    """The user's own config (theme, keymap, category rules, device peaks, findings rules) never reaches a test:
     an empty config folder, and none of the variables that name config files."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
     for name in _USER_CONFIG_VARIABLES:

@@ -7,7 +7,7 @@ search bar, the export path, the error dialog's path, the command palette) it ty
 :data:`TEXTS` instead: strings that match nothing, invalid regular expressions and
 markup-like text.  So the walk reaches every screen the keys lead to: the tree, the
 timeline, the search bar, help, warnings, the export dialog and its format list, the
-palette, and the error dialog.
+palette, the summaries and findings screens, and the error dialog.
 
 Keys are sent the way a terminal sends them (through the driver, so focus and bindings
 decide where each goes) in small bursts, as a user typing fast or holding a key does;
@@ -51,7 +51,8 @@ FORBIDDEN_KEYS = {"ctrl+c", "ctrl+q", "ctrl+z", "ctrl+s", "ctrl+backslash"}
 #: new screen once it is composed (Textual's command palette fails when keys arrive before
 #: its command list exists; that is Textual's race, not tracetui's).
 OPENERS = {"command_palette", "app.command_palette", "help", "warnings", "export", "search", "show_help_panel",
-           "close", "cancel", "quit", "escape", "dismiss", "app.pop_screen", "critical_path", "go", "query"}
+           "close", "cancel", "quit", "escape", "dismiss", "app.pop_screen", "critical_path", "go", "findings",
+           "summaries", "query"}
 
 
 class WalkFailure(AssertionError):

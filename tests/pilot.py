@@ -29,13 +29,34 @@ def screen_text(app) -> str:
     return "\n".join("".join(seg.text for seg in strip) for strip in strips)
 
 
+def findings_shown(app) -> bool:
+    """The browser screen shows its findings (the worker that computes them after the first
+    paint is done and the status line counts them), or there is nothing to check."""
+    screen = app.screen
+    return not isinstance(screen, MainScreen) or screen.findings_shown
+
+
 async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
-    """Wait until the load worker has shown the browser, with a pane focused (or the load
-    failed), at most ``timeout`` s.
+    """Wait until the load worker has shown the browser, with a pane focused, and its findings
+    are counted (or the load failed), at most ``timeout`` s.
 
     The worker starts after the loading screen's first frame, so waiting for workers alone
     can return before it exists; the browser focuses its tree in on_mount, which Textual
-    applies a few messages later (on a loaded machine after the first pause)."""
+    applies a few messages later (on a loaded machine after the first pause).  The findings
+    worker starts after the browser's first paint; waiting for it keeps the status line
+    (and so every screen text and snapshot) the same from run to run."""
+    return await _shown(app, pilot, MainScreen, timeout)
+
+
+async def open_diff(app, pilot, timeout: float = 120.0):
+    """Wait until the diff browser (``TraceApp(..., diff=request)``) is shown with its tree
+    focused, at most ``timeout`` s (as :func:`open_app` for the single-trace browser)."""
+    from tracetui.ui.app import DiffScreen
+
+    return await _shown(app, pilot, DiffScreen, timeout)
+
+
+async def _shown(app, pilot, screen_class, timeout: float):
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -43,10 +64,11 @@ async def open_app(app, pilot, timeout: float = 120.0) -> MainScreen:
     while loop.time() < deadline:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if (isinstance(app.screen, MainScreen) and app.screen.focused is not None) or app.load_failed:
+        if (isinstance(app.screen, screen_class) and app.screen.focused is not None and findings_shown(app)) \
+                or app.load_failed:
             break
         await asyncio.sleep(0.05)
-    assert isinstance(app.screen, MainScreen), screen_text(app)
+    assert isinstance(app.screen, screen_class), screen_text(app)
     return app.screen
 
 
@@ -86,10 +108,23 @@ async def search(pilot, text: str) -> None:
     await press(pilot, "slash", *list(text), "enter")
 
 
-async def loaded(pilot) -> None:
-    """Wait until the load worker finished and the browser is on screen (snapshot tests)."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+async def loaded(pilot, timeout: float = 120.0) -> None:
+    """Wait until the load worker finished and a browser (the main or the diff screen) is on
+    screen, the main screen with its findings counted (snapshot tests)."""
+    import asyncio
+
+    from tracetui.ui.browser.panes_screen import PanesScreen
+
+    app = pilot.app
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if (isinstance(app.screen, PanesScreen) and findings_shown(app)) or app.load_failed \
+                or loop.time() > deadline:
+            break
+        await asyncio.sleep(0.02)
 
 
 def toasts(app) -> list[str]:

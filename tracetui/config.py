@@ -5,7 +5,7 @@ variable it reads, and the one TOML loader of its rule files.
 
 * configuration: ``$XDG_CONFIG_HOME/tracetui`` (``~/.config/tracetui`` when unset): ``config.toml``
   (theme, keymap), ``categories.toml`` (kernel categories, docs/categories.md), ``devices.toml``
-  (device peaks, docs/devices.md) and, next, ``rules.toml`` (findings rules);
+  (device peaks, docs/devices.md) and ``findings.toml`` (findings rules, docs/findings.md);
 * cache: ``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``
   (parsed traces and stored summaries, :mod:`tracetui.store`).
 
@@ -42,6 +42,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                             "kernel category rules tried before the defaults (docs/categories.md)"),
     "TRACETUI_DEVICES": ("$XDG_CONFIG_HOME/tracetui/devices.toml",
                          "device peaks tried before the defaults (docs/devices.md)"),
+    "TRACETUI_FINDINGS": ("$XDG_CONFIG_HOME/tracetui/findings.toml",
+                          "findings rules overrides: severities, thresholds, enabled (docs/findings.md)"),
     "TRACETUI_CACHE_DIR": ("$XDG_CACHE_HOME/tracetui", "where parsed traces and stored summaries are kept"),
     "TRACETUI_CACHE_MAX_MB": ("4096", f"the cache is pruned (least recently used first) above this size, in {MB}"),
     "TRACETUI_SUBPROCESS_MB": ("96", f"Kineto traces whose JSON is estimated at this many {MB} or more are parsed "

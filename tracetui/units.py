@@ -148,6 +148,22 @@ def duration_exact(us: float) -> str:
     return f"{format_duration_us(us)}  ({us_text(us)})"
 
 
+def duration_text(us: float | None) -> str:
+    """A duration in running text (a verdict, a sentence): three significant digits and a
+    space: ``812 ns``, ``3.4 µs``, ``12.3 ms``, ``1.52 s``, ``1,234 s``; ``-`` for None."""
+    if us is None:
+        return "-"
+    v = float(us)
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.3g} {S}" if a < 1e8 else f"{v / 1e6:,.0f} {S}"
+    if a >= 1e3:
+        return f"{v / 1e3:.3g} {MS}"
+    if a >= 1.0 or a == 0.0:
+        return f"{v:.3g} {US}"
+    return f"{v * 1e3:.3g} {NS}"
+
+
 def duration_short_us(us: float) -> str:
     """``250 µs`` below a millisecond, ``1.5 ms`` from there (``%g``: no trailing zeros)."""
     if us >= 1e3:
@@ -273,6 +289,24 @@ def tflops_text(v: float, spec: str = ",.3f") -> str:
 def pct_text(v: float, spec: str = ".1f", space: bool = False) -> str:
     """A percentage already in percent: ``12.3%`` (``12.3 %`` with ``space``)."""
     return f"{v:{spec}}{' ' if space else ''}{PCT}"
+
+
+def pct_short(v: float) -> str:
+    """A percentage in running text, two significant digits below 10: ``42%``, ``3.5%``,
+    ``0.12%``."""
+    return pct_text(v, ".0f" if abs(v) >= 10 else ".2g")
+
+
+def bytes_brief(n: float | None) -> str:
+    """A byte count in running text, three significant digits, SI: ``512 B``, ``8.2 kB``,
+    ``1.5 MB``, ``3.1 GB``; ``-`` for None and NaN."""
+    if n is None or n != n:
+        return "-"
+    v = float(n)
+    for unit, size in reversed(BYTE_UNITS[:3]):
+        if abs(v) >= size:
+            return f"{v / size:.3g} {unit}"
+    return f"{v:,.0f} {B}"
 
 
 def percent(part: float, whole: float, spec: str = ".1f") -> str:

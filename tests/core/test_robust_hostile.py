@@ -18,10 +18,12 @@ import sys
 import tty
 
 import pytest
+from findings_traces import write_barrier_job
 from hostile import (
     CONTROL,
     EVIL_NAME,
     PAYLOAD,
+    evil,
     terminal_residue,
     write_hostile_driver,
     write_hostile_kineto,
@@ -106,9 +108,11 @@ def hostile_files(tmp_path_factory):
     for r in (0, 1):  # two ranks of the shared job, hostile
         write_hostile_kineto(job, SHARED / "multirank" / "param_dlrm_8ranks" / f"rank{r}_kineto.json.gz",
                              file_name=f"rank{r}_{EVIL_NAME}.json")
+    # a job whose straggler runs a hostile op before every barrier: `check` names it in its verdict
+    strag = write_barrier_job(d / "strag", slow_name=evil("slow_logging"))
     memory = write_hostile_kineto(d, "h100_bert_inference.json.gz", file_name=f"{EVIL_NAME}_memory.json")
     return {"kineto": write_hostile_kineto(d), "memory": memory, "et": et, "pair_kineto": kineto,
-            "driver": write_hostile_driver(d), "dir": d, "job": job}
+            "driver": write_hostile_driver(d), "dir": d, "job": job, "strag": strag}
 
 
 def _env(tmp_path) -> dict[str, str]:
@@ -140,6 +144,13 @@ COMMANDS = {
     "et tree": ["tree", "{et}"],
     "et summary": ["summary", "{et}"],
     "job summary": ["summary", "{job}", "--workers", "1"],
+    "check": ["check", "{kineto}"],
+    "check --json": ["check", "--json", "{kineto}"],
+    "pair check": ["check", "{pair_kineto}", "{et}"],
+    "driver check": ["check", "{driver}"],
+    "job check": ["check", "{job}", "--workers", "1", "--evidence", "50"],
+    "straggler check": ["check", "{strag}", "--workers", "1"],
+    "straggler check --json": ["check", "--json", "{strag}", "--workers", "1"],
     "query": ["query", "{kineto}", "SELECT name, lane, count(*) FROM events GROUP BY ALL ORDER BY 3 DESC LIMIT 40"],
     "query csv": ["query", "{kineto}", "SELECT name, category FROM events LIMIT 200", "--csv"],
     "query json": ["query", "{kineto}", "SELECT name, category FROM events LIMIT 200", "--json"],
@@ -157,12 +168,16 @@ def test_every_command_writes_no_control_character_to_the_terminal(command, host
     code, shown = _on_terminal(args, _env(tmp_path))
     assert code == (2 if command == "query error" else 0), shown[-2000:]
     assert terminal_residue(shown) == [], command
-    if "json" in command or "chrome" in command:
+    if command == "check --json":  # no finding on the hostile copy (its sync calls have other names)
+        assert "\\u001b]2;title" in shown  # the file name, with JSON's own escapes
+    elif "json" in command or "chrome" in command:
         assert "\\u001b]52;c;" in shown  # JSON's own escapes: the document means the same
     else:
         assert "\\x1b]" in shown  # names (or the file name) are shown, escaped, not dropped
         if command in ("tree", "pair tree", "driver tree"):
             assert VISIBLE in shown
+        if command == "straggler check":  # the straggler's op in the verdict (wrapped: lines joined)
+            assert VISIBLE in "".join(line.strip() for line in shown.splitlines())
 
 
 def test_a_second_run_from_the_cache_is_as_clean(hostile_files, tmp_path):

@@ -17,7 +17,7 @@ from shared_traces import ET_DIR, SHARED, kineto_path
 
 from tracetui.analysis.frames import cpu_ops_frame, gpu_events_frame
 from tracetui.analysis.gpu_breakdown import gpu_timeline, timeline_ms
-from tracetui.analysis.steps import profiler_steps, step_of_events
+from tracetui.analysis.steps import find_steps, step_of_events
 from tracetui.analysis.summary import _records, build_summary
 from tracetui.analysis.tables import category_table, kernel_table, op_table
 from tracetui.cli import main
@@ -40,17 +40,15 @@ def is_event(e: dict) -> bool:
 
 def raw_step_events(events: list[dict], number: int) -> collections.Counter:
     """Categories of the events a slice to ProfilerStep#<number> holds, read from the raw file:
-    host events starting in the step, GPU work launched by their launch calls (or without a
-    launch, starting in the step), GPU annotations over that GPU work, the enclosing frames."""
+    host events with a duration (not instants) starting in the step, GPU work launched by
+    their launch calls, GPU annotations over that GPU work, the enclosing frames."""
     step = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == f"ProfilerStep#{number}")
     a, b = step["ts"], step["ts"] + step["dur"]
     ev = [e for e in events if is_event(e)]
     gpu_cats = GPU_WORK + ("gpu_user_annotation",)
-    host = [e for e in ev if e.get("cat") not in gpu_cats and a <= e["ts"] < b]
+    host = [e for e in ev if e.get("cat") not in gpu_cats and e.get("ph") not in ("i", "I") and a <= e["ts"] < b]
     corr = {e["args"]["correlation"] for e in host if e.get("cat") in LAUNCH and "correlation" in e.get("args", {})}
-    all_corr = {e["args"]["correlation"] for e in ev if e.get("cat") in LAUNCH and "correlation" in e.get("args", {})}
-    work = [e for e in ev if e.get("cat") in GPU_WORK and (e["args"].get("correlation") in corr or (
-        e["args"].get("correlation") not in all_corr and a <= e["ts"] < b))]
+    work = [e for e in ev if e.get("cat") in GPU_WORK and e["args"].get("correlation") in corr]
     lo, hi = min(e["ts"] for e in work), max(e["ts"] + e["dur"] for e in work)
     ann = [e for e in ev if e.get("cat") == "gpu_user_annotation" and lo <= e["ts"] < hi]
     # frames that started before the step and enclose one of its events on their thread (every
@@ -84,8 +82,9 @@ def test_a_step_slice_holds_exactly_the_steps_events_counted_from_the_raw_file(s
 @pytest.mark.slow
 def test_a_step_slice_summarises_as_that_step_of_the_full_trace(step16):
     full = open_traces([str(kineto_path(MI300))]).kineto
-    idx = profiler_steps(full).index_of(16)
-    mine = np.flatnonzero(step_of_events(full) == idx)
+    steps = find_steps(full)
+    idx = [s.number for s in steps.steps].index(16)
+    mine = np.flatnonzero(step_of_events(full, steps) == idx)
     gpu = gpu_events_frame(full, events=mine)
     ops = cpu_ops_frame(full, events=mine)
     s = build_summary(open_traces([str(step16)]))
@@ -149,14 +148,16 @@ def test_a_job_slice_is_a_smaller_job_folder(tmp_path):
 
     job = open_job([str(out)], use_cache=False, workers=1)
     assert job.ranks == [0, 3] and all(r.ok for r in job.results.values())
-    assert job.results[3].summary["trace"]["gpu_events"] == sum(
-        1 for e in raw(os.path.join(JOB, "rank3_kineto.json.gz")) if e.get("cat") in GPU_WORK)
+    # the GPU work launched in step 10, counted from the raw file (work whose launch is not in
+    # the trace is in no step: analysis.steps)
+    expected = raw_step_events(raw(os.path.join(JOB, "rank3_kineto.json.gz")), 10)
+    assert job.results[3].summary["trace"]["gpu_events"] == sum(expected[c] for c in GPU_WORK) == 273
 
 
 def test_bad_slice_requests_say_what_is_wrong(tmp_path, capsys):
     src = str(kineto_path(MI300))
     assert main(["slice", src, "--step", "99", "-o", str(tmp_path / "x.json")]) == 2
-    assert "no ProfilerStep#99 in this trace (steps: 15, 16, 17)" in capsys.readouterr().err
+    assert "no step 99 in this trace (steps: 15, 16, 17)" in capsys.readouterr().err
     assert main(["slice", src, "-o", str(tmp_path / "x.json")]) == 2
     assert "say what to keep" in capsys.readouterr().err
     assert main(["slice", src, "--window", "5:1", "-o", str(tmp_path / "x.json")]) == 2

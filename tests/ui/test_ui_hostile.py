@@ -5,8 +5,9 @@ terminal queries, C1 controls, BEL, CR, BS, DEL, NUL in every string the trace s
 the file name) and is walked through every screen a user reaches with keys: the tree with
 every row expanded, the detail pane of each row, ``>``/``<`` with their notes and toasts,
 the timeline's lanes, the raw args panel (and a copy), every summaries tab, warnings, help,
-search, the export dialog, the load-error dialog, and a job's rank picker and cross-rank
-screen.  After each step two things are checked:
+search, the export dialog, the load-error dialog, the findings screen (its rows, evidence
+rows and detail, Enter to the evidence), and a job's rank picker, cross-rank screen and
+findings.  After each step two things are checked:
 
 * the segments of every strip on screen (what the widgets drew) hold no C0 or C1 control
   character: trace text was escaped where it became text (``\\x1b`` shown instead);
@@ -22,10 +23,11 @@ import os
 
 import pytest
 from hostile import CONTROL, EVIL_NAME, terminal_residue, write_hostile_driver, write_hostile_kineto, write_hostile_pair
-from pilot import error_dialog_shown, open_app, press, screen_text
+from pilot import error_dialog_shown, open_app, open_diff, press, screen_text
 from shared_traces import SHARED
 from textual.widgets import Input
 
+from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import TraceApp
 from tracetui.ui.browser.export_dialog import ExportDialog
 
@@ -87,6 +89,27 @@ async def test_every_screen_of_a_hostile_trace_writes_no_control_character(which
                 "HelpScreen"} <= seen
         text = screen_text(app)
     assert "\\x1b" in text  # shown, escaped: not dropped
+
+
+@pytest.mark.slow
+async def test_the_findings_of_a_hostile_trace_are_shown_safely(tmp_path):
+    """BERT made hostile: every finding's verdict names ops and Python frames of the trace, its
+    details and evidence rows name kernels."""
+    trace = write_hostile_kineto(tmp_path, "h100_bert_inference.json.gz")
+    app = TraceApp([str(trace)], use_cache=False)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await open_app(app, pilot)
+        assert app.findings_run.report.findings, "the hostile BERT has findings"
+        check(app, "status line with the findings count")
+        await press(pilot, "F")
+        check(app, "findings screen")
+        for i in range(4):
+            await press(pilot, "space", "down", "down")
+            check(app, f"findings row {i} and its evidence")
+        await press(pilot, "home", "down", "enter")
+        check(app, "the evidence in the tree, its findings in the detail pane")
+        assert "Evidence of" in app.screen.detail.text()
+        assert "\\x1b" in screen_text(app)
 
 
 @pytest.mark.slow
@@ -173,6 +196,50 @@ async def test_a_hostile_job_rank_picker_and_cross_rank_screen(tmp_path):
         check(app, "job: cross-rank screen")
         await press(pilot, "tab")
         check(app, "job: collectives")
+        await press(pilot, "escape", "F")
+        assert type(app.screen).__name__ == "FindingsScreen"
+        check(app, "job: findings")
+        await press(pilot, "down", "space", "down")
+        check(app, "job: findings and evidence rows")
+
+
+@pytest.mark.slow
+async def test_every_screen_of_a_hostile_diff_writes_no_control_character(tmp_path):
+    """Two ranks of the shared job, hostile, in the diff browser: the merged tree with every
+    row, each side's event detail, the sides' browsers, the summary deltas, warnings, help
+    and search."""
+    job = SHARED / "multirank" / "param_dlrm_8ranks"
+    a, b = (write_hostile_kineto(tmp_path, job / f"rank{r}_kineto.json.gz", file_name=f"rank{r}_{EVIL_NAME}.json")
+            for r in (0, 1))
+    app = TraceApp([], use_cache=False, diff=DiffRequest((str(a),), (str(b),), use_cache=False))
+    seen = set()
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        async def step(*keys: str, where: str) -> None:
+            await press(pilot, *keys)
+            check(app, f"diff: {where}")
+            seen.add(type(app.screen).__name__)
+
+        await open_diff(app, pilot)
+        check(app, "diff: opened")
+        await step("asterisk", where="expand all")
+        for i in range(12):
+            await step("down", where=f"row {i}")
+        await step("a", where="A's event detail")
+        await step("b", where="B's event detail")
+        await step("o", "f", where="sorted, regressions")
+        await step("f", "A", where="A's browser")
+        await step("B", where="B's browser")
+        await step("D", where="back to the diff")
+        await step("s", where="summary deltas")
+        await pilot.pause(0.2)
+        for i in range(6):
+            await step("right", where=f"summary deltas tab {i}")
+        await step("escape", "w", where="warnings")
+        await step("escape", "question_mark", where="help")
+        await step("escape", "slash", "e", "m", "b", "enter", where="search")
+        text = screen_text(app)
+    assert {"DiffScreen", "DiffSideScreen", "SummariesScreen", "WarningsScreen", "HelpScreen"} <= seen
+    assert "\\x1b" in text
 
 
 async def test_the_export_dialog_asks_before_overwriting(tmp_path, monkeypatch):

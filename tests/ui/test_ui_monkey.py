@@ -3,10 +3,11 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 14 walks, 6,300 keys:
+fails with the trace, the seed and the last keys pressed.  Per CI run: 15 walks, 6,700 keys:
 5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
 two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
-and walks that start on the critical path screen and on a query's result table.
+the diff browser (a shared trace against a modified copy: its sides' browsers and summary
+deltas too), and walks that start on the critical path screen and on a query's result table.
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -16,11 +17,13 @@ import gzip
 from pathlib import Path
 
 import pytest
+from diff_files import write_modified_bert
 from driver_ui_files import write_bpftrace, write_linked
 from monkey import walk
-from pilot import open_app
+from pilot import open_app, open_diff
 from shared_traces import ET_DIR, SHARED, kineto_path
 
+from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import MainScreen, TraceApp
 from tracetui.ui.browser.error_dialog import ErrorDialog
 from tracetui.ui.browser.export_dialog import EXPORT_EXTENSIONS, ExportDialog
@@ -44,6 +47,7 @@ WALKS = [
     ("Kineto + driver calls (linked)", "driver-linked", 300, (120, 40)),
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
     ("critical path screen (BERT)", "critical", 300, (80, 24)),
+    ("diff: BERT against a modified copy", "diff", 400, (80, 24)),
     ("SQL: query bar and result table", "query", 300, (80, 24)),
 ]
 #: the query the SQL walk starts from (rows with event ids, so Enter and f act)
@@ -62,6 +66,9 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(p) for p in write_linked(tmp_path)]
     if spec in ("critical", "query"):
         return [str(kineto_path("h100_bert_inference.json.gz"))]
+    if spec == "diff":
+        modified = write_modified_bert(tmp_path / "modified.json.gz")
+        return [str(kineto_path("h100_bert_inference.json.gz")), str(modified)]
     if spec == "not-a-trace":
         bad = tmp_path / "notes.json"
         bad.write_text('{"hello": [1, 2, 3]}')
@@ -69,7 +76,16 @@ def _paths(spec, tmp_path: Path) -> list[str]:
     return [str(p) for p in spec]
 
 
+def _app(spec, paths: list[str]) -> TraceApp:
+    if spec == "diff":
+        return TraceApp([], use_cache=False, diff=DiffRequest((paths[0],), (paths[1],), use_cache=False))
+    return TraceApp(paths=paths, use_cache=False)
+
+
 async def _ready(app, pilot) -> None:
+    if app.diff_request is not None:
+        await open_diff(app, pilot)
+        return
     if app.paths and app.paths[0].endswith("notes.json"):
         while not isinstance(app.screen, ErrorDialog):
             await app.workers.wait_for_complete()
@@ -148,19 +164,41 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
             await pilot.pause()
             assert type(app.screen).__name__ == "MemoryScreen"
 
-    record = await walk(lambda: TraceApp(paths=paths, use_cache=False), opened, label=label, seed=seed,
+    record = await walk(lambda: _app(spec, paths), opened, label=label, seed=seed,
                         n_keys=n_keys, size=size)
     assert len(record.keys) >= n_keys
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
     elif spec == "critical":
         assert {"CriticalPathScreen", "MainScreen"} <= record.screens
+    elif spec == "diff":
+        assert "DiffScreen" in record.screens
     elif spec == "query":  # started on the result table, and left it (which screen a burst starts on varies)
         assert "QueryResultScreen" in record.screens and len(record.screens) >= 2
     else:
         assert "MainScreen" in record.screens
     if "memory screen" in label:
         assert "MemoryScreen" in record.screens
+
+
+@pytest.mark.slow
+async def test_random_key_walk_from_the_findings_screen(tmp_path, monkeypatch):
+    """Each app of the walk starts on the findings screen (``F``): its keys, Enter to the
+    evidence (n/N there), back with F, and the rest of the browser."""
+    monkeypatch.chdir(tmp_path)
+    from pilot import press
+
+    from tracetui.ui.findings.findings_screen import FindingsScreen
+
+    async def opened(app, pilot):
+        await open_app(app, pilot)
+        await press(pilot, "F")
+        assert isinstance(app.screen, FindingsScreen)
+
+    label = "findings screen (BERT)"
+    record = await walk(lambda: TraceApp(paths=[str(kineto_path("h100_bert_inference.json.gz"))], use_cache=False),
+                        opened, label=label, seed=sum(map(ord, label)), n_keys=250, size=(80, 24))
+    assert {"FindingsScreen", "MainScreen"} <= record.screens
 
 
 def test_the_walks_cover_what_the_issue_asks():

@@ -138,7 +138,7 @@ async def test_f_filters_the_tree_to_the_results_events_and_n_walks_them():
             seen.add(main.current)
         assert sorted(kt.ts[n] + kt.origin_us for n in seen) == pytest.approx(sorted(e["ts"] for e in flash))
         assert all("flash" in kt.name(n) for n in seen)
-        assert "4 matches" in str(main.status_parts())
+        assert "SQL: 4 result events" in str(main.status_parts())
         # without an event column there is nothing to go to or filter by: a toast, no change
         await run_query(app, pilot, "SELECT category, count(*) FROM kernels GROUP BY category")
         await press(pilot, "f")

@@ -23,7 +23,7 @@ JOB = os.path.join(SHARED, "multirank", "param_dlrm_8ranks")
 #: (key, what it opens) on the browser screen of a single trace
 BROWSER_OPENERS = [("s", "summaries"), ("a", "every arg"), ("w", "warnings"), ("e", "export dialog"),
                    ("question_mark", "help"), ("ctrl+p", "command palette"), ("M", "memory"),
-                   ("P", "critical path")]
+                   ("P", "critical path"), ("F", "findings")]
 #: on a job: the rank picker and the cross-rank screen
 JOB_OPENERS = [("r", "rank picker"), ("X", "cross-rank summary")]
 
@@ -78,7 +78,7 @@ async def test_browser_screens_closed_at_once():
         assert isinstance(app.screen, MainScreen)
         # every opener did push its screen, at each delay
         for name in ("SummariesScreen", "RawArgsScreen", "WarningsScreen", "ExportDialog", "HelpScreen",
-                     "CommandPalette", "MemoryScreen", "CriticalPathScreen"):
+                     "CommandPalette", "MemoryScreen", "CriticalPathScreen", "FindingsScreen"):
             assert closed.count(name) == 4, (name, closed)
 
 

@@ -24,12 +24,13 @@ DLRM = ET_DIR / "param_dlrm_rank0_cuda_pair"
 #: (label, paths, warnings cue or None, a part that must be on screen at 120 columns).
 #: Facts read from the traces (``tracetui info``): param_linear has 1 warning, 8 RTX 2080 Ti
 #: devices and 61,952 events; param_dlrm 2 warnings and 2,462 events; b200x8_eager no warning,
-#: 8 B200 devices and 22,355 events; h100_bert_inference no warning and 2,298 events.
+#: 8 B200 devices and 22,355 events; h100_bert_inference no warning, 2,298 events, 61 GPU events
+#: all linked to their launch (its device name gives way to the findings cue at 120 columns).
 TRACES = [
     ("param_linear", [LINEAR / "et.json.gz", LINEAR / "kineto.json.gz"], "⚠ 1 warning (w)", "61,952 events"),
     ("param_dlrm", [DLRM / "et.json.gz", DLRM / "kineto.json.gz"], "⚠ 2 warnings (w)", "2,462 events"),
     ("b200x8", [kineto_path("b200x8_eager.json.gz")], None, "NVIDIA B200 ×8"),
-    ("bert", [kineto_path("h100_bert_inference.json.gz")], None, "NVIDIA H100 80GB HBM3"),
+    ("bert", [kineto_path("h100_bert_inference.json.gz")], None, "GPU→launch 61/61"),
 ]
 
 

@@ -38,7 +38,7 @@ async def test_enter_on_the_top_kernel_lands_on_it_and_n_cycles_its_launches():
         assert all(kt.name(n) == TOP_KERNEL for n in seen) and sorted(seen) == launches
         await press(pilot, "n")
         assert main.current == seen[0]
-        assert "17 matches" in str(main.status_parts())
+        assert "17 occurrences" in str(main.status_parts())
 
 
 async def test_tabs_sorting_and_escape():

@@ -62,9 +62,7 @@ async def test_a_second_dismissal_result_is_ignored():
 
 
 async def test_the_search_of_a_closed_command_palette_ends_quietly():
-    import pytest
     from textual.command import CommandList, CommandPalette
-    from textual.css.query import NoMatches
 
     app = App()
     async with app.run_test() as pilot:
@@ -74,8 +72,9 @@ async def test_the_search_of_a_closed_command_palette_ends_quietly():
         assert isinstance(palette, CommandPalette)
         search = CommandPalette._gather_commands.__wrapped__  # the worker's body, guarded
         await palette.query_one(CommandList).remove()
-        with pytest.raises(NoMatches):  # on the active palette a missing list is still an error
-            await search(palette, "x")
+        # still the active screen but emptied (it is closing: seen in the Textual 8.0 monkey walk)
+        await search(palette, "x")
+        assert not palette.query(CommandList) and app.return_code is None
         app.pop_screen()
         await pilot.pause()
         await search(palette, "x")  # closed (esc typed ahead): the search ends, the app lives

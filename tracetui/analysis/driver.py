@@ -343,19 +343,39 @@ def _iterations(v: _View) -> dict[str, Any]:
     return out
 
 
-def _idle_after_sync(v: _View) -> dict[str, Any]:
-    """GPU idle seen from the host: from the return of the last synchronize call before a
-    kernel launch of the same process to that launch's start (consecutive synchronize
-    calls end one gap, timed from the last to return; only gaps followed by a launch)."""
+def _sync_gaps(v: _View) -> tuple[np.ndarray, np.ndarray]:
+    """(local index of the synchronize call that opens each gap, gap µs): from the return of
+    the last synchronize call before a kernel launch of the same process to that launch's
+    start (consecutive synchronize calls end one gap, timed from the last to return; only
+    gaps followed by a launch)."""
     s = np.flatnonzero(v.sync_call)
     la = np.flatnonzero(v.launch_call)
     key = np.concatenate((v.end[s], v.ts[la]))
     proc = np.concatenate((v.proc[s], v.proc[la]))
+    idx = np.concatenate((s, la))
     is_launch = np.concatenate((np.zeros(s.size, bool), np.ones(la.size, bool)))
     o = np.lexsort((is_launch, key, proc))  # at one time a return comes before a launch
-    key, proc, is_launch = key[o], proc[o], is_launch[o]
+    key, proc, is_launch, idx = key[o], proc[o], is_launch[o], idx[o]
     hit = np.flatnonzero(is_launch[1:] & ~is_launch[:-1] & (proc[1:] == proc[:-1])) + 1
-    gaps = key[hit] - key[hit - 1]
+    return idx[hit - 1], key[hit] - key[hit - 1]
+
+
+def sync_calls(trace: DriverTrace) -> np.ndarray:
+    """Event ids of the blocking synchronize calls of a driver-call trace."""
+    return np.flatnonzero(_View(trace).sync_call).astype(np.int64) + trace.first
+
+
+def idle_after_sync_calls(trace: DriverTrace) -> tuple[np.ndarray, np.ndarray]:
+    """GPU idle seen from the host after synchronize calls of a driver-call trace: (event ids
+    of the synchronize calls that open a gap, gap µs); the definition of ``idle_after_sync``
+    (:func:`_sync_gaps`)."""
+    calls, gaps = _sync_gaps(_View(trace))
+    return calls + trace.first, gaps
+
+
+def _idle_after_sync(v: _View) -> dict[str, Any]:
+    """GPU idle seen from the host (:func:`_sync_gaps`): count, total, max, mean."""
+    gaps = _sync_gaps(v)[1]
     return {"count": int(gaps.size), "total_us": _us(gaps.sum()), "max_us": _us(gaps.max()) if gaps.size else 0.0,
             "mean_us": _us(gaps.mean()) if gaps.size else 0.0}
 

@@ -16,8 +16,8 @@ Definitions (all times µs, bytes as written by the profiler):
 - **copies**: memcpy GPU events by direction (HtoD, DtoH, DtoD, PtoP, HtoH, read from
   the name) with their ``bytes`` arg;
 - **per step**: for each ``ProfilerStep#N`` annotation, the launch calls that started
-  inside its time span (any thread) and the GPU events they launched (the step of an
-  event: :mod:`tracetui.analysis.steps`).
+  inside its time span (any thread) and the GPU events they launched
+  (:mod:`tracetui.analysis.steps`).
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ def _stats(values: np.ndarray) -> dict[str, float]:
             "median_us": float(np.median(v)), "p90_us": float(np.percentile(v, 90)), "max_us": float(v.max())}
 
 
-def _launch_classes(trace: KinetoTrace, events: np.ndarray) -> np.ndarray:
-    """LaunchClass value per event (by name, computed once per distinct name)."""
+def launch_classes(trace: KinetoTrace, events: np.ndarray) -> np.ndarray:
+    """LaunchClass value per event (by name, computed once per distinct name; events that
+    are no runtime/driver call get the class of their name too: filter by kind first)."""
     ids = trace.name_id[events]
     uniq, inv = np.unique(ids, return_inverse=True)
     cls = np.array([int(launch_class_of_name(trace.names[int(u)])) for u in uniq], dtype=np.int64)
@@ -71,7 +72,7 @@ def launch_frame(trace: KinetoTrace, gpu: pd.DataFrame) -> pd.DataFrame:
     agg = g.groupby("launch", sort=True).agg(n_gpu=("event", "size"), first_gpu_ts=("ts", "min"),
                                              gpu_us=("dur", "sum")).reset_index()
     ev = agg["launch"].to_numpy().astype(np.int64)
-    cls = _launch_classes(trace, ev)
+    cls = launch_classes(trace, ev)
     agg["name"] = np.asarray(trace.names, dtype=object)[trace.name_id[ev]]
     class_names = np.array([c.name.lower() for c in LaunchClass], dtype=object)
     agg["launch_class"] = class_names[np.asarray(cls, dtype=np.int64)]
@@ -92,7 +93,7 @@ def launch_class_stats(lf: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def _sync_figures(trace: KinetoTrace) -> dict[str, Any]:
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
-    cls = _launch_classes(trace, calls)
+    cls = launch_classes(trace, calls)
     sync = calls[cls == int(LaunchClass.SYNC)]
     by_name: dict[str, dict[str, float]] = {}
     blocking_us = 0.0
@@ -111,7 +112,7 @@ def _sync_figures(trace: KinetoTrace) -> dict[str, Any]:
 
 def _runtime_by_class(trace: KinetoTrace) -> dict[str, dict[str, float]]:
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
-    cls = _launch_classes(trace, calls)
+    cls = launch_classes(trace, calls)
     out = {}
     for c in LaunchClass:
         sel = calls[cls == int(c)]
@@ -132,12 +133,19 @@ def _allocation_figures(trace: KinetoTrace) -> dict[str, Any]:
             "allocs": int((b > 0).sum()), "alloc_bytes": int(b[b > 0].sum()), "frees": int((b < 0).sum()),
             "freed_bytes": int(-b[b < 0].sum()), "peak_allocated_bytes": int(m.allocated[m.rows_of(d)].max())}
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
-    cls = _launch_classes(trace, calls)
+    cls = launch_classes(trace, calls)
     mal = calls[cls == int(LaunchClass.MALLOC)]
     fre = calls[cls == int(LaunchClass.FREE)]
     return {"memory_events": m.n_rows + m.unreadable, "by_device": per,
             "malloc_calls": int(mal.size), "malloc_us": float(trace.dur[mal].sum()),
             "free_calls": int(fre.size), "free_us": float(trace.dur[fre].sum())}
+
+
+def copy_direction(name: str) -> str:
+    """Direction of a memcpy GPU event from its name ("Memcpy HtoD (Pageable -> Device)" ->
+    "HtoD"); "other" when the name gives none."""
+    m = _DIRECTION.search(name)
+    return m.group(1) if m else "other"
 
 
 def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
@@ -146,7 +154,7 @@ def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
     rows = []
     kinds = gpu["kind"].astype(str)
     mc = gpu[kinds == "memcpy"]
-    dirs = mc["name"].map(lambda s: (m.group(1) if (m := _DIRECTION.search(s)) else "other"))
+    dirs = mc["name"].map(copy_direction)
     for d, sub in mc.groupby(dirs, sort=True):
         rows.append((d, sub))
     ms = gpu[kinds == "memset"]
@@ -161,16 +169,17 @@ def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["direction", "count", "bytes", "total_us", "gb_per_s"])
 
 
-def step_table(trace: KinetoTrace, launches: pd.DataFrame) -> pd.DataFrame:
-    """Per ``ProfilerStep#N`` annotation (host side): ``step``, ``ts``, ``dur`` (µs),
+def step_table(trace: KinetoTrace, launches: pd.DataFrame, steps: np.ndarray | None = None) -> pd.DataFrame:
+    """Per step annotation (host side; default every ``ProfilerStep#N``, else the event ids
+    ``steps``, see :mod:`tracetui.analysis.steps`): ``step``, ``ts``, ``dur`` (µs),
     ``kernel_launches`` (kernel launch calls started inside it, any thread),
     ``graph_launches``, ``gpu_events`` (launched by calls inside it), ``gpu_us``."""
     cols = ["step", "ts", "dur", "kernel_launches", "graph_launches", "gpu_events", "gpu_us"]
-    steps = profiler_steps(trace).events.tolist()  # in start order (analysis/steps.py)
+    steps = profiler_steps(trace).tolist() if steps is None else [int(i) for i in steps]
     if not steps:
         return pd.DataFrame(columns=cols)
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]))
-    cls = _launch_classes(trace, calls)
+    cls = launch_classes(trace, calls)
     k_ts = np.sort(trace.ts[calls[cls == int(LaunchClass.KERNEL_LAUNCH)]])
     g_ts = np.sort(trace.ts[calls[cls == int(LaunchClass.GRAPH_LAUNCH)]])
     lo = launches.sort_values("ts")

@@ -8,6 +8,10 @@
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
     tracetui query TRACE_OR_JOB "SQL" [--csv | --json] [--file q.sql]   SQL over the trace (docs/query.md)
     tracetui slice TRACE --step N | --window A:B | --select SEL | --ranks R -o OUT   a smaller trace
+    tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
+                                             what is wrong with this run (docs/findings.md)
+    tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
+                                             or text / JSON / a CI check (docs/diff.md)
     tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
@@ -26,7 +30,8 @@ from collections.abc import Sequence
 from .. import units
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "critical-path", "query", "slice", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "diff", "critical-path", "query",
+               "slice", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -127,6 +132,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the output file (a job: a folder); .gz compresses")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
 
+    p = sub.add_parser("check", help="findings: what is wrong with this run, with the time at stake and the "
+                                     "evidence (docs/findings.md)")
+    _add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (findings[], rules[], counts)")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="findings rules overrides (TOML: severities, thresholds, enabled); see docs/findings.md")
+    p.add_argument("--categories", default=None, metavar="FILE",
+                   help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
+    p.add_argument("--fail-on", default=None, choices=["info", "warning", "error"],
+                   help="exit 1 when a finding of this severity or above exists (a CI gate)")
+    p.add_argument("--evidence", type=int, default=5, metavar="N", help="event ids listed per finding (default 5)")
+    _add_job_options(p)
+
+    from .diff import add_parser as add_diff_parser
+
+    add_diff_parser(sub)
     p = sub.add_parser("critical-path", help="why a step took as long as it did: its critical path across "
                                              "threads, streams and ranks (docs/critical_path.md)")
     _add_inputs(p)
@@ -141,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _paths(args: argparse.Namespace) -> list[str]:
+    if args.command == "diff":
+        return [p for p in (args.a, args.b, args.et_a, args.et_b) if p]
     paths = [args.trace]
     if getattr(args, "second", None):
         paths.append(args.second)
@@ -180,6 +203,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command == "diff":
+            from .diff import browse_request, diff_command
+
+            request = browse_request(args)
+            if request is not None:
+                from ..ui.app import run_diff_app
+
+                return run_diff_app(request)
+            return diff_command(args)
         from ..job import looks_like_job
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
@@ -197,7 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .slice import slice_command
 
             return slice_command(args)
-        if args.command in ("open", "summary", "critical-path") and looks_like_job(_paths(args)):
+        if args.command in ("open", "summary", "check", "critical-path") and looks_like_job(_paths(args)):
+            if args.command == "check":
+                from .check import check_command
+
+                return check_command(_paths(args), args, job=True)
             if args.command == "open":
                 from ..ui.app import run_job_app
 
@@ -219,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return summary_command(_paths(args), use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
                                    top=args.top)
+        if args.command == "check":
+            from .check import check_command
+
+            return check_command(_paths(args), args, job=False)
         if args.command == "memory":
             from .memory import memory_command
 

@@ -11,22 +11,21 @@ attributed, slack and the what-if.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from typing import Any
 
-from ..kineto.trace import KinetoTrace
-from .graph import KIND_NAMES, Graph, SegKind, build_graph
-from .model import CriticalPath, Segments, Slack, carried_in_time, path_event_ids, segments_of, slack_of
-from .solve import Shrink, earliest_times, event_slack, latest_times, path_edges, what_if
-from .window import (
-    Window,
-    annotation_window,
-    default_window,
-    event_window,
-    profiler_steps,
-    step_window,
-    trace_window,
-    window_at,
-)
+#: where each public name lives: loaded on first use, so the command line's parser (which imports
+#: ``tracetui.critical.numbers``) does not import the graph, the analysis and pandas
+_WHERE = {
+    "KIND_NAMES": "graph", "Graph": "graph", "SegKind": "graph", "build_graph": "graph",
+    "CriticalPath": "model", "Segments": "model", "Slack": "model", "carried_in_time": "model",
+    "path_event_ids": "model", "segments_of": "model", "slack_of": "model",
+    "Shrink": "solve", "earliest_times": "solve", "event_slack": "solve", "latest_times": "solve",
+    "path_edges": "solve", "what_if": "solve",
+    "Window": "window", "annotation_window": "window", "default_window": "window", "event_window": "window",
+    "profiler_steps": "window", "step_window": "window", "trace_window": "window", "window_at": "window",
+    "critical_path": "path", "path_graph": "path", "trace_rank": "path",
+}
 
 __all__ = [
     "KIND_NAMES", "CriticalPath", "Graph", "SegKind", "Segments", "Shrink", "Slack", "Window", "annotation_window",
@@ -35,34 +34,7 @@ __all__ = [
 ]
 
 
-def trace_rank(trace: KinetoTrace) -> int:
-    """The trace's rank from its ``distributedInfo`` (-1 when it has none)."""
-    r = trace.distributed_info.get("rank")
-    return r if isinstance(r, int) and not isinstance(r, bool) else -1
-
-
-def critical_path(trace: KinetoTrace, window: Window | None = None, *, shrink: Sequence[Shrink] = (),
-                  slack: bool = True, rank: int | None = None) -> CriticalPath:
-    """The critical path of ``window`` (default: the longest profiler step, else the whole trace).
-
-    ``shrink``: what-if rules (``cp.what_if``: the projected path length); ``slack``:
-    compute every event's slack (one more pass over the graph)."""
-    cp, _ = path_graph(trace, window, shrink=shrink, slack=slack, rank=rank)
-    return cp
-
-
-def path_graph(trace: KinetoTrace, window: Window | None = None, *, shrink: Sequence[Shrink] = (),
-               slack: bool = True, rank: int | None = None) -> tuple[CriticalPath, Graph]:
-    """:func:`critical_path` and the graph it was read from."""
-    window = window or default_window(trace)
-    r = trace_rank(trace) if rank is None else rank
-    g = build_graph(trace, window)
-    edges = path_edges(g)
-    segs = segments_of(g, edges, r)
-    table = slack_of(g, event_slack(g, latest_times(g)), r) if slack else None
-    total = float(g.node_t[g.sink] - window.start_us)
-    cp = CriticalPath(window, float(trace.origin_us), total, segs, table, {r: path_event_ids(g, edges)},
-                      dict(g.stats), trace_path=trace.path, carried_in_us=carried_in_time(g, edges))
-    if shrink:
-        cp.what_if = what_if(g, list(shrink))
-    return cp, g
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)

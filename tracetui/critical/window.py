@@ -20,16 +20,16 @@ launched in a step can end after the step's host span).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.steps import PROFILER_STEP_RE as _STEP
+from ..analysis.steps import profiler_steps as _step_events
 from ..errors import TraceError
 from ..kineto.kinds import GPU_WORK_KINDS, HOST_KINDS, Kind
 from ..kineto.trace import KinetoTrace
 
-_STEP = re.compile(r"^ProfilerStep#(\d+)$")
 #: host kinds that are nodes of the graph: the profiler's own span and the CUPTI sync
 #: records (on pseudo threads) are not work of any thread
 GRAPH_HOST_KINDS = frozenset(HOST_KINDS - {Kind.TRACE_SPAN, Kind.SYNC})
@@ -64,14 +64,9 @@ class Selection:
 
 
 def profiler_steps(trace: KinetoTrace) -> list[tuple[int, int]]:
-    """``(N, event)`` of every ``ProfilerStep#N`` annotation on a host thread, in time order."""
-    ann = np.flatnonzero((trace.kind == int(Kind.ANNOTATION)) & (trace.lane_of >= 0))
-    ids = {i: int(m.group(1)) for i, nm in enumerate(trace.names) if (m := _STEP.match(nm))}
-    if not ids:
-        return []
-    hit = ann[np.isin(trace.name_id[ann], list(ids))]
-    hit = hit[np.lexsort((hit, trace.ts[hit]))]
-    return [(ids[int(trace.name_id[e])], int(e)) for e in hit.tolist()]
+    """``(N, event)`` of every ``ProfilerStep#N`` annotation, in time order (which events are
+    steps is :func:`tracetui.analysis.steps.profiler_steps`'s rule, defined once there)."""
+    return [(int(_STEP.match(trace.name(e)).group(1)), int(e)) for e in _step_events(trace).tolist()]
 
 
 def event_window(trace: KinetoTrace, event: int, kind: str = "event") -> Window:

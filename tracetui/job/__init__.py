@@ -6,6 +6,6 @@ ranks; ``job_summary`` is the ``tracetui summary --json`` document of a job.
 """
 
 from .discover import expand_inputs, looks_like_job
-from .job import Job, RankResult, job_summary, open_job
+from .job import Job, RankResult, find_layout, job_summary, open_job
 
-__all__ = ["Job", "RankResult", "expand_inputs", "job_summary", "looks_like_job", "open_job"]
+__all__ = ["Job", "RankResult", "expand_inputs", "find_layout", "job_summary", "looks_like_job", "open_job"]

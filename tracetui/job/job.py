@@ -92,6 +92,23 @@ def _unidentified(path: str, message: str) -> dict[str, Any]:
             "pids": [], "error": f"{path}: {message}"}
 
 
+def run_per_rank(inputs: list[str], fn: Callable[[dict[str, Any]], dict[str, Any]], fields: dict[str, Any],
+                 on_error: Callable[[dict[str, Any], str], dict[str, Any]], *, workers: int | None,
+                 scheduler: str | None, progress: Progress, verb: str) -> tuple[JobLayout, list[dict[str, Any]]]:
+    """Find the ranks of the job named by ``inputs`` and run ``fn`` on each, in parallel
+    processes (or on the Dask ``scheduler``): ``fn`` gets ``{"rank", "kineto", "et", **fields}``
+    (``on_error(task, message)`` answers for a task whose worker failed).  Progress: 0 to 0.1
+    identifying the files, then to 0.95 as ranks are done ("<verb> 3/8 ranks")."""
+    skipped: list[str] = []
+    with Runner(workers, scheduler) as run:
+        layout = find_layout(inputs, run, progress, skipped)
+        layout.warnings[:0] = skipped  # the names left out first
+        tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, **fields} for r in layout.ranks]
+        outs = run.map(fn, tasks, on_error=on_error,
+                       progress=lambda d, n: progress(f"{verb} {d}/{n} ranks", 0.1 + 0.85 * d / n))
+    return layout, outs
+
+
 def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None = None,
              scheduler: str | None = None, top: int = 15, rules: str | None = None,
              progress: Progress | None = None) -> Job:
@@ -102,53 +119,86 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
     the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    skipped: list[str] = []
+    layout, outs = run_per_rank(inputs, summarise_rank, {"use_cache": use_cache, "top": top, "rules": rules}, _failed,
+                                workers=workers, scheduler=scheduler, progress=report, verb="summarised")
+    results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
+                                     o.get("start_us")) for o in outs}
+    warnings = list(layout.warnings)
+    warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
+    report("matching collectives across ranks", 0.97)
+    ok = [r for r in results.values() if r.ok]
+    joined = join_ranks({r.rank: r.collectives for r in ok}, {r.rank: r.start_us for r in ok}, layout.world_size)
+    for r in joined.foreign:
+        results[r].foreign = True
+    report("ready", 1.0)
+    arr = joined.arrivals
+    return Job(list(inputs), layout, results, joined.collectives, arr["per_rank"], warnings + joined.warnings,
+               arr["verdict"], arr["per_collective"])
+
+
+@dataclass
+class JoinedRanks:
+    """The ranks' collectives joined (:func:`join_ranks`): ``collectives`` matched across
+    the ranks, ``arrivals`` (:func:`tracetui.job.stragglers.arrivals` of them), ``foreign``
+    (ranks recorded at another time, left out) and ``warnings``."""
+
+    collectives: list[dict[str, Any]]
+    arrivals: dict[str, Any]
+    foreign: list[int]
+    warnings: list[str]
+
+
+def join_ranks(collectives: dict[int, list[dict[str, Any]]], starts: dict[int, float | None],
+               world_size: int | None) -> JoinedRanks:
+    """Join the loaded ranks' collectives (rank -> :func:`~tracetui.job.comms.rank_collectives`;
+    ``starts``: rank -> absolute µs of its first event): ranks recorded far from the others
+    (:data:`FOREIGN_GAP_US`) are left out, the others matched
+    (:func:`~tracetui.job.match.match_collectives`) and their arrivals ranked.  The one join
+    of ``tracetui summary JOB`` and ``tracetui check JOB``."""
+    foreign, warnings = _foreign(starts)
+    per_rank = {r: rows for r, rows in collectives.items() if r not in foreign}
+    colls = match_collectives(per_rank, world_size)
+    partial = sum(1 for c in colls if c["missing_ranks"])
+    if partial:
+        warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
+    return JoinedRanks(colls, arrivals(colls, sorted(per_rank)), sorted(foreign), warnings)
+
+
+def _foreign(starts: dict[int, float | None]) -> tuple[set[int], list[str]]:
+    """Ranks recorded far from the others (:data:`FOREIGN_GAP_US` from the median of the
+    ranks' first events; needs three ranks with a start), and their warnings."""
+    known = sorted(s for s in starts.values() if s is not None)
+    if len(known) < 3:
+        return set(), []
+    median = known[len(known) // 2]
+    out, warnings = set(), []
+    for r, s in starts.items():
+        if s is not None and abs(s - median) > FOREIGN_GAP_US:
+            out.add(r)
+            away = units.s_text(abs(s - median) / 1e6, ",.0f")
+            warnings.append(f"rank {r}: recorded {away} away from the other ranks: "
+                            f"from another run? (left out of the collectives)")
+    return out, warnings
+
+
+def find_layout(inputs: list[str], run: Runner, progress: Progress | None = None,
+                skipped: list[str] | None = None) -> JobLayout:
+    """The files of each rank of the job named by ``inputs`` (identified on ``run``'s workers);
+    files left out are said in ``skipped`` (see :func:`expand_inputs`).
+    Raises TraceFormatError when the inputs hold no Kineto trace with a rank."""
+    report = progress or (lambda msg, frac: None)
     files = expand_inputs(list(inputs), skipped)
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     report(f"identifying {len(files)} files", 0.0)
-    with Runner(workers, scheduler) as run:
-        infos = run.map(identify, files, on_error=_unidentified,
-                        progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
-        layout = group_ranks(infos)
-        if not layout.ranks:
-            raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
-                                   "no Kineto trace with a rank among the files of this job"
-                                   + (f" ({layout.warnings[0]})" if layout.warnings else ""))
-        tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, "use_cache": use_cache, "top": top,
-                  "rules": rules} for r in layout.ranks]
-        outs = run.map(summarise_rank, tasks, on_error=_failed,
-                       progress=lambda d, n: report(f"summarised {d}/{n} ranks", 0.1 + 0.85 * d / n))
-    results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
-                                     o.get("start_us")) for o in outs}
-    warnings = skipped + list(layout.warnings)
-    warnings += [f"rank {r.rank}: {r.error}" for r in results.values() if r.error]
-    warnings += _flag_foreign(results)
-    report("matching collectives across ranks", 0.97)
-    per_rank = {r: res.collectives for r, res in results.items() if res.ok and not res.foreign}
-    colls = match_collectives(per_rank, layout.world_size)
-    partial = sum(1 for c in colls if c["missing_ranks"])
-    if partial:
-        warnings.append(f"{partial} of {len(colls)} collectives not matched on every loaded rank")
-    report("ready", 1.0)
-    arr = arrivals(colls, sorted(per_rank))
-    return Job(list(inputs), layout, results, colls, arr["per_rank"], warnings, arr["verdict"], arr["per_collective"])
-
-
-def _flag_foreign(results: dict[int, RankResult]) -> list[str]:
-    """Mark ranks recorded far from the others (:data:`FOREIGN_GAP_US`); their warnings."""
-    starts = sorted(r.start_us for r in results.values() if r.ok and r.start_us is not None)
-    if len(starts) < 3:
-        return []
-    median = starts[len(starts) // 2]
-    out = []
-    for r in results.values():
-        if r.ok and r.start_us is not None and abs(r.start_us - median) > FOREIGN_GAP_US:
-            r.foreign = True
-            away = units.s_text(abs(r.start_us - median) / 1e6, ",.0f")
-            out.append(f"rank {r.rank}: recorded {away} away from the other ranks: "
-                       f"from another run? (left out of the collectives)")
-    return out
+    infos = run.map(identify, files, on_error=_unidentified,
+                    progress=lambda d, n: report(f"identified {d}/{n} files", 0.1 * d / n))
+    layout = group_ranks(infos)
+    if not layout.ranks:
+        raise TraceFormatError(inputs[0] if len(inputs) == 1 else None,
+                               "no Kineto trace with a rank among the files of this job"
+                               + (f" ({layout.warnings[0]})" if layout.warnings else ""))
+    return layout
 
 
 _RANK_KEYS = ("trace", "gpu_timeline", "kernel_categories", "warnings")

@@ -39,6 +39,13 @@ def collective_kind_of(c: dict[str, Any]) -> str:
     return BARRIER if "barrier" in kind or "barrier" in (c.get("name") or "").lower() else (c.get("kind") or "")
 
 
+def ranking_key(s: dict[str, Any]) -> tuple:
+    """The straggler ranking's order of per-rank rows (``rank``, ``times_last``,
+    ``median_late_us``; overall or of one kind): most ``times_last`` first, then the larger
+    ``median_late_us``, then the rank."""
+    return (-s["times_last"], -s["median_late_us"], s["rank"])
+
+
 def arrivals(collectives: list[dict[str, Any]], ranks: list[int]) -> dict[str, Any]:
     """``per_collective`` (in the order given: ``index``, ``name``, ``kind``, ``last_rank``,
     ``late_by_us``, ``skew_us``), ``per_rank`` (ranked, see the module docstring) and
@@ -74,7 +81,7 @@ def arrivals(collectives: list[dict[str, Any]], ranks: list[int]) -> dict[str, A
         per_rank.append({"rank": r, "collectives": len(late[r]), "times_last": sum(last[r].values()),
                          "median_late_us": median(late[r]) if late[r] else 0.0, "late_us": sum(late[r]),
                          "wait_caused_us": waited[r], "by_kind": by_kind})
-    per_rank.sort(key=lambda s: (-s["times_last"], -s["median_late_us"], s["rank"]))
+    per_rank.sort(key=ranking_key)
     return {"per_collective": per_collective, "per_rank": per_rank, "verdict": _verdict(per_rank)}
 
 

@@ -11,6 +11,7 @@ back with ``error`` set and the others go on.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,16 @@ from .discover import identify_file
 def identify(path: str) -> dict[str, Any]:
     """Kind, rank, world size of one file (see :func:`tracetui.job.discover.identify_file`)."""
     return identify_file(path)
+
+
+def guarded(task: dict[str, Any], out: dict[str, Any], work: Callable[[], None]) -> dict[str, Any]:
+    """``work()`` (which fills ``out``), with any failure of the rank ``task`` written to
+    ``out["error"]`` instead of raised: one rank's bad input or bug must not stop the others."""
+    try:
+        work()
+    except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
+        out["error"] = rank_error(task, exc)
+    return out
 
 
 def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +48,8 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"rank": task["rank"], "kineto": task["kineto"], "et": task.get("et"), "summary": None,
                            "collectives": [], "distributed": {}, "start_us": None, "pid": os.getpid(),
                            "error": None}
-    try:
+
+    def work() -> None:
         from ..analysis.categories import get_categorizer
         from ..analysis.summary import build_summary
         from ..io import jsonout
@@ -58,13 +70,16 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
                 write_summary(key, summary)
         out["summary"] = summary
         out["collectives"] = rank_collectives(linked.kineto, linked.et, linked.link)
-        kt = linked.kineto
-        out["distributed"] = dict(kt.distributed_info)
-        if kt.n_events:
-            out["start_us"] = float(kt.origin_us + float(np.nanmin(kt.ts)))
-    except Exception as exc:  # noqa: BLE001 -- one rank's failure must not stop the others; reported with the rank
-        out["error"] = rank_error(task, exc)
-    return out
+        out["distributed"] = dict(linked.kineto.distributed_info)
+        out["start_us"] = first_event_us(linked.kineto)
+
+    return guarded(task, out, work)
+
+
+def first_event_us(kt: Any) -> float | None:
+    """Absolute µs of the trace's first event (None when it has none): what tells a rank
+    recorded at another time (:data:`tracetui.job.job.FOREIGN_GAP_US`)."""
+    return float(kt.origin_us + float(np.nanmin(kt.ts))) if kt.n_events else None
 
 
 def rank_error(task: dict[str, Any], exc: BaseException) -> str:

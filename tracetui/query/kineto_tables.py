@@ -21,7 +21,7 @@ from ..analysis.frames import cpu_ops_frame, gpu_events_frame, gpu_work_events, 
 from ..analysis.gaps import idle_gaps
 from ..analysis.launches import launch_frame, step_table
 from ..analysis.occupancy import occupancy_of_rows
-from ..analysis.steps import profiler_steps, step_of_events
+from ..analysis.steps import find_steps, step_of_events
 from ..kineto.counters import counters_of
 from ..kineto.kinds import Kind
 from ..session import LinkedTrace
@@ -76,11 +76,19 @@ class TraceTables:
         node = np.asarray(et.ids, dtype=np.int64)[np.maximum(pos, 0)] if len(et.ids) else np.zeros(ev.shape, np.int64)
         return ids_where(node, pos < 0)
 
+    def _found_steps(self) -> tuple:
+        """The trace's steps (``analysis.steps.find_steps``: ProfilerStep#N, else the repeated
+        top-level annotation); a trace with neither has none here (not one whole-trace step)."""
+        steps = find_steps(self.kt)
+        return () if steps.whole_trace else steps.steps
+
     def _step_numbers(self, events: np.ndarray) -> pd.arrays.IntegerArray:
-        steps = profiler_steps(self.kt)
-        pos = step_of_events(self.kt)[np.asarray(events, dtype=np.int64)]
-        nums = steps.numbers[np.maximum(pos, 0)] if len(steps) else np.zeros(pos.shape, np.int64)
-        return ids_where(nums, pos < 0)
+        steps = find_steps(self.kt)
+        if steps.whole_trace:
+            return ids(np.full(np.asarray(events).shape, -1))
+        numbers = np.array([s.number for s in steps.steps], dtype=np.int64)
+        pos = step_of_events(self.kt, steps)[np.asarray(events, dtype=np.int64)]
+        return ids_where(numbers[np.maximum(pos, 0)], pos < 0)
 
     # ------------------------------------------------------------------ tables
     def _events(self) -> pd.DataFrame:
@@ -255,15 +263,18 @@ class TraceTables:
         })
 
     def _steps(self) -> pd.DataFrame:
-        steps = profiler_steps(self.kt)
-        st = step_table(self.kt, launch_frame(self.kt, self._gpu_frame()))
+        steps = self._found_steps()
+        events = np.array([s.event for s in steps], dtype=np.int64)
+        ts = np.array([s.ts for s in steps], dtype=np.float64)
+        end = np.array([s.end for s in steps], dtype=np.float64)
+        st = step_table(self.kt, launch_frame(self.kt, self._gpu_frame()), events)
         return frame({
-            "step": steps.numbers,
-            "event": steps.events,
-            "name": self._name_of(steps.events),
-            "ts_us": steps.ts,
-            "dur_us": steps.end - steps.ts,
-            "end_us": steps.end,
+            "step": np.array([s.number for s in steps], dtype=np.int64),
+            "event": events,
+            "name": self._name_of(events),
+            "ts_us": ts,
+            "dur_us": end - ts,
+            "end_us": end,
             "kernel_launches": st["kernel_launches"].to_numpy(dtype=np.int64),
             "graph_launches": st["graph_launches"].to_numpy(dtype=np.int64),
             "gpu_events": st["gpu_events"].to_numpy(dtype=np.int64),

@@ -1,11 +1,11 @@
 """Which events a slice keeps (model event indices of a :class:`~tracetui.kineto.trace.KinetoTrace`).
 
-- **step N** (:func:`step_events`): the events of ``ProfilerStep#N`` as
-  :mod:`tracetui.analysis.steps` defines them (host events starting in its span on any
-  thread, the GPU work their launch calls launched, GPU work without a launch in the trace
-  starting in the span), the GPU annotations inside the kept GPU work's span, and the
-  ancestors of every kept host event (the frames around the step, kept whole so the tree
-  keeps its shape);
+- **step N** (:func:`step_events`): the events of step N (``ProfilerStep#N``, else the
+  N-th repeated top-level annotation) as :mod:`tracetui.analysis.steps` defines them (host
+  events with a duration starting in its span on any thread, the GPU work their launch
+  calls launched), the GPU annotations inside the kept GPU work's span, and the ancestors
+  of every kept host event (the frames around the step, kept whole so the tree keeps its
+  shape);
 - **window [START, END)** (:func:`window_events`, µs relative to the trace origin, as the
   browser shows times): every event that overlaps it (an instant: that lies in it), the GPU
   work of every kept launch call and the launch call of every kept GPU event (a link is
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import units
-from ..analysis.steps import profiler_steps, step_of_events
+from ..analysis.steps import find_steps, step_of_events
 from ..errors import TraceError
 from ..export.chrome import select_events
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
@@ -68,13 +68,14 @@ def _gpu_annotations_over(kt: KinetoTrace, keep: np.ndarray) -> np.ndarray:
 
 
 def step_events(kt: KinetoTrace, number: int) -> np.ndarray:
-    """Events of a slice to ``ProfilerStep#<number>`` (sorted event indices)."""
-    steps = profiler_steps(kt)
-    idx = steps.index_of(number)
-    if idx is None:
-        have = ", ".join(str(n) for n in steps.numbers.tolist()[:20]) or "none"
-        raise TraceError(kt.path, f"no ProfilerStep#{number} in this trace (steps: {have})")
-    keep = step_of_events(kt) == idx
+    """Events of a slice to step ``number`` (``ProfilerStep#<number>``, or the number-th
+    repeated top-level annotation: ``analysis.steps.find_steps``) (sorted event indices)."""
+    steps = find_steps(kt)
+    numbers = [] if steps.whole_trace else [s.number for s in steps.steps]
+    if number not in numbers:
+        have = ", ".join(str(n) for n in numbers[:20]) or "none"
+        raise TraceError(kt.path, f"no step {number} in this trace (steps: {have})")
+    keep = step_of_events(kt, steps) == numbers.index(number)
     keep |= _gpu_annotations_over(kt, keep)
     return np.flatnonzero(with_ancestors(kt, keep))
 

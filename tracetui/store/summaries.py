@@ -14,6 +14,9 @@ everything it was computed from still matches:
 * ``top``;
 * the tracetui version and a fingerprint of the loader's and the analysis' source files.
 
+The documents of ``tracetui diff`` are stored the same way, under :func:`diff_key` (both
+sides' inputs, the rules, and the diff's options).
+
 Anything else -- missing, stale, unreadable, corrupt -- means computing the summary again
 and rewriting the entry atomically.  Failing to write only means no stored summary.
 Pruned together with the trace entries (:func:`tracetui.store.traces.prune`).
@@ -55,6 +58,17 @@ def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any]
         return None
     return {"format": SUMMARY_FORMAT, "given": list(paths), "inputs": inputs, "rules": rules_id, "top": top,
             "version": __version__, "code": code_fingerprint()}
+
+
+def diff_key(paths_a: list[str], paths_b: list[str], rules: str | None, options: dict[str, Any]
+             ) -> dict[str, Any] | None:
+    """Everything a stored ``tracetui diff`` document must match (``options``: steps, top ...);
+    None when an input cannot be read."""
+    key = summary_key(list(paths_a) + list(paths_b), rules, 0)
+    if key is None:
+        return None
+    key.update(kind="diff", sides=[len(paths_a), len(paths_b)], options=options)
+    return key
 
 
 def summary_path(key: dict[str, Any], folder: Path | None = None) -> Path:

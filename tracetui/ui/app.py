@@ -1,5 +1,7 @@
 """The terminal trace browser: ``run_app(paths)`` loads a trace in a worker behind a
-progress screen, then shows the op tree, the detail pane and the stream timeline.
+progress screen, then shows the op tree, the detail pane and the stream timeline;
+``run_job_app`` does it for a whole job, ``run_diff_app`` for two runs compared (the diff
+browser, :mod:`tracetui.ui.diff.diff_screen`).
 
 Two-way jumps: ``>`` on an op (or runtime call) goes to its first GPU event and, pressed
 again, cycles through that op's GPU events in start order; ``<`` on a kernel, memcpy or
@@ -24,6 +26,7 @@ from textual.worker import get_current_worker
 from ..config import Settings, load_settings
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
+from ..diff.runs import DiffRequest
 from ..errors import LoadCancelled, TraceError, one_line
 from ..session import LinkedTrace
 from .bindings import APP_BINDINGS
@@ -38,10 +41,12 @@ from .browser.loading_screen import (
     ProgressRelay,
 )
 from .browser.main_screen import MainScreen
+from .diff.diff_screen import DiffScreen
 from .key_order import KeyRouter
 from .notify import show_note
 from .textual_guards import install_guards
 from .tree.trace_tree import TraceTree
+from .view.diff_session import DiffSession, load_diff_session
 from .view.trace_detail import TraceDetail
 from .view.trace_row_source import TraceRowSource
 
@@ -50,7 +55,8 @@ install_guards()
 #: Exit status of ``run_app`` when the initial load failed and the user quit.
 EXIT_LOAD_FAILED = 2
 
-__all__ = ["EXIT_LOAD_FAILED", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_job_app"]
+__all__ = ["EXIT_LOAD_FAILED", "DiffScreen", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_diff_app",
+           "run_job_app"]
 
 
 class TraceApp(App[int]):
@@ -64,7 +70,8 @@ class TraceApp(App[int]):
 
     def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None,
                  job_inputs: list[str] | None = None, workers: int | None = None,
-                 scheduler: str | None = None, settings: Settings | None = None) -> None:
+                 scheduler: str | None = None, settings: Settings | None = None,
+                 diff: DiffRequest | None = None) -> None:
         super().__init__()
         #: theme and keymap (config.toml: tracetui/config.py); a bad file raised TraceError already
         self.settings = settings if settings is not None else load_settings()
@@ -76,8 +83,13 @@ class TraceApp(App[int]):
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
         self.rank: int | None = None
+        #: the findings of the trace or job on screen (ui/findings/findings_run.py), computed once
+        self.findings_run = None
         #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
         self.critical = None
+        #: two runs compared (``tracetui diff A B``, docs/diff.md): the request, then what the diff browser shows
+        self.diff_request = diff
+        self.diff_session: DiffSession | None = None
         self._pending_select: tuple[int, object] | None = None
         self.use_cache = use_cache
         self.categorizer = categorizer
@@ -129,6 +141,11 @@ class TraceApp(App[int]):
         if self.job_inputs:
             self.push_screen(LoadingScreen(self.job_inputs))
             self.call_after_refresh(self.load_job, self.job_inputs)
+            return
+        if self.diff_request is not None:
+            req = self.diff_request
+            self.push_screen(LoadingScreen([*req.paths_a, *req.paths_b]))
+            self.call_after_refresh(self.load_diff, req)
             return
         self.push_screen(LoadingScreen(self.paths))
         # start the worker once the loading screen is painted: the first frame comes first
@@ -196,14 +213,8 @@ class TraceApp(App[int]):
             relay("showing the browser", 1.0)
         except LoadCancelled:
             return
-        except TraceError as exc:
-            self.post_message(LoadFailed(str(exc)))
-            return
-        except MemoryError:
-            self.post_message(LoadFailed(f"{paths[0]}: not enough memory to load this trace"))
-            return
         except Exception as exc:  # a bug must still end in the dialog, not a traceback
-            self.post_message(LoadFailed(f"{paths[0]}: internal error while loading: {type(exc).__name__}: {exc}"))
+            self._post_load_error(exc, paths[0])
             return
         shown = self._browser_shown = threading.Event()
         self.post_message(LoadDone(linked, source, categorizer))
@@ -219,6 +230,43 @@ class TraceApp(App[int]):
     def on_unmount(self) -> None:
         if self.query_state is not None:
             self.query_state.close()
+
+    def _post_load_error(self, exc: Exception, path: str) -> None:
+        """The :class:`LoadFailed` of a load that raised ``exc``: bad input's one line, too
+        little memory, or a bug (still the dialog, never a traceback)."""
+        if isinstance(exc, TraceError):
+            message = str(exc)
+        elif isinstance(exc, MemoryError):
+            message = f"{path}: not enough memory to load this trace"
+        else:
+            message = f"{path}: internal error while loading: {type(exc).__name__}: {exc}"
+        self.post_message(LoadFailed(message))
+
+    @work(thread=True, exclusive=True, group="load")
+    def load_diff(self, request: DiffRequest) -> None:
+        """Load both runs, diff them and build the diff browser's views (worker thread;
+        :mod:`tracetui.ui.view.diff_session`), then show the diff browser."""
+        relay = ProgressRelay(self, get_current_worker())
+        try:
+            session = load_diff_session(request, relay)
+            relay("showing the diff", 1.0)
+        except LoadCancelled:
+            return
+        except Exception as exc:  # noqa: BLE001 -- the dialog, never a traceback
+            self._post_load_error(exc, request.paths_a[0])
+            return
+        self.call_from_thread(self._diff_loaded, session)
+
+    def _diff_loaded(self, session: DiffSession) -> None:
+        if self.load_cancelled:
+            return
+        self.diff_session = session
+        self.linked = session.sides["a"][0]
+        self.load_failed = False
+        self.sub_title = "diff"
+        self.switch_screen(DiffScreen(session))
+        self.call_after_refresh(self._browser_shown.set)
+        self.call_after_refresh(self._show_config_notes)
 
     def on_load_progress(self, message: LoadProgress) -> None:
         screen = self.screen
@@ -302,6 +350,9 @@ class TraceApp(App[int]):
 
     def _load_failed(self, message: str) -> None:
         self.load_failed = True
+        if self.diff_request is not None:
+            self.push_screen(ErrorDialog(message, "Could not compare the runs", can_open=False), self._error_choice)
+            return
         self.push_screen(ErrorDialog(message), self._error_choice)
 
     def _error_choice(self, choice: tuple[str, str] | None) -> None:
@@ -350,7 +401,7 @@ class TraceApp(App[int]):
             for r in self.job.ranks:
                 if self.job.results[r].ok and r != self.rank:
                     yield SystemCommand(f"Rank {r}", f"show rank {r} of the job", partial(self.show_rank, r))
-        if isinstance(screen, MainScreen):
+        if isinstance(screen, (MainScreen, DiffScreen)):
             seen = set()
             for binding in screen._bindings.key_to_bindings.values():
                 for b in binding:
@@ -402,6 +453,12 @@ def run_job_app(inputs: list[str], use_cache: bool = True, workers: int | None =
 
     start_pool_helpers()  # before Textual replaces sys.stderr (the helpers' start needs its descriptor)
     return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler))
+
+
+def run_diff_app(request: DiffRequest) -> int:
+    """Open the diff browser on two runs (``tracetui diff A B``, docs/diff.md): both load in a
+    worker behind the loading screen, then the merged tree.  Exit status as :func:`run_app`."""
+    return _run(TraceApp([*request.paths_a, *request.paths_b], use_cache=request.use_cache, diff=request))
 
 
 def run_app(paths: list[str], use_cache: bool = True) -> int:

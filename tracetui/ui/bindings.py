@@ -5,6 +5,29 @@ from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
+from .. import units
+from ..diff.views import REGRESSION_MIN_PCT, REGRESSION_MIN_US
+
+
+def pane_bindings(screen: str, whole: str) -> list[BindingType]:
+    """The keys of a screen with a detail pane and a timeline (ids ``<screen>.<action>``):
+    hide the detail, maximize a pane, zoom and pan the timeline, fit ``whole`` in it."""
+    return [
+        Binding("d", "toggle_detail", "Detail pane", show=False, id=f"{screen}.detail", tooltip="hide/show"),
+        Binding("m", "maximize", "Maximize pane", show=False, id=f"{screen}.maximize",
+                tooltip="the focused pane fills the screen / back"),
+        Binding("]", "zoom(2.0)", "Zoom in (timeline)", show=False, id=f"{screen}.zoom_in", key_display="]"),
+        Binding("[", "zoom(0.5)", "Zoom out (timeline)", show=False, id=f"{screen}.zoom_out", key_display="["),
+        Binding("{,shift+left", "pan(-0.25)", "Pan left (timeline)", show=False, id=f"{screen}.pan_left"),
+        Binding("},shift+right", "pan(0.25)", "Pan right (timeline)", show=False, id=f"{screen}.pan_right"),
+        Binding("z", "zoom_selection", "Zoom timeline to selection", show=False, id=f"{screen}.zoom_selection"),
+        Binding("Z", "fit_all", f"{whole} in timeline", show=False, id=f"{screen}.fit_all"),
+        Binding("w", "warnings", "Warnings", show=False, id=f"{screen}.warnings"),
+    ]
+
+
+_MAIN_PANES = pane_bindings("main", "Whole trace")
+
 #: Keys of the browser screen (the op tree and the timeline add their own).
 MAIN_BINDINGS: list[BindingType] = [
     Binding(">", "jump_gpu", "GPU event", id="main.jump_gpu", key_display=">",
@@ -16,8 +39,9 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("/", "search", "Search", id="main.search", key_display="/",
             tooltip="search names: text, or /regex/; Enter selects the first match at or after the cursor"),
     Binding("n", "next_match", "Next match", id="main.next_match",
-            tooltip="the next search match (or occurrence from the summaries); after P: the next segment of "
-                    "the critical path, until the next search"),
+            tooltip="the next search match (or occurrence from the summaries and memory screens, or evidence "
+                    "event of a finding after F); after P: the next segment of the critical path, until the next "
+                    "search"),
     Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match",
             tooltip="the previous search match; after P: the previous segment of the critical path"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
@@ -28,20 +52,15 @@ MAIN_BINDINGS: list[BindingType] = [
             tooltip="hide/show python_function rows"),
     Binding("t", "focus_timeline", "Timeline", id="main.timeline",
             tooltip="focus the timeline (arrows walk GPU events) / back to the tree"),
-    Binding("d", "toggle_detail", "Detail pane", show=False, id="main.detail", tooltip="hide/show"),
-    Binding("m", "maximize", "Maximize pane", show=False, id="main.maximize",
-            tooltip="the focused pane fills the screen / back"),
+    *_MAIN_PANES[:2],  # d, m; then c; then the timeline's keys and w (the order help lists them in)
     Binding("c", "toggle_cpu_lanes", "CPU threads in timeline", show=False, id="main.cpu_lanes"),
-    Binding("]", "zoom(2.0)", "Zoom in (timeline)", show=False, id="main.zoom_in", key_display="]"),
-    Binding("[", "zoom(0.5)", "Zoom out (timeline)", show=False, id="main.zoom_out", key_display="["),
-    Binding("{,shift+left", "pan(-0.25)", "Pan left (timeline)", show=False, id="main.pan_left"),
-    Binding("},shift+right", "pan(0.25)", "Pan right (timeline)", show=False, id="main.pan_right"),
-    Binding("z", "zoom_selection", "Zoom timeline to selection", show=False, id="main.zoom_selection"),
-    Binding("Z", "fit_all", "Whole trace in timeline", show=False, id="main.fit_all"),
-    Binding("w", "warnings", "Warnings", show=False, id="main.warnings"),
+    *_MAIN_PANES[2:],
     Binding("s", "summaries", "Summaries", show=False, id="main.summaries",
             tooltip="top kernels, top ops, categories, roofline, idle gaps, launches; Enter goes to a row's "
                     "occurrences (n/N cycle them)"),
+    Binding("F", "findings", "Findings", show=False, id="main.findings",
+            tooltip="what is wrong with this run (tracetui check): findings by time at stake (an estimate), "
+                    "Enter goes to a finding's evidence, then n/N cycle it; the status line counts them"),
     Binding("a", "raw_args", "Every arg", show=False, id="main.raw_args",
             tooltip="every arg of the selected event, foldable; c copies a value, C its name (OSC 52)"),
     Binding("e", "export", "Export", show=False, id="main.export",
@@ -61,6 +80,41 @@ MAIN_BINDINGS: list[BindingType] = [
                     "top allocating ops; Enter goes to the op"),
     Binding("circumflex_accent", "memory_peak", "Memory peak", show=False, id="main.memory_peak", key_display="^",
             tooltip="select the op open when a device's allocated bytes were highest; again: the next device"),
+]
+
+#: Keys of the diff browser (``tracetui diff A B``; its tree adds its own).
+DIFF_BINDINGS: list[BindingType] = [
+    Binding("o", "sort", "Sort by |ΔGPU|", id="diff.sort",
+            tooltip="children by the absolute change of their GPU time, largest first / back to time order"),
+    Binding("f", "regressions", "Regressions", id="diff.regressions",
+            tooltip=f"only the rows whose GPU time grew (by more than {units.us_text(REGRESSION_MIN_US, 'g')} and "
+                    f"{units.pct_text(REGRESSION_MIN_PCT, 'g')} of A's), with the path to them"),
+    Binding("a", "detail_side('a')", "Detail of A", id="diff.detail_a",
+            tooltip="A's event detail (the single-trace browser's) below the comparison; again: the comparison"),
+    Binding("b", "detail_side('b')", "Detail of B", id="diff.detail_b",
+            tooltip="B's event detail below the comparison; again: the comparison"),
+    Binding("A", "open_side('a')", "In A's browser", id="diff.open_a",
+            tooltip="the same op in the single-trace browser of A (D comes back)"),
+    Binding("B", "open_side('b')", "In B's browser", id="diff.open_b",
+            tooltip="the same op in the single-trace browser of B (D comes back)"),
+    Binding("s", "summary_deltas", "Summary deltas", id="diff.summary",
+            tooltip="GPU timeline, kernel categories, kernels, ops, launches, idle gaps: A, B, Δ"),
+    Binding("/", "search", "Search", id="diff.search", key_display="/",
+            tooltip="search the names of either side: text, or /regex/"),
+    Binding("n", "next_match", "Next match", show=False, id="diff.next_match"),
+    Binding("N", "prev_match", "Previous match", show=False, id="diff.prev_match"),
+    Binding("escape", "clear", "Clear search", show=False, id="diff.clear"),
+    *pane_bindings("diff", "Whole step"),
+]
+
+#: Keys of a side's single-trace browser opened from the diff (beside the main screen's).
+DIFF_SIDE_BINDINGS: list[BindingType] = [
+    Binding("D", "back_to_diff", "Back to the diff", id="diff_side.back",
+            tooltip="back to the diff browser, on the row of the op selected here"),
+    Binding("A", "other_side('a')", "Same op in A", show=False, id="diff_side.open_a",
+            tooltip="the op selected here, in A's browser"),
+    Binding("B", "other_side('b')", "Same op in B", show=False, id="diff_side.open_b",
+            tooltip="the op selected here, in B's browser"),
 ]
 
 #: Keys of the application (every screen).

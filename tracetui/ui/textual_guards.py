@@ -26,9 +26,10 @@ browser app (the headless core never imports this module).
   ``CommandList`` with ``query_one`` and raises ``NoMatches`` when the palette has already
   been closed and emptied: ``ctrl+p``, a few typed characters and ``esc`` in quick
   succession on a busy machine (the monkey test, Textual 8.0.0, twice in full runs at load
-  4-6).  The worker's error ends the whole app.  A palette that is no longer the active
-  screen has nothing to show, so the search ends quietly; on the active palette the error
-  stays.
+  4-6; again on Textual 8.0.0 with the palette still the active screen while it was being
+  emptied).  The worker's error ends the whole app.  A palette that is no longer the active
+  screen, or holds no ``CommandList`` (closing, or not yet composed), has nothing to show, so
+  the search ends quietly; on an active palette that has its list the error stays.
 * ``Select``'s mount handler sets its value, whose watcher looks up the ``#label`` of its
   ``SelectCurrent`` with ``query_one`` and raises ``NoMatches`` when the screen holding the
   select was closed before it mounted: ``e`` (the export dialog) then ``esc`` typed ahead
@@ -118,7 +119,7 @@ def _guard_double_dismiss() -> None:
 
 def _guard_palette_search() -> None:
     from textual import work
-    from textual.command import CommandPalette
+    from textual.command import CommandList, CommandPalette
     from textual.css.query import NoMatches
 
     decorated = getattr(CommandPalette, "_gather_commands", None)
@@ -133,7 +134,8 @@ def _guard_palette_search() -> None:
         try:
             await body(self, search_value)
         except NoMatches:
-            if self.is_attached and self.app.screen is self:
+            # closed, emptied while it closes, or not yet composed: no list to fill
+            if self.is_attached and self.app.screen is self and self.query(CommandList):
                 raise
 
     CommandPalette._gather_commands = _gather_commands  # type: ignore[method-assign]

@@ -35,19 +35,25 @@ class ErrorDialog(ModalScreen[tuple[str, str]]):
     ErrorDialog Button { margin-right: 2; }
     """
 
-    def __init__(self, message: str, title: str = "Could not open the trace") -> None:
+    def __init__(self, message: str, title: str = "Could not open the trace", *, can_open: bool = True) -> None:
         super().__init__()
         self.message = message
         self.title_text = title
+        #: offer to open another file (not after a diff: it needs two)
+        self.can_open = can_open
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(one_line(self.title_text)), id="error-title")
             yield Static(Text(printable_lines(self.message)), id="error-message")
-            yield Label("Open another file (Enter), or quit (Esc):")
-            yield Input(placeholder="path to a Kineto trace or Execution Trace", id="error-path")
+            if self.can_open:
+                yield Label("Open another file (Enter), or quit (Esc):")
+                yield Input(placeholder="path to a Kineto trace or Execution Trace", id="error-path")
+            else:
+                yield Label("Quit (Esc):")
             with Horizontal():
-                yield Button("Open", id="error-open", variant="primary")
+                if self.can_open:
+                    yield Button("Open", id="error-open", variant="primary")
                 yield Button("Quit", id="error-quit", variant="error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

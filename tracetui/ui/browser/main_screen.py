@@ -14,8 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from ...driver.facts import is_standalone
 from ...errors import TraceError
@@ -24,6 +23,7 @@ from ..bindings import MAIN_BINDINGS
 from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
+from ..findings.findings_actions import FindingsActions
 from ..job.job_actions import JobActions
 from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
@@ -32,7 +32,6 @@ from ..query.query_bar import QueryBar
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
-from ..tree.virtual_tree import VirtualTree
 from ..view.driver_notes import back_texts, driver_link_note, hop_texts
 from ..view.jumps import (
     JumpCycle,
@@ -41,27 +40,28 @@ from ..view.jumps import (
     driver_hop,
     gpu_jump,
     launching_op,
-    match_index,
 )
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
 from ..view.trace_row_source import TraceRowSource
 from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
+from .panes_screen import PanesScreen
 from .search_bar import SearchBar
 from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
     critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
-    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`; ``:`` the query
-    bar: :class:`~tracetui.ui.query.query_actions.QueryActions`."""
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`.  The findings
+    (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in a
+    worker once the screen is painted; the status line then counts them."""
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -74,31 +74,17 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
         self.linked = linked
         self.source = source
         self.detail_model = detail_model
-        self.current: int | None = None
         self.cycle: JumpCycle | None = None
-        self.query_text: str | None = None
-        self.matches = np.empty(0, dtype=np.int64)
-        self.match_positions = np.empty(0)
-        self.matches_fixed = False  # matches set by the summaries screen, not by a query to re-run
-        self._notes: dict[int, Text] = {}
+        self.matches_fixed = False  # matches set by another screen (occurrences, evidence), not by a query
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
-        self._sync_pending = False
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """No action runs on a browser whose widgets are not there: before its first mount (a key
-        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
-        quit); Textual would raise NoMatches looking them up."""
-        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
-            return False
-        return super().check_action(action, parameters)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         with Container(id="body"):
             yield TraceTree(self.source, id="tree")
-            yield DetailPane(self.detail_model, id="detail")
+            yield DetailPane(self.findings_pane_model(), id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield QueryBar(id="query")
         yield TraceTimeline(self.source, id="timeline")
@@ -107,10 +93,6 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
     @property
     def op_tree(self) -> TraceTree:
         return self.query_one("#tree", TraceTree)
-
-    @property
-    def detail(self) -> DetailPane:
-        return self.query_one("#detail", DetailPane)
 
     @property
     def timeline(self) -> TraceTimeline:
@@ -133,6 +115,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
+        self.call_after_refresh(self.start_findings)  # after the first paint: never delays it
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:
@@ -145,36 +128,15 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export, path=self.path_status())
-
-    def status_text(self) -> Text:
-        """The status line as drawn: fitted to one line of the status widget's width."""
-        return self.query_one("#status", StatusLine).fitted()
-
-    def update_status(self) -> None:
-        """Give the status line the current parts; it fits them (again on every resize)."""
-        self.query_one("#status", StatusLine).set_parts(self.status_parts())
+            exported=self.last_export, noun=self.match_noun, path=self.path_status()) + self.findings_parts()
 
     # ------------------------------------------------------------------ selection
-    @on(VirtualTree.NodeHighlighted)
-    def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
-        event.stop()
-        node = event.node
-        self.current = node
+    def moved_to(self, node: int) -> None:
         if self.cycle is not None and not (self.cycle.origin == node or
                                            int(self.cycle.events[self.cycle.index]) == node):
             self.cycle = None
-        # Detail and timeline follow once the queued input is handled: holding a key
-        # down renders the panes for the row the cursor stops on, not for every row.
-        if not self._sync_pending:
-            self._sync_pending = True
-            self.call_later(self._sync_panes)
 
-    def _sync_panes(self) -> None:
-        self._sync_pending = False
-        node = self.current
-        note = self._notes.pop(node, None) if node is not None else None
-        self._notes.clear()
+    def sync_panes(self, node: int | None, note: Text | None) -> None:
         self.detail.show(node, note)
         self.timeline.show_selection(node)
 
@@ -287,37 +249,13 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
         return src.row_label(node).plain
 
     # ------------------------------------------------------------------ search
-    def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.value = ""
-        bar.display = True
-        bar.focus()
-
-    @on(Input.Submitted, "#search")
-    def _on_search(self, event: Input.Submitted) -> None:
-        event.stop()
-        bar = self.query_one(SearchBar)
-        query = event.value
-        bar.display = False
-        self.op_tree.focus()
-        if not query.strip():
-            return
-        self.run_search(query)
-
-    @on(SearchBar.Cancelled)
-    def _on_search_cancel(self, event: SearchBar.Cancelled) -> None:
-        event.stop()
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.op_tree.focus()
-
     def run_search(self, query: str, *, select: bool = True) -> None:
         try:
             nodes, positions = self.source.find(query)
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
-        self.query_text = query
+        self.query_text, self.match_noun = query, None
         self.matches, self.match_positions = nodes, positions
         self.matches_fixed = False
         self.walk = "search"
@@ -330,52 +268,42 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
         if select:
             self._goto_match(0, inclusive=True)
 
-    def _cursor_position(self) -> float:
-        node = self.current
-        return self.source.tree_position(node) if node is not None else -1.0
-
-    def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
-        if self.query_text is None:
-            show_note(self, "no search yet: press / to search", severity="warning")
-            return
-        n = self.matches.size
-        if not n:
-            show_note(self, f"no match for {self.query_text!r}", severity="warning")
-            return
-        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
-        note = Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
-        self.select(int(self.matches[i]), note)
-
-    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False,
-                         filter_tree: bool = False) -> None:
-        """Make ``nodes`` of ``result`` = (nodes, label) the match list (as a search would: the
-        status line and ``n``/``N`` use it, in tree order) and select the first one in tree
-        order, or (``first_given``) the first one given (the summaries' and the memory
-        screen's Enter); ``filter_tree``: and show only the subtrees holding them (as ``f``
-        does: a query's result)."""
-        if result is None or not self.is_attached:
-            return
-        nodes, label = result
+    def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None, *,
+                     filter_tree: bool = False) -> None:
+        """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
+        use it, in tree order: a summary or memory row's occurrences, a finding's evidence),
+        and select ``first`` (default: the first in tree order).  ``label`` names them,
+        ``noun`` says what each is; ``filter_tree``: and show only the subtrees holding them,
+        as ``f`` does (a query's result)."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
         nodes, positions = nodes[keep], positions[keep]
         if not nodes.size:
-            show_note(self, f"{label}: no occurrence in the tree", severity="warning")
+            show_note(self, f"{label}: no {noun} in the tree", severity="warning")
             return
         o = np.argsort(positions, kind="stable")
-        first = int(np.flatnonzero(o == 0)[0]) if first_given else 0
-        self.query_text = label
+        self.query_text, self.match_noun = label, noun
         self.matches, self.match_positions = nodes[o], positions[o]
         self.matches_fixed = True
-        self.walk = "search"  # n/N cycle these occurrences (not a critical path's segments)
+        self.walk = "search"  # n/N cycle these (not a critical path's segments)
         if src.filtered or filter_tree:
             self._set_filter(True)
         self.update_status()
         self.op_tree.focus()
-        note = Text(f"{label}: occurrence {first + 1} of {nodes.size:,}   (n next, N previous)", style="bold")
+        at = np.flatnonzero(self.matches == first) if first is not None else np.zeros(0, np.int64)
+        i = int(at[0]) if at.size else 0
         # after the browser screen is back on and laid out, so the tree can scroll to the row
-        self.call_after_refresh(self.select, int(self.matches[first]), note)
+        self.call_after_refresh(self.select, int(self.matches[i]), self._match_note(i))
+
+    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
+        """:meth:`show_matches` of ``result`` = (nodes, label), a summary row's or a memory
+        row's occurrences: the first one in tree order, or (``first_given``) the first one
+        given (the summaries' and the memory screen's Enter)."""
+        if result is None or not self.is_attached:
+            return
+        nodes, label = result
+        self.show_matches(nodes, label, "occurrence", first=int(nodes[0]) if first_given and nodes.size else None)
 
     def action_next_match(self) -> None:
         """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
@@ -411,7 +339,7 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
         if self.source.filtered:
             self._set_filter(False)
         elif self.query_text is not None:
-            self.query_text = None
+            self.query_text, self.match_noun = None, None
             self.matches = np.empty(0, dtype=np.int64)
             self.match_positions = np.empty(0)
             if self.path_state() is not None:
@@ -448,16 +376,6 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
         else:
             timeline.focus()
 
-    def action_toggle_detail(self) -> None:
-        detail = self.detail
-        detail.display = not detail.display
-
-    def action_maximize(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-        elif self.focused is not None:
-            self.maximize(self.focused, container=False)
-
     def action_toggle_cpu_lanes(self) -> None:
         timeline = self.timeline
         timeline.set_show_cpu(not timeline.show_cpu)
@@ -466,15 +384,9 @@ class MainScreen(PathActions, JobActions, MemoryActions, QueryActions, Screen):
     def action_zoom(self, factor: float) -> None:
         self.timeline.zoom_keep_selection(float(factor))
 
-    def action_pan(self, fraction: float) -> None:
-        self.timeline.pan(float(fraction))
-
     def action_zoom_selection(self) -> None:
         if not self.timeline.zoom_to_selection():
             show_note(self, "the selection has no time span", severity="warning")
-
-    def action_fit_all(self) -> None:
-        self.timeline.fit_all()
 
     def action_summaries(self) -> None:
         """``s``: the summary tables (:mod:`~tracetui.ui.summaries.summaries_screen`); Enter there

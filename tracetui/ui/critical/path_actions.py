@@ -40,7 +40,12 @@ class PathActions:
 
     # ------------------------------------------------------------------ state
     def path_state(self) -> PathState | None:
+        """The path shown: the app's (kept across a job's ranks)."""
         return getattr(self.app, "critical", None)
+
+    def store_path(self, state: PathState | None) -> None:
+        """Keep ``state`` as the path shown (:meth:`path_state` reads it back)."""
+        self.app.critical = state
 
     def _rank(self) -> int | None:
         return getattr(self.app, "rank", None) if getattr(self.app, "job", None) is not None else None
@@ -74,7 +79,7 @@ class PathActions:
             return True
         if self.path_state() is None:
             return False
-        self.app.critical = None
+        self.store_path(None)
         self.walk = "search"
         self.apply_path()
         show_note(self, "critical path marks cleared (P computes one again)")
@@ -170,7 +175,7 @@ class PathActions:
         if self._path_pending != name or not self.is_attached:  # cancelled (Esc) or asked for another
             return
         self._path_pending = None
-        self.app.critical = state
+        self.store_path(state)
         self.walk = "path"
         self.apply_path()
         for w in warnings[:3]:

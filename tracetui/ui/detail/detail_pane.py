@@ -58,6 +58,14 @@ class DetailPane(ScrollView, can_focus=True):
         self._fit()
         self.scroll_home(animate=False)
 
+    def rebuild(self) -> None:
+        """Build the current node again, its note and scroll position kept: the model has
+        more to say about it (the findings became known)."""
+        if self.model is not None:
+            y = self.scroll_offset.y
+            self._fit()
+            self.scroll_to(y=y, animate=False)
+
     def clear_note(self) -> None:
         """Show the current node again without its note (``esc``: a search note is stale)."""
         if self._note is not None:

@@ -83,7 +83,7 @@ class QueryActions:
         if what == "edit":
             self.action_query(choice[1])
         elif what == "filter":
-            self.show_occurrences((choice[1], choice[2]), filter_tree=True)
+            self.show_matches(choice[1], choice[2], "result event", filter_tree=True)
         elif what == "go":
             _, rank, event, note = choice
             shown = self._shown_rank()

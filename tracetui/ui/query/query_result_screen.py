@@ -154,5 +154,6 @@ class QueryResultScreen(Screen):
             where = f" on rank {self.rank} (shown)" if self.rank is not None else ""
             show_note(self, f"no event of the result{where}", severity="warning")
             return
-        # the match list's name in the status line and the n/N notes: "SQL event", "SQL next_event"
-        self.dismiss(("filter", nodes, f"SQL {one_line(self.rows.columns[self.rows.event_index])}"))
+        # the match list's name in the status line and the n/N notes: "SQL", "SQL next_event"
+        column = self.rows.columns[self.rows.event_index]
+        self.dismiss(("filter", nodes, "SQL" if column == "event" else f"SQL {one_line(column)}"))

@@ -31,7 +31,6 @@ from textual.widgets.data_table import ColumnKey
 
 from ... import units
 from ...errors import one_line
-from ...kineto.trace import KinetoTrace
 from ..notify import show_note
 from ..shown import only_while_shown, show_when_computed
 from ..view.summary_table import SummaryTable
@@ -65,7 +64,9 @@ def _sort_key(v: Any, numeric: bool) -> Any:
 
 
 class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
-    """The summary tables; dismisses with (occurrence nodes, label) or None."""
+    """The summary tables under a ``title`` line (what they summarise, what Enter does);
+    dismisses with (occurrence nodes, label) or None.  The diff browser shows its summary
+    deltas here too (its nodes: rows of the merged tree)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="summaries.close"),
@@ -81,15 +82,14 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
     SummariesScreen DataTable { height: 1fr; }
     """
 
-    def __init__(self, kt: KinetoTrace, tables: list[SummaryTable]) -> None:
+    def __init__(self, title: Text, tables: list[SummaryTable]) -> None:
         super().__init__()
-        self.kt = kt
+        self.title_text = title
         self.tables = tables
         self.sort_state: dict[str, tuple[int, bool]] = {}  # table key -> (column, reversed)
 
     def compose(self) -> ComposeResult:
-        yield Label(Text.assemble((one_line(self.kt.name_of_file), "bold"),
-                                  " · Enter: its occurrences in the tree, n/N cycle them"), id="summaries-title")
+        yield Label(self.title_text, id="summaries-title")
         # No ``initial=``: Textual's tabs validate it on mount and raise when the screen was
         # closed meanwhile (s then Esc at once on a busy machine); on_mount picks the tab.
         with TabbedContent(id="summaries-tabs"):
@@ -236,6 +236,7 @@ def open_summaries(screen: Any) -> None:
     """From the browser screen: compute the tables in a worker thread, then show them (not
     when the user has left the browser screen meanwhile)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
+    title = Text.assemble((one_line(kt.name_of_file), "bold"), " · Enter: its occurrences in the tree, n/N cycle them")
     show_when_computed(screen, lambda: summary_tables(kt, categorizer),
-                       lambda tables: screen.app.push_screen(SummariesScreen(kt, tables), screen.show_occurrences),
+                       lambda tables: screen.app.push_screen(SummariesScreen(title, tables), screen.show_occurrences),
                        "summaries")

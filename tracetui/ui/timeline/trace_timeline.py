@@ -28,18 +28,8 @@ from ..view.counter_track import counter_tracks
 from ..view.driver_tracks import allocation_tracks, phase_tracks
 from ..view.memory_track import memory_tracks
 from ..view.trace_row_source import TraceRowSource
-from ..view.track import Track
+from ..view.track import Track, short_lane_label
 from .timeline_strip import TimelineStrip
-
-
-def short_lane_label(lane) -> str:
-    """The lane's own timeline label (the start of its tree label: ``Stream 108``), else
-    ``GPU0 s7`` for a stream, ``T 19392`` for a thread (the strip's label column is narrow)."""
-    if getattr(lane, "short", ""):
-        return lane.short
-    if lane.is_gpu:
-        return f"GPU{lane.pid} s{lane.tid}"
-    return f"T {lane.tid}"
 
 
 class TraceTimeline(TimelineStrip, can_focus=True):

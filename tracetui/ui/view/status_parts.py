@@ -26,13 +26,14 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "search", "path", "export", "driver_link", "driver",
-            "counts", "gpu_link", "et_link", "skipped", "devices", "python")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "steps", "search", "path", "findings", "sort", "matches",
+            "export", "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
-DISPLAY_ORDER = ("rank", "title", "driver", "devices", "counts", "skipped", "gpu_link", "driver_link", "et_link",
-                 "mismatch", "search", "path", "filter", "python", "export", "warnings")
+DISPLAY_ORDER = ("rank", "title", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
+                 "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python", "export",
+                 "findings", "warnings")
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,13 @@ def trace_parts(linked) -> list[Part]:
                                style="bold red"))
     n_warn = len(linked.all_warnings())
     if n_warn:
-        parts.append(_part("warnings", f"⚠ {n_warn} warning{'s' if n_warn != 1 else ''} (w)", style="bold yellow"))
+        parts.append(warnings_part(n_warn))
     return parts
+
+
+def warnings_part(n: int) -> Part:
+    """``⚠ N warnings (w)``: the cue that ``w`` lists what could not be read or linked."""
+    return _part("warnings", f"⚠ {n} warning{'s' if n != 1 else ''} (w)", style="bold yellow")
 
 
 def rank_part(rank: int, world_size: int) -> Part:
@@ -145,16 +151,21 @@ def _clip(s: str, n: int) -> str:
 
 
 def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
-                filtered: bool = False, exported: str | None = None,
+                filtered: bool = False, exported: str | None = None, noun: str | None = None,
                 path: tuple[str, str] | None = None) -> list[Part]:
     """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
-    and its match count, a critical path shown (its long and short forms), the filter flag,
-    and the last export's absolute path."""
+    and its match count (``noun``: the matches are a summary row's occurrences or a
+    finding's evidence, ``query`` names them), a critical path shown (its long and short
+    forms), the filter flag, and the last export's absolute path."""
     parts = []
     if python_hidden is not None:
         parts.append(_part("python", "python hidden" if python_hidden else "python shown",
                            "py hidden" if python_hidden else "py shown", style="dim"))
-    if query is not None:
+    if query is not None and noun is not None:
+        parts.append(_part("search", f"{query}: {n_matches:,} {noun}{'s' if n_matches != 1 else ''}",
+                           f"{_clip(query, 16)}: {n_matches:,}",
+                           style="dim"))
+    elif query is not None:
         parts.append(_part("search", f"search {query!r}: {n_matches:,} matches",
                            f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
     if path is not None:
@@ -165,6 +176,25 @@ def state_parts(*, python_hidden: bool | None = None, query: str | None = None, 
         name = exported.rstrip("/").rsplit("/", 1)[-1]
         parts.append(_part("export", f"saved {exported}", f"saved {name}", style="green", late=1))
     return parts
+
+
+def findings_part(counts: dict[str, int] | None, *, failed: bool = False, job: bool = False) -> Part:
+    """The findings count by severity (``F`` lists them): ``findings: 1 error, 7 warnings,
+    1 info (F)``, else ``F: 1E 7W 1I``; ``findings: checking…`` while the worker runs
+    (``counts`` None), ``findings failed (F)`` when it failed.  The long forms are ``late``:
+    they take only the room the other parts leave."""
+    what = "job findings" if job else "findings"
+    if failed:
+        return _part("findings", f"{what} failed (F)", "F: failed", style="red", late=1)
+    if counts is None:
+        return _part("findings", f"{what}: checking…", "F: …", style="dim", late=1)
+    shown = [(n, word) for word, n in counts.items() if n]
+    if not shown:
+        return _part("findings", f"{what}: none (F)", "F: none", style="green", late=1)
+    full = ", ".join(f"{n:,} {word}" + ("s" if n != 1 and word != "info" else "") for n, word in shown)
+    short = " ".join(f"{n:,}{word[0].upper()}" for n, word in shown)
+    style = "bold red" if counts.get("error") else "yellow" if counts.get("warning") else ""
+    return _part("findings", f"{what}: {full} (F)", f"F: {short}", style=style, late=1)
 
 
 def _priority(key: str) -> int:

@@ -51,6 +51,16 @@ class Track:
         return None
 
 
+def short_lane_label(lane) -> str:
+    """The lane's own timeline label (the start of its tree label: ``Stream 108``), else
+    ``GPU0 s7`` for a stream, ``T 19392`` for a thread (the strip's label column is narrow)."""
+    if getattr(lane, "short", ""):
+        return lane.short
+    if lane.is_gpu:
+        return f"GPU{lane.pid} s{lane.tid}"
+    return f"T {lane.tid}"
+
+
 def runs_mask(run_starts: np.ndarray, run_ends: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Cells ``[edges[c], edges[c + 1])`` that any run ``[start, end]`` overlaps (a
     zero-length run marks the cell holding it).  Runs as from :func:`~tracetui.analysis.intervals.union_intervals`;

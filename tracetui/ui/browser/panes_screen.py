@@ -1,0 +1,171 @@
+"""What the browser screens share: a status line, a tree (``#tree``), a detail pane
+(``#detail``), a timeline (``#timeline``) and the ``/`` search bar (``#search``).
+
+:class:`PanesScreen` keeps the selection (``current``), lets the detail and the timeline follow
+the tree once the queued keys are handled (holding a key down renders the panes for the row the
+cursor stops on, not for every row), and runs the search: ``/`` opens the bar, Enter runs
+:meth:`PanesScreen.run_search`, ``n`` / ``N`` visit the matches in tree order from the cursor.
+The single-trace browser (:class:`~.main_screen.MainScreen`) and the diff browser
+(:class:`~tracetui.ui.diff.diff_screen.DiffScreen`) fill in what their rows are:
+:meth:`~PanesScreen.status_parts`, :meth:`~PanesScreen.sync_panes`, ``select`` and the source's
+``tree_position``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual import on
+from textual.screen import Screen
+from textual.widgets import Input
+
+from ..detail.detail_pane import DetailPane
+from ..notify import show_note
+from ..tree.virtual_tree import VirtualTree
+from ..view.jumps import match_index
+from .search_bar import SearchBar
+from .status_line import StatusLine
+
+
+class PanesScreen(Screen):
+    """A browser screen's selection, status line and search (module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.current: int | None = None
+        self.query_text: str | None = None
+        self.matches = np.empty(0, dtype=np.int64)
+        self.match_positions = np.empty(0)
+        self.match_noun: str | None = None  #: what fixed matches are ("occurrence", "evidence event"); None: a search
+        self._notes: dict[int, Text] = {}  #: node -> the note the detail pane shows with it once
+        self._sync_pending = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No action runs on a browser whose widgets are not there: before its first mount (a key
+        routed while the screen is being pushed) or while it is removed (keys typed ahead of a
+        quit); Textual would raise NoMatches looking them up."""
+        if not self.is_mounted or not self.is_attached or getattr(self.app, "exiting", False):
+            return False
+        return super().check_action(action, parameters)
+
+    @property
+    def op_tree(self) -> VirtualTree:
+        return self.query_one("#tree", VirtualTree)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one("#detail", DetailPane)
+
+    # ------------------------------------------------------------------ status
+    def status_parts(self) -> list:
+        """The status line's parts (:mod:`~tracetui.ui.view.status_parts`)."""
+        raise NotImplementedError
+
+    def status_text(self) -> Text:
+        """The status line as drawn: fitted to one line of the status widget's width."""
+        return self.query_one("#status", StatusLine).fitted()
+
+    def update_status(self) -> None:
+        """Give the status line the current parts; it fits them (again on every resize)."""
+        self.query_one("#status", StatusLine).set_parts(self.status_parts())
+
+    # ------------------------------------------------------------------ selection
+    def moved_to(self, node: int) -> None:
+        """The tree's cursor moved to ``node`` (before the panes follow)."""
+
+    @on(VirtualTree.NodeHighlighted)
+    def _on_highlight(self, event: VirtualTree.NodeHighlighted) -> None:
+        event.stop()
+        self.current = event.node
+        self.moved_to(event.node)
+        if not self._sync_pending:  # the panes follow once the queued input is handled
+            self._sync_pending = True
+            self.call_later(self._sync_panes)
+
+    def _sync_panes(self) -> None:
+        self._sync_pending = False
+        node = self.current
+        note = self._notes.pop(node, None) if node is not None else None
+        self._notes.clear()
+        self.sync_panes(node, note)
+
+    def sync_panes(self, node: int | None, note: Text | None) -> None:
+        """Show ``node`` (and the ``note`` saying how it was reached) in the detail pane and
+        the timeline."""
+        raise NotImplementedError
+
+    def select(self, node: int, note: Text | None = None) -> bool:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ search
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.value = ""
+        bar.display = True
+        bar.focus()
+
+    @on(Input.Submitted, "#search")
+    def _on_search(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._close_search()
+        query = event.value
+        if query.strip():
+            self.run_search(query)
+
+    @on(SearchBar.Cancelled)
+    def _on_search_cancel(self, event: SearchBar.Cancelled) -> None:
+        event.stop()
+        self._close_search()
+
+    def _close_search(self) -> None:
+        self.query_one(SearchBar).display = False
+        self.op_tree.focus()
+
+    def run_search(self, query: str, *, select: bool = True) -> None:
+        raise NotImplementedError
+
+    def _cursor_position(self) -> float:
+        node = self.current
+        return self.source.tree_position(node) if node is not None else -1.0  # type: ignore[attr-defined]
+
+    def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
+        if self.query_text is None:
+            show_note(self, "no search yet: press / to search", severity="warning")
+            return
+        n = self.matches.size
+        if not n:
+            show_note(self, f"no match for {self.query_text!r}", severity="warning")
+            return
+        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
+        self.select(int(self.matches[i]), self._match_note(i))
+
+    def _match_note(self, i: int) -> Text:
+        """The detail pane's note for match ``i``: ``/ match 2 of 26 for 'linear'``, or for fixed
+        matches ``scalar_sync: evidence event 1 of 3``."""
+        n = self.matches.size
+        if self.match_noun is not None:
+            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
+        return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
+
+    def action_next_match(self) -> None:
+        self._goto_match(1)
+
+    def action_prev_match(self) -> None:
+        self._goto_match(-1)
+
+    # ------------------------------------------------------------------ layout
+    def action_toggle_detail(self) -> None:
+        detail = self.detail
+        detail.display = not detail.display
+
+    def action_maximize(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+        elif self.focused is not None:
+            self.maximize(self.focused, container=False)
+
+    def action_pan(self, fraction: float) -> None:
+        self.timeline.pan(float(fraction))  # type: ignore[attr-defined]
+
+    def action_fit_all(self) -> None:
+        self.timeline.fit_all()  # type: ignore[attr-defined]

@@ -1,0 +1,1 @@
+"""The diff browser: two runs compared (``tracetui diff A B``, docs/diff.md)."""
