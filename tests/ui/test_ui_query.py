@@ -48,6 +48,17 @@ async def answered(app, pilot, timeout: float = 120.0) -> None:
     raise AssertionError(f"no answer; screen: {screen_text(app)}")
 
 
+async def until_duckdb_runs(app, pilot, timeout: float = 120.0) -> None:
+    """Wait until the bar says the query runs and DuckDB has started it (the first query
+    imports DuckDB, which takes seconds on a busy machine)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not ("running" in screen_text(app) and app.query_state is not None and app.query_state.started):
+        assert loop.time() < deadline, f"the query never ran; screen: {screen_text(app)}"
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+
+
 async def run_query(app, pilot, sql: str) -> None:
     """``:``, the query in the bar, Enter; wait for the answer."""
     await press(pilot, "colon")
@@ -152,16 +163,12 @@ async def test_f_filters_the_tree_to_the_results_events_and_n_walks_them():
 async def test_escape_stops_a_running_query_and_the_ui_answers_meanwhile():
     app = TraceApp([BERT], use_cache=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        main = await open_app(app, pilot)
+        await open_app(app, pilot)
         await press(pilot, "colon")
-        bar = main.query_one(QueryBar)
+        bar = app.screen.query_one(QueryBar)
         bar.input.value = "SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3"
         await press(pilot, "enter")
-        for _ in range(100):  # until DuckDB runs (the first query imports it)
-            await asyncio.sleep(0.05)
-            await pilot.pause()
-            if "running" in screen_text(app) and app.query_state.started:
-                break
+        await until_duckdb_runs(app, pilot)
         assert bar.running
         await asyncio.sleep(0.3)
         await press(pilot, "escape")
