@@ -127,6 +127,14 @@ async def test_a_bad_query_leaves_duckdbs_message_in_the_bar():
         assert "the statement returns no rows" in screen_text(app)
         await run_query(app, pilot, "SELECT count(*) AS n FROM flash")
         assert isinstance(app.screen, QueryResultScreen) and app.screen.rows.value(0, 0) == 4
+        # NULL draws as an empty cell; the line under the table says it is NULL (not an empty text)
+        await run_query(app, pilot, "SELECT CAST(NULL AS VARCHAR) AS nothing, '' AS empty")
+        assert "row 1 · nothing = NULL" in screen_text(app)
+        await press(pilot, "right")
+        assert "row 1 · empty = " in screen_text(app) and "empty = NULL" not in screen_text(app)
+        # no rows: nothing to go to, so no Enter hint
+        await run_query(app, pilot, "SELECT event FROM kernels WHERE false")
+        assert "0 rows in" in screen_text(app) and "Enter: go to" not in screen_text(app)
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ class QueryResultScreen(Screen):
             sql = sql[:TITLE_SQL - 1] + "…"
         t = Text(sql, style="bold")
         t.append(f"   {n:,} row{'s' if n != 1 else ''}{more} in {units.s_text(self.seconds, '.2f')}")
-        if self.rows.event_index is not None:
+        if self.rows.event_index is not None and n:
             keys = "Enter: go to its event, f: filter the tree to them"
             if self.rank is not None:
                 keys += f" (rank {self.rank} shown)"
@@ -112,7 +112,10 @@ class QueryResultScreen(Screen):
             line.update(Text("no rows" if self.rows.columns else "no columns (a statement without a result)"))
             return
         t = Text(f"row {row + 1:,} · {one_line(self.rows.columns[col])} = ", style="bold")
-        t.append(self.rows.cell(row, col))
+        if self.rows.value(row, col) is None:  # an empty cell in the table: say which empty it is
+            t.append("NULL", style="dim italic")
+        else:
+            t.append(self.rows.cell(row, col))
         line.update(t)
 
     # ------------------------------------------------------------------ keys
