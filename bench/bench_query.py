@@ -1,6 +1,6 @@
 """`tracetui query` and `tracetui slice` at scale, and peers opening a slice.
 
-    python bench/bench_query.py                 # v100x2_nccl_216k tiled 10x (2.16M events)
+    python bench/bench_query.py                 # v100x2_nccl_216k tiled 14x (2,119,474 model events)
     python bench/bench_query.py -n 4 --no-peers
 
 Prints one table:
@@ -95,7 +95,8 @@ def peers(out_dir: str) -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-n", type=int, default=10, help="copies of v100x2_nccl_216k (10: 2.16M events)")
+    ap.add_argument("-n", type=int, default=14,
+                    help="copies of v100x2_nccl_216k (14: 2,119,474 events in the model; 10: 1,513,910)")
     ap.add_argument("--no-peers", action="store_true", help="skip HTA and TraceLens")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_query_") as d:
