@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", help="a Kineto trace, or a job (a folder, a glob, rank files)")
     p.add_argument("more", nargs="*", default=[], help=argparse.SUPPRESS)
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--step", type=int, default=None, metavar="N", help="the work of ProfilerStep#N")
+    what.add_argument("--step", type=int, default=None, metavar="N",
+                      help="the work of step N: ProfilerStep#N, else the N-th repeated top-level annotation")
     what.add_argument("--window", default=None, metavar="START:END",
                       help=f"what ran between START and END, {units.US} after the trace start (as the browser shows)")
     what.add_argument("--select", default=None, metavar="SELECTOR",
