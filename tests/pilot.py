@@ -79,10 +79,11 @@ def dialog_words(app) -> str:
     return " ".join(words)
 
 
-async def error_dialog_shown(app, pilot, timeout: float = 120.0) -> ErrorDialog:
+async def error_dialog_shown(app, pilot, timeout: float = 120.0, last_words: str = "Open another file") -> ErrorDialog:
     """Wait until the load worker has failed and its error dialog is painted (the worker starts
     after the loading screen's first frame: on a busy machine waiting for workers alone
-    can return before it exists)."""
+    can return before it exists).  ``last_words``: the dialog's last line (the diff
+    browser's dialog offers no other file: ``Quit (Esc)``)."""
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -90,7 +91,7 @@ async def error_dialog_shown(app, pilot, timeout: float = 120.0) -> ErrorDialog:
     # shown and laid out: its last line of text is on screen (on a loaded machine the first
     # frames after the push can still show the loading screen under a dialog not yet laid out)
     while loop.time() < deadline and not (isinstance(app.screen, ErrorDialog)
-                                          and "Open another file" in screen_text(app)):
+                                          and last_words in screen_text(app)):
         await app.workers.wait_for_complete()
         await pilot.pause()
         await asyncio.sleep(0.02)

@@ -18,12 +18,11 @@ from diff_files import (
     write_modified_bert,
     write_renamed_bert,
 )
-from pilot import SIZES, open_diff, press, screen_text
+from pilot import SIZES, dialog_words, error_dialog_shown, open_diff, press, screen_text
 from shared_traces import kineto_path
 
 from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import DiffScreen, TraceApp
-from tracetui.ui.browser.error_dialog import ErrorDialog
 from tracetui.ui.diff.diff_side_screen import DiffSideScreen
 from tracetui.ui.summaries.summaries_screen import SummariesScreen
 
@@ -154,12 +153,8 @@ async def test_search_and_the_timeline_show_both_runs(modified):
 async def test_a_step_a_side_lacks_is_one_line_in_the_error_dialog(modified):
     app = diff_app(modified, step_a=99)
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(400):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            if isinstance(app.screen, ErrorDialog) and "Quit (Esc)" in screen_text(app):
-                break
-        text = screen_text(app)
+        await error_dialog_shown(app, pilot, last_words="Quit (Esc)")
+        text = dialog_words(app)  # the message wraps where the file name ends
         assert "Could not compare the runs" in text and "has no step 99" in text and "Open another" not in text
         await press(pilot, "escape")
     assert app.return_code == 2

@@ -170,7 +170,9 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
     if spec == "not-a-trace":
         assert "ErrorDialog" in record.screens
     elif spec == "critical":
-        assert {"CriticalPathScreen", "MainScreen"} <= record.screens
+        # every app of the walk starts there; whether a burst later starts on the main screen
+        # depends on which keys the random walk meets (a CI run under load never left it)
+        assert "CriticalPathScreen" in record.screens
     elif spec == "diff":
         assert "DiffScreen" in record.screens
     elif spec == "query":  # started on the result table, and left it (which screen a burst starts on varies)

@@ -80,7 +80,9 @@ def per_trace(trace: KinetoTrace, key: str, compute: Callable[[KinetoTrace], Any
     entry = _CACHE.get(id(trace))
     if entry is None or entry[0]() is not trace:
         tid = id(trace)
-        entry = (weakref.ref(trace, lambda _ref, tid=tid: _CACHE.pop(tid, None)), {})
+        # the callback holds the dict itself: at interpreter exit the module's globals are
+        # already None when the last traces are collected
+        entry = (weakref.ref(trace, lambda _ref, tid=tid, cache=_CACHE: cache.pop(tid, None)), {})
         _CACHE[tid] = entry
     values = entry[1]
     if key not in values:

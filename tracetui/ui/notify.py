@@ -33,4 +33,22 @@ def show_note(node: DOMNode, message: str | Text, *, title: str | Text = "",
 
     Safe to call from the UI thread only; from a worker use ``app.call_from_thread``.
     """
-    node.app.notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
+    app = node.app
+    text, head = plain(message), plain(title)
+    if _on_screen(app, text, head, severity):
+        return
+    app.notify(text, title=head, severity=severity, timeout=timeout, markup=False)
+
+
+def _on_screen(app, text: str, title: str, severity: Severity) -> bool:
+    """Is the same note already shown?  A key held down (or pressed again before its toast
+    expires) must not stack dozens of identical toasts over the screen.  Reads the app's
+    live notifications (a private attribute of every supported Textual, 8.0-8.2); when it is
+    missing, every note is shown."""
+    shown = getattr(app, "_notifications", None)
+    if shown is None:
+        return False
+    try:
+        return any(n.message == text and n.title == title and n.severity == severity for n in shown)
+    except (AttributeError, TypeError):
+        return False
