@@ -48,6 +48,16 @@ async def answered(app, pilot, timeout: float = 120.0) -> None:
     raise AssertionError(f"no answer; screen: {screen_text(app)}")
 
 
+async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:
+    """Wait until ``condition()`` holds (a deadline, not a number of rounds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, f"no {what} after {timeout:.0f} s"
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+
+
 async def until_duckdb_runs(app, pilot, timeout: float = 120.0) -> None:
     """Wait until the bar says the query runs and DuckDB has started it (the first query
     imports DuckDB, which takes seconds on a busy machine)."""
@@ -190,16 +200,20 @@ async def test_escape_stops_a_running_query_and_the_ui_answers_meanwhile():
 
 @pytest.mark.slow
 async def test_the_palette_opens_the_query_bar_and_an_et_alone_says_why_not():
+    from textual.command import CommandList, CommandPalette
+
+    def offered(app) -> bool:  # the palette lists its search's answer, Query (SQL) first
+        lists = list(app.screen.query(CommandList)) if isinstance(app.screen, CommandPalette) else []
+        return bool(lists) and lists[0].option_count > 0 and "Query (SQL)" in str(
+            lists[0].get_option_at_index(0).prompt)
+
     app = TraceApp([BERT], use_cache=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        main = await open_app(app, pilot)
-        await press(pilot, "ctrl+p")
-        await pilot.pause(0.2)
-        await press(pilot, *"Query (SQL)")
-        await pilot.pause(0.2)
-        await press(pilot, "enter")
-        await pilot.pause(0.2)
-        assert main.query_one(QueryBar).display
+        await open_app(app, pilot)
+        await press(pilot, "ctrl+p", *"Query (SQL)")
+        await until(pilot, lambda: offered(app), "the palette offering Query (SQL)")
+        await press(pilot, "enter")  # the palette highlights its first offer
+        await until(pilot, lambda: app.screen.query_one(QueryBar).display, "the query bar")
     app = TraceApp([RESNET_ET], use_cache=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         main = await open_app(app, pilot)
@@ -225,12 +239,8 @@ async def test_in_a_job_enter_on_a_row_of_another_rank_switches_to_it():
         assert ranks.count(5) == len(raw) and ranks[0] == 5  # rank 5's kernels, counted in its raw file
         assert sorted(set(ranks)) == list(range(8))
         await press(pilot, "enter")
-        for _ in range(400):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            if app.rank == 5 and isinstance(app.screen, MainScreen) and app.screen.current is not None:
-                break
-            await asyncio.sleep(0.05)
+        await until(pilot, lambda: app.rank == 5 and isinstance(app.screen, MainScreen)
+                    and app.screen.current is not None, "rank 5 shown", timeout=120.0)
         main = app.screen
         await pilot.pause(0.2)
         kt = main.source.kt
