@@ -249,6 +249,14 @@ async def test_in_a_job_enter_on_a_row_of_another_rank_switches_to_it():
         # the session outlives the rank switch: the history is still there
         await press(pilot, "colon", "up")
         assert main.query_one(QueryBar).input.value.startswith("SELECT rank, event")
+        # f filters the shown rank's tree to rank 5's rows, and says how many rows are elsewhere
+        await press(pilot, "enter")
+        await answered(app, pilot)
+        await press(pilot, "f")
+        assert app.screen is main and main.source.filtered
+        assert f"SQL: {len(raw)} result events" in str(main.status_parts())
+        others = len(res.rows) - len(raw)
+        assert any(f"{others:,} of {len(res.rows):,} rows are on other ranks" in t for t in toasts(app)), toasts(app)
 
 
 async def _result_shown(pilot) -> None:

@@ -157,6 +157,12 @@ class QueryResultScreen(Screen):
             where = f" on rank {self.rank} (shown)" if self.rank is not None else ""
             show_note(self, f"no event of the result{where}", severity="warning")
             return
+        if self.rank is not None and self.rows.rank_index is not None:  # a job: the tree shows one rank
+            r = self.rows.rank_index
+            elsewhere = sum(1 for row in self.rows.rows if row[r] != self.rank)
+            if elsewhere:
+                show_note(self, f"filtered to rank {self.rank}'s rows; {elsewhere:,} of {len(self.rows):,} rows are "
+                                "on other ranks (Enter on one switches to its rank)")
         # the match list's name in the status line and the n/N notes: "SQL", "SQL next_event"
         column = self.rows.columns[self.rows.event_index]
         self.dismiss(("filter", nodes, "SQL" if column == "event" else f"SQL {one_line(column)}"))
