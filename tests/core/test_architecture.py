@@ -185,7 +185,8 @@ def test_no_module_over_600_lines():
 
 
 # ---------------------------------------------------------------- the UI by feature
-UI_FEATURES = ("browser", "diff", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "findings")
+UI_FEATURES = ("browser", "diff", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "findings",
+               "query")
 
 
 def _classes(path: Path) -> list[str]:

@@ -99,6 +99,8 @@ class TraceApp(App[int]):
         self.load_cancelled = False
         #: set once the browser is painted; the load worker then writes the cache entry
         self._browser_shown = threading.Event()
+        #: SQL over what is shown (ui/query): the DuckDB session and this session's queries
+        self.query_state = None
 
     # ------------------------------------------------------------------ settings
     def _apply_settings(self) -> None:
@@ -224,6 +226,10 @@ class TraceApp(App[int]):
                 return
         for write in pending:
             write()
+
+    def on_unmount(self) -> None:
+        if self.query_state is not None:
+            self.query_state.close()
 
     def _post_load_error(self, exc: Exception, path: str) -> None:
         """The :class:`LoadFailed` of a load that raised ``exc``: bad input's one line, too

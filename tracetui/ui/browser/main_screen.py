@@ -27,6 +27,8 @@ from ..findings.findings_actions import FindingsActions
 from ..job.job_actions import JobActions
 from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
+from ..query.query_actions import QueryActions
+from ..query.query_bar import QueryBar
 from ..summaries.summaries_screen import open_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
@@ -50,7 +52,7 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesScreen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
@@ -84,6 +86,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
             yield TraceTree(self.source, id="tree")
             yield DetailPane(self.findings_pane_model(), id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
+        yield QueryBar(id="query")
         yield TraceTimeline(self.source, id="timeline")
         yield Footer()
 
@@ -265,11 +268,13 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
         if select:
             self._goto_match(0, inclusive=True)
 
-    def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None) -> None:
+    def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None, *,
+                     filter_tree: bool = False) -> None:
         """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
         use it, in tree order: a summary or memory row's occurrences, a finding's evidence),
         and select ``first`` (default: the first in tree order).  ``label`` names them,
-        ``noun`` says what each is."""
+        ``noun`` says what each is; ``filter_tree``: and show only the subtrees holding them,
+        as ``f`` does (a query's result)."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
@@ -282,7 +287,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
         self.matches, self.match_positions = nodes[o], positions[o]
         self.matches_fixed = True
         self.walk = "search"  # n/N cycle these (not a critical path's segments)
-        if src.filtered:
+        if src.filtered or filter_tree:
             self._set_filter(True)
         self.update_status()
         self.op_tree.focus()
