@@ -88,7 +88,7 @@ async def test_typed_query_with_completion_opens_the_table_and_enter_goes_to_the
         await press(pilot, "colon")
         bar = main.query_one(QueryBar)
         assert bar.input.has_focus
-        assert "tables: events kernels ops links gaps steps counters args" in screen_text(app)
+        assert "tables: events kernels gpu_events ops links gaps steps counters args" in screen_text(app)
         await press(pilot, *"FROM ker")  # DuckDB's FROM-first SELECT
         await press(pilot, "tab")  # the greyed completion: kernels
         assert bar.input.value == "FROM kernels"

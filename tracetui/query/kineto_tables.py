@@ -35,7 +35,7 @@ class TraceTables:
     """Builds the tables of one :class:`~tracetui.session.LinkedTrace` on demand (each once)."""
 
     #: table name -> builder method name; docs/query.md documents each
-    TABLES = ("events", "kernels", "ops", "links", "gaps", "steps", "counters", "args")
+    TABLES = ("events", "kernels", "gpu_events", "ops", "links", "gaps", "steps", "counters", "args")
 
     def __init__(self, linked: LinkedTrace, categorizer: KernelCategorizer | None = None) -> None:
         if linked.kineto is None:
@@ -123,6 +123,12 @@ class TraceTables:
         })
 
     def _kernels(self) -> pd.DataFrame:
+        """The rows of ``gpu_events`` that are kernels: a count of ``kernels`` is a count of
+        kernels, never of memcpys and memsets too (the status line's "GPU events (kernels)")."""
+        rows = self._gpu_events()
+        return rows[(rows["kind"] == Kind.KERNEL.name.lower()).to_numpy()].reset_index(drop=True)
+
+    def _gpu_events(self) -> pd.DataFrame:
         g = self._gpu_frame()
         kt = self.kt
         ev = g["event"].to_numpy(dtype=np.int64)
