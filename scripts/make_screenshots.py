@@ -11,7 +11,8 @@ of the BERT run (``tracetui/driver/synthetic.py``); the diff views compare the B
 with a copy written by ``tests/diff_files.py`` (one attention op's kernels removed, one GEMM 3x
 slower).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
-``App.save_screenshot``.  The output is deterministic (no clocks on screen).
+``App.save_screenshot``.  The output is deterministic (no clocks on screen) but for the
+wall time of the query in ``query.svg``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the driver-call trace writers (driver_ui_files.py)
+
+from textual.widgets import Input  # noqa: E402
 
 from tracetui.config import Settings  # noqa: E402
 from tracetui.diff.runs import DiffRequest  # noqa: E402
@@ -44,6 +47,10 @@ DRIVER_ALONE = Path("<written: a bpftrace driver-call trace>")
 DRIVER_OF_BERT = Path("<written: the driver calls of the BERT run>")
 #: the BERT trace with one attention op's kernels removed and one GEMM 3x slower (tests/diff_files.py)
 BERT_NEW = Path("<written: bert_new.json.gz, a modified copy of the BERT trace>")
+
+#: the query typed in query.svg (its wall time in the title is the one thing that changes run to run)
+QUERY = ("SELECT op_name, count(*) AS kernels, sum(dur_us) AS gpu_us, min(op_event) AS first_op_event "
+         "FROM kernels GROUP BY op_name")
 
 #: (file name, traces, keys pressed after loading, terminal size, what it shows)
 VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
@@ -75,6 +82,9 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "a: every arg of the selected kernel, foldable, c/C copy a value or a name"),
     ("findings.svg", [MULTISTREAM], ["F", "down"], SIZE,
      "F: the findings by time at stake (an estimate), the selected one's verdict, evidence, details, method"),
+    ("query.svg", [BERT], ["colon", *QUERY, "enter", "right", "right", "s"], SIZE,
+     ": a query's rows (kernels and GPU time per launching op, sorted by GPU time with s); Enter goes to "
+     "the row's first op, f filters the tree to those ops"),
     ("job_cross_rank.svg", [JOB_8RANKS], ["X"], (150, 46),
      "a whole job (8 ranks, X): GPU time per rank, collectives matched across ranks, stragglers"),
     ("memory.svg", [QWEN], ["M"], SIZE,
@@ -128,11 +138,12 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
             await app.workers.wait_for_complete()
             await pilot.pause(0.05)
         for key in keys:
+            typed = isinstance(app.focused, Input)  # a letter typed into the query bar opens nothing
             await pilot.press(key)
-            if key in ("s", "M"):  # the summaries and memory are computed in a worker before their screen opens
+            if key in ("s", "M", "enter"):  # summaries, memory, queries: computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
-            if key == "P":  # the path too
+            if key == "P" and not typed:  # the path too
                 while type(app.screen).__name__ != "CriticalPathScreen":
                     await app.workers.wait_for_complete()
                     await pilot.pause(0.05)

@@ -36,7 +36,11 @@ COMMON_KEYS = ("up", "down", "left", "right", "pageup", "pagedown", "home", "end
 #: Text typed into inputs: no match, invalid regexes, markup-like and odd characters, real names.
 TEXTS = ("zzzz", "/aten::(mm/", "[bold]x[/bold]", "[red", "[/]", "/(/", "\\", "*", "aten::mm", "gemm",
          "/^aten::.*mm$/", "Memcpy", "nccl", "µs ±", "AddmmBackward0", "  ", "ProfilerStep", "/[/",
-         "Kernel", "ncclDevKernel", "x" * 120, "theme", "keys", "help", "warnings")
+         "Kernel", "ncclDevKernel", "x" * 120, "theme", "keys", "help", "warnings",
+         # SQL for the query bar (``:``): rows with event ids, a statement without rows, a bad query
+         "SELECT event, name, dur_us FROM events ORDER BY dur_us DESC LIMIT 50",
+         "SELECT rank, event, kind FROM events LIMIT 20", "FROM kernels", "CREATE VIEW v AS SELECT 1",
+         "SELECT * FROM gaps", "SELECT name, count(*) FROM ops GROUP BY ALL")
 
 #: Actions never triggered by the walk: they end the process or suspend it.
 FORBIDDEN_ACTIONS = {"quit", "app.quit", "quit_app", "app.quit_app", "suspend_process", "app.suspend_process",
@@ -48,7 +52,7 @@ FORBIDDEN_KEYS = {"ctrl+c", "ctrl+q", "ctrl+z", "ctrl+s", "ctrl+backslash"}
 #: its command list exists; that is Textual's race, not tracetui's).
 OPENERS = {"command_palette", "app.command_palette", "help", "warnings", "export", "search", "show_help_panel",
            "close", "cancel", "quit", "escape", "dismiss", "app.pop_screen", "critical_path", "go", "findings",
-           "summaries"}
+           "summaries", "query"}
 
 
 class WalkFailure(AssertionError):

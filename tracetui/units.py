@@ -191,6 +191,28 @@ def number(v: Any, digits: int = 3) -> str:
     return f"{f:,.{digits}f}"
 
 
+def value_text(v: Any) -> str:
+    """A value whose unit the column name says (a query result cell, docs/query.md): NULL as
+    "" ; integers in full without separators (ids and counts stay copyable); floats with 3
+    decimals (µs to the ns), or 3 significant digits when smaller than 0.001 (``1.2e-05``);
+    NaN and infinities as ``nan``/``inf``; booleans ``true``/``false``; anything else ``str``."""
+    if v is None:
+        return ""
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded (start-up stays without it)
+    if isinstance(v, bool) or (np is not None and isinstance(v, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, int) or (np is not None and isinstance(v, np.integer)):
+        return str(int(v))
+    if isinstance(v, float) or (np is not None and isinstance(v, np.floating)):
+        f = float(v)
+        if not math.isfinite(f):
+            return str(f)
+        if f != 0 and abs(f) < 1e-3:
+            return f"{f:.3g}"
+        return f"{f:.3f}"
+    return str(v)
+
+
 def as_given(v: Any) -> str | None:
     """A number as the trace wrote it, with thousands separators: ``1,106.2125``, ``0.05``,
     ``4``; None stays None, anything else is ``str``."""

@@ -185,7 +185,8 @@ def test_no_module_over_600_lines():
 
 
 # ---------------------------------------------------------------- the UI by feature
-UI_FEATURES = ("browser", "diff", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "findings")
+UI_FEATURES = ("browser", "diff", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "findings",
+               "query")
 
 
 def _classes(path: Path) -> list[str]:
@@ -228,3 +229,14 @@ def test_no_two_classes_share_a_name():
             seen.setdefault(name, []).append(str(path.relative_to(REPO)))
     twice = {name: where for name, where in seen.items() if len(where) > 1 and not name.startswith("_")}
     assert not twice, twice
+
+
+def test_no_export_file_lies_at_the_repo_root():
+    """A walk that presses ``e`` writes its export into the current folder; twice such a file
+    was committed at the root.  The root holds only these files (folders are not checked)."""
+    allowed = {"README.md", "CONTRIBUTING.md", "pyproject.toml", ".gitignore"}
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
+    if tracked.returncode != 0:  # not a git checkout: nothing committed to check
+        return
+    at_root = {p for p in tracked.stdout.splitlines() if "/" not in p}
+    assert at_root <= allowed, sorted(at_root - allowed)

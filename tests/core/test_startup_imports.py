@@ -26,13 +26,14 @@ FIRST_SCREEN_CORE = (
     "tracetui.analysis.roofline", "tracetui.analysis.categories", "tracetui.analysis.intervals",
     "tracetui.analysis.frames", "tracetui.analysis.gaps", "tracetui.analysis.launches",
     "tracetui.analysis.tables", "tracetui.analysis.driver", "tracetui.findings", "tracetui.findings.spec",
-    "tracetui.findings.fmt",
+    "tracetui.findings.fmt", "tracetui.query", "tracetui.query.cells",
 )
 #: modules the first screen must not load: name -> what it is
 HEAVY = {"pandas": "pandas", "dask": "Dask", "tracetui.job.job": "the job machinery",
          "tracetui.job.executor": "the job machinery", "tracetui.driver.loader": "the driver-call reader",
          "tracetui.driver.lines": "the driver-call reader", "tracetui.et.loader": "the ET loader",
-         "tracetui.export.report": "the export", "tracetui.findings.engine": "the findings' rules"}
+         "tracetui.export.report": "the export", "tracetui.findings.engine": "the findings' rules",
+         "tracetui.query.engine": "the SQL engine", "duckdb": "DuckDB"}
 
 _CHECK = """
 import sys

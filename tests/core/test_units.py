@@ -124,3 +124,12 @@ def test_durations_counts_and_percentages():
     assert [units.compact_count(n) for n in (9_999, 12_345, 123_456, 12_345_678)] == ["9,999", "12345", "123k", "12M"]
     assert units.plural(1, "call") == "1 call" and units.plural(2145, "call") == "2,145 calls"
     assert units.percent(1, 8) == "12.5%" and units.percent(1, 0) == ""
+
+
+def test_query_values_are_plain_and_copyable():
+    import numpy as np
+
+    assert [units.value_text(v) for v in (None, True, np.bool_(False), 1234567, np.int64(-3))] == [
+        "", "true", "false", "1234567", "-3"]  # ids and counts without separators
+    assert [units.value_text(v) for v in (12.3456, 0.0, 1.234e-5, float("inf"), np.float32(2.5), "x")] == [
+        "12.346", "0.000", "1.23e-05", "inf", "2.500", "x"]

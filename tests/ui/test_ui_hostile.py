@@ -300,3 +300,41 @@ def test_the_last_guard_drops_what_a_widget_forgot():
     written = strip.render(Console(color_system="truecolor"))
     assert terminal_residue(written) == [] and "name]52;c;eA==" in written and " 6n|" in written
     assert strip.cell_length == Strip([Segment("name]52;c;eA==")]).cell_length + 4
+
+
+@pytest.mark.slow
+async def test_the_query_bar_and_result_screen_of_a_hostile_trace(tmp_path):
+    """``:``: result rows of hostile names, a column named by one (PIVOT), the cell line, the
+    status after f, and DuckDB's message quoting a hostile name in the bar."""
+    from tracetui.ui.query.query_bar import QueryBar
+    from tracetui.ui.query.query_result_screen import QueryResultScreen
+
+    app = TraceApp([str(write_hostile_kineto(tmp_path))], use_cache=False)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        main = await open_app(app, pilot)
+
+        async def query(sql: str) -> None:
+            await press(pilot, "colon")
+            main.query_one(QueryBar).input.value = sql
+            await press(pilot, "enter")
+            deadline = asyncio.get_running_loop().time() + 120.0  # the first query starts DuckDB
+            while not (isinstance(app.screen, QueryResultScreen) or not main.query_one(QueryBar).running):
+                assert asyncio.get_running_loop().time() < deadline, "the query did not answer in 120 s"
+                await asyncio.sleep(0.05)
+                await pilot.pause()
+            await pilot.pause()
+
+        await query("SELECT event, name, lane, category FROM events WHERE name LIKE '%pwned%' LIMIT 40")
+        assert isinstance(app.screen, QueryResultScreen) and len(app.screen.rows) == 40
+        check(app, "query: result rows")
+        await press(pilot, "right", "down")
+        check(app, "query: cell line")
+        assert "\\x1b]52;c;" in screen_text(app)
+        await press(pilot, "f")
+        check(app, "query: tree filtered to the result")
+        await query("PIVOT (SELECT name FROM kernels LIMIT 3) ON name USING count(*)")
+        check(app, "query: columns named by the trace")
+        await press(pilot, "escape")
+        await query("SELECT CAST(name AS INTEGER) FROM kernels")
+        assert app.screen is main and "Conversion Error" in screen_text(app)
+        check(app, "query: DuckDB's message quoting a name")

@@ -3,11 +3,11 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 14 walks, 6,400 keys:
+fails with the trace, the seed and the last keys pressed.  Per CI run: 15 walks, 6,700 keys:
 5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
 two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
-and the diff browser (a shared trace against a modified copy: its sides' browsers and summary
-deltas too).
+the diff browser (a shared trace against a modified copy: its sides' browsers and summary
+deltas too), and walks that start on the critical path screen and on a query's result table.
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
@@ -48,7 +48,10 @@ WALKS = [
     ("not a trace (error dialog)", "not-a-trace", 200, (80, 24)),
     ("critical path screen (BERT)", "critical", 300, (80, 24)),
     ("diff: BERT against a modified copy", "diff", 400, (80, 24)),
+    ("SQL: query bar and result table", "query", 300, (80, 24)),
 ]
+#: the query the SQL walk starts from (rows with event ids, so Enter and f act)
+WALK_QUERY = "SELECT event, name, dur_us, launch_event FROM kernels ORDER BY dur_us DESC"
 
 
 def _paths(spec, tmp_path: Path) -> list[str]:
@@ -61,7 +64,7 @@ def _paths(spec, tmp_path: Path) -> list[str]:
         return [str(write_bpftrace(tmp_path / "trace_cuda.jsonl"))]
     if spec == "driver-linked":
         return [str(p) for p in write_linked(tmp_path)]
-    if spec == "critical":
+    if spec in ("critical", "query"):
         return [str(kineto_path("h100_bert_inference.json.gz"))]
     if spec == "diff":
         modified = write_modified_bert(tmp_path / "modified.json.gz")
@@ -115,6 +118,23 @@ async def _export_every_format(app, pilot, folder: Path) -> list[Path]:
     return written
 
 
+async def _query_rows(app, pilot) -> None:
+    """``:``, :data:`WALK_QUERY`, Enter: wait for the result screen."""
+    import asyncio
+
+    from tracetui.ui.query.query_bar import QueryBar
+    from tracetui.ui.query.query_result_screen import QueryResultScreen
+
+    await pilot.press("colon")
+    app.screen.query_one(QueryBar).input.value = WALK_QUERY
+    await pilot.press("enter")
+    deadline = asyncio.get_running_loop().time() + 120.0  # the first query starts DuckDB
+    while not isinstance(app.screen, QueryResultScreen):
+        assert asyncio.get_running_loop().time() < deadline, "the query did not answer in 120 s"
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("label, spec, n_keys, size", WALKS, ids=[w[0] for w in WALKS])
 async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch):
@@ -126,6 +146,9 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
 
     async def opened(app, pilot):
         await _ready(app, pilot)
+        if spec == "query":  # start on the result table: the random keys then sort, go, filter, edit ...
+            await _query_rows(app, pilot)
+            return
         if spec == "critical" and isinstance(app.screen, MainScreen):  # each app of the walk starts on P's screen
             await pilot.press("P")
             while type(app.screen).__name__ != "CriticalPathScreen":
@@ -151,6 +174,8 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
         assert "CriticalPathScreen" in record.screens
     elif spec == "diff":
         assert "DiffScreen" in record.screens
+    elif spec == "query":  # started on the result table, and left it (which screen a burst starts on varies)
+        assert "QueryResultScreen" in record.screens and len(record.screens) >= 2
     else:
         assert "MainScreen" in record.screens
     if "memory screen" in label:

@@ -181,3 +181,16 @@ def gpu_events_by_step(trace: KinetoTrace, steps: Steps) -> tuple[np.ndarray, np
     ev, launch = ev[has], launch[has]
     k = step_index(trace.ts[launch], steps.steps)
     return ev[k >= 0], k[k >= 0]
+
+
+def step_of_events(trace: KinetoTrace, steps: Steps | None = None) -> np.ndarray:
+    """Per event, the index into ``steps.steps`` (default :func:`find_steps`) of the step it
+    is in by the rules above (host events by their start, GPU events by their launch's
+    start; the whole-trace step holds every event), -1 for none (an instant event, GPU work
+    whose launch is not in the trace, a GPU annotation).  For ``tracetui query``'s ``step``
+    columns and ``tracetui slice --step``."""
+    steps = find_steps(trace) if steps is None else steps
+    out = np.full(trace.n_events, -1, dtype=np.int64)
+    for ev, k in (host_events_by_step(trace, steps), gpu_events_by_step(trace, steps)):
+        out[ev] = k
+    return out

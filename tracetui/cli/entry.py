@@ -6,6 +6,8 @@
     tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
+    tracetui query TRACE_OR_JOB "SQL" [--csv | --json] [--file q.sql]   SQL over the trace (docs/query.md)
+    tracetui slice TRACE --step N | --window A:B | --select SEL | --ranks R -o OUT   a smaller trace
     tracetui check TRACE_OR_JOB [--json] [--rules FILE] [--fail-on warning|error]
                                              what is wrong with this run (docs/findings.md)
     tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
@@ -25,9 +27,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import units
 from ..errors import TraceError, one_line
 
-SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "diff", "critical-path", "record")
+SUBCOMMANDS = ("open", "summary", "memory", "export", "tree", "info", "check", "diff", "critical-path", "query",
+               "slice", "record")
 EXIT_BAD_INPUT = 2
 
 
@@ -100,6 +104,38 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("query", help="SQL over a trace or a whole job (tables: docs/query.md)")
+    p.add_argument("trace", help="a Kineto trace (or a driver-call trace), or a job: a folder, a glob, rank files")
+    p.add_argument("sql", nargs="?", default=None, help="the query (or --file)")
+    p.add_argument("--file", default=None, metavar="Q.SQL", help="read the query from this file")
+    p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE", help="the Execution Trace of the same run")
+    p.add_argument("--driver", dest="driver", default=None, metavar="DRIVER_TRACE",
+                   help="a driver-call trace of the same run (adds the calls, records, ioctls, phases tables)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="print CSV (a header line, then every row)")
+    fmt.add_argument("--json", action="store_true", help="print a JSON list of row objects")
+    p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+    _add_job_options(p)
+
+    p = sub.add_parser("slice", help="write a smaller, valid trace: one step, a time window, a subtree, some ranks")
+    p.add_argument("trace", help="a Kineto trace, or a job (a folder, a glob, rank files)")
+    p.add_argument("more", nargs="*", default=[], help=argparse.SUPPRESS)
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--step", type=int, default=None, metavar="N",
+                      help="the work of step N: ProfilerStep#N, else the N-th repeated top-level annotation")
+    what.add_argument("--window", default=None, metavar="START:END",
+                      help=f"what ran between START and END, {units.US} after the trace start (as the browser shows)")
+    what.add_argument("--select", default=None, metavar="SELECTOR",
+                      help="one subtree: ext:<External id>, et:<ET node id>, name:<op name>[#<n>], node:<id>")
+    p.add_argument("--ranks", default=None, metavar="R",
+                   help="for a job: the ranks to keep, e.g. 0,3-5 (the job's other ranks are left out)")
+    p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
+                   help="the Execution Trace of the same run: written beside OUT, cut to the same ops")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the output file (a job: a folder); .gz compresses")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+
     p = sub.add_parser("check", help="findings: what is wrong with this run, with the time at stake and the "
                                      "evidence (docs/findings.md)")
     _add_inputs(p)
@@ -133,7 +169,7 @@ def _paths(args: argparse.Namespace) -> list[str]:
     if args.command == "diff":
         return [p for p in (args.a, args.b, args.et_a, args.et_b) if p]
     paths = [args.trace]
-    if args.second:
+    if getattr(args, "second", None):
         paths.append(args.second)
     paths += getattr(args, "more", [])
     if args.et:
@@ -184,6 +220,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # a folder, a glob, several ranks: a whole job, for the commands that take one (`info`,
         # `tree` and `export` take one rank's files and say what is wrong with the input)
+        if args.command == "query":
+            from .query import query_command, read_query
+
+            sql = read_query(args.sql, args.file)
+            fmt = "csv" if args.csv else "json" if args.json else "table"
+            paths = _paths(args)
+            return query_command(paths, sql, fmt=fmt, use_cache=not args.no_cache, job=looks_like_job(paths),
+                                 rules=args.rules, **({"workers": args.workers, "scheduler": args.scheduler}
+                                                      if looks_like_job(paths) else {}))
+        if args.command == "slice":
+            from .slice import slice_command
+
+            return slice_command(args)
         if args.command in ("open", "summary", "check", "critical-path") and looks_like_job(_paths(args)):
             if args.command == "check":
                 from .check import check_command

@@ -141,13 +141,21 @@ def _flow_events(kt: KinetoTrace, ev: np.ndarray) -> list[bytes]:
     return out
 
 
-def render_chrome(kt: KinetoTrace, root: int | None, with_parents: bool = True) -> bytes:
-    """The Chrome-trace JSON bytes of the subtree under ``root`` (None: the whole trace)."""
-    ev = select_events(kt, root, with_parents)
+def chrome_pieces(kt: KinetoTrace, ev: np.ndarray, note: tuple[str, dict[str, Any]] | None = None):
+    """The Chrome-trace JSON of the events ``ev`` (model indices, with the metadata and flows
+    described in the module docstring) as byte pieces, for :func:`~tracetui.io.files.write_atomically`.
+    ``note`` = (key, value): one more top-level key saying what was written (``tracetui_export``)."""
+    ev = np.unique(np.asarray(ev, dtype=np.int64))
     origin = kt.origin_us
     blob, offs = kt.args_blob, kt.args_offsets
+    top: dict[str, Any] = {k: v for k, v in kt.metadata.items() if k != "traceEvents"}
+    if note is not None:
+        top[note[0]] = note[1]
+    head_b = jsonout.dumps(top)
+    yield head_b[:-1] + (b"," if len(head_b) > 2 else b"") + b'"traceEvents":[\n'
     items: list[bytes] = _metadata_events(kt, ev)
     gpu_kinds = {int(k) for k in GPU_KINDS}
+    first = True
     for i in ev[np.argsort(kt.ts[ev], kind="stable")].tolist():
         ph = chr(int(kt.ph[i])) or "X"
         head: dict[str, Any] = {"ph": ph, "cat": kt.cats[kt.cat_id[i]], "name": kt.names[kt.name_id[i]],
@@ -158,11 +166,16 @@ def render_chrome(kt: KinetoTrace, root: int | None, with_parents: bool = True) 
             head["s"] = "t" if int(kt.kind[i]) not in gpu_kinds else "p"
         a, b = int(offs[i]), int(offs[i + 1])
         items.append(_event(head, abs_ts_token(origin, float(kt.ts[i])), blob[a:b] if b > a else None))
+        if len(items) >= 65536:
+            yield (b"" if first else b",\n") + b",\n".join(items)
+            items, first = [], False
     items += _flow_events(kt, ev)
-    top: dict[str, Any] = {k: v for k, v in kt.metadata.items() if k != "traceEvents"}
-    top["tracetui_export"] = {"source": kt.name_of_file, "root": root,
-                              "root_name": kt.name(root) if root is not None else None}
-    head_b = jsonout.dumps(top)
-    body = b",\n".join(items)
-    sep = b"," if len(head_b) > 2 else b""
-    return head_b[:-1] + sep + b'"traceEvents":[\n' + body + b"\n]}\n"
+    if items:
+        yield (b"" if first else b",\n") + b",\n".join(items)
+    yield b"\n]}\n"
+
+
+def render_chrome(kt: KinetoTrace, root: int | None, with_parents: bool = True) -> bytes:
+    """The Chrome-trace JSON bytes of the subtree under ``root`` (None: the whole trace)."""
+    note = {"source": kt.name_of_file, "root": root, "root_name": kt.name(root) if root is not None else None}
+    return b"".join(chrome_pieces(kt, select_events(kt, root, with_parents), ("tracetui_export", note)))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,9 +79,12 @@ def render_csv(rep: SubtreeReport) -> str:
     return csv_text(CSV_COLUMNS, csv_frame(rep).itertuples(index=False, name=None))
 
 
-def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]],
+             value_text: Callable[[Any], str] | None = None) -> str:
     """Every CSV export's text: ``header``, then ``rows`` with each cell made safe for a
-    spreadsheet (:data:`FORMULA_START`; numpy scalars as Python numbers, NaN empty)."""
+    spreadsheet (:data:`FORMULA_START`; numpy scalars as Python numbers, NaN empty);
+    ``value_text`` writes the cells that are not text (numbers, booleans: ``tracetui query``
+    writes them as its table does)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     # the writer quotes a cell holding "\n" but not one holding a lone "\r", which a reader
@@ -90,6 +93,8 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     w.writerow(header)
     for row in rows:
         cells = [_cell(v) for v in row]
+        if value_text is not None:
+            cells = [c if isinstance(c, str) else value_text(c) for c in cells]
         (quoted if any(isinstance(c, str) and "\r" in c for c in cells) else w).writerow(cells)
     return buf.getvalue()
 

@@ -123,6 +123,8 @@ class TraceApp(App[int]):
         self.load_cancelled = False
         #: set once the browser is painted; the load worker then writes the cache entry
         self._browser_shown = threading.Event()
+        #: SQL over what is shown (ui/query): the DuckDB session and this session's queries
+        self.query_state = None
 
     # ------------------------------------------------------------------ settings
     def _apply_settings(self) -> None:
@@ -321,6 +323,8 @@ class TraceApp(App[int]):
         self.exit(return_code=EXIT_LOAD_CANCELLED)
 
     def on_unmount(self) -> None:
+        if self.query_state is not None:
+            self.query_state.close()
         gc.unfreeze()  # the app is done: what it froze (_freeze_objects) can be collected
 
     def _handle_exception(self, error: Exception) -> None:

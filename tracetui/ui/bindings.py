@@ -48,6 +48,9 @@ MAIN_BINDINGS: list[BindingType] = [
             tooltip="n/N step through the matches longest first, or in time order (a summaries row's occurrences "
                     "start longest first)"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
+    Binding("colon", "query", "Query (SQL)", show=False, id="main.query", key_display=":",
+            tooltip="SQL over the trace (a job: every rank) with DuckDB (docs/query.md); Enter on a result row "
+                    "goes to its event, f filters the tree to them"),
     Binding(".", "toggle_python", "Python rows", id="main.python", key_display=".",
             tooltip="hide/show python_function rows"),
     Binding("t", "focus_timeline", "Timeline", id="main.timeline",
@@ -122,3 +125,55 @@ APP_BINDINGS: list[BindingType] = [
     Binding("q", "quit", "Quit", id="app.quit"),
     Binding("?,f1", "help", "Help", id="app.help", key_display="?"),
 ]
+
+
+def row_cursor_bindings(prefix: str) -> list[BindingType]:
+    """The keys that move a row cursor (the op tree's, a query's result table's): down/up
+    (j/k), pages, half pages (ctrl+d/ctrl+u), top/bottom (home/g, end/G); ids ``<prefix>.down``
+    ...  Actions: ``cursor_down``, ``cursor_up``, ``page_down``, ``page_up``,
+    ``half_page_down``, ``half_page_up``, ``cursor_top``, ``cursor_bottom``."""
+    return [
+        Binding("down,j", "cursor_down", "Down", show=False, id=f"{prefix}.down"),
+        Binding("up,k", "cursor_up", "Up", show=False, id=f"{prefix}.up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id=f"{prefix}.page_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id=f"{prefix}.page_up"),
+        Binding("ctrl+d", "half_page_down", "Half page down", show=False, id=f"{prefix}.half_down"),
+        Binding("ctrl+u", "half_page_up", "Half page up", show=False, id=f"{prefix}.half_up"),
+        Binding("home,g", "cursor_top", "Top", show=False, id=f"{prefix}.top"),
+        Binding("end,G", "cursor_bottom", "Bottom", show=False, id=f"{prefix}.bottom"),
+    ]
+
+
+class RowCursorKeys:
+    """The actions of :func:`row_cursor_bindings`, for a scrolling widget with a row cursor
+    (the op tree, a query's result table).  The widget gives ``row_cursor`` (the cursor's
+    row), ``row_total`` (rows), ``move_row_cursor(row)`` (clamps, scrolls, says so) and
+    ``_view_rows()`` (rows on screen)."""
+
+    def _page(self, rows: int) -> None:
+        self.scroll_to(y=self.scroll_offset.y + rows, animate=False, force=True)
+        self.move_row_cursor(self.row_cursor + rows)
+
+    def action_cursor_down(self) -> None:
+        self.move_row_cursor(self.row_cursor + 1)
+
+    def action_cursor_up(self) -> None:
+        self.move_row_cursor(self.row_cursor - 1)
+
+    def action_page_down(self) -> None:
+        self._page(max(1, self._view_rows()))
+
+    def action_page_up(self) -> None:
+        self._page(-max(1, self._view_rows()))
+
+    def action_half_page_down(self) -> None:
+        self._page(max(1, self._view_rows() // 2))
+
+    def action_half_page_up(self) -> None:
+        self._page(-max(1, self._view_rows() // 2))
+
+    def action_cursor_top(self) -> None:
+        self.move_row_cursor(0)
+
+    def action_cursor_bottom(self) -> None:
+        self.move_row_cursor(self.row_total - 1)

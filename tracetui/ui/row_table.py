@@ -22,13 +22,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from .bindings import RowCursorKeys, row_cursor_bindings
+
 #: cells between two columns
 GAP = 2
-#: the moving keys of a list-like widget: what -> (keys, description)
-MOVE_KEYS = {"down": ("down,j", "Down"), "up": ("up,k", "Up"), "page_down": ("pagedown", "Page down"),
-             "page_up": ("pageup", "Page up"), "top": ("home,g", "Top"), "bottom": ("end,G", "Bottom")}
-
-
 def list_css(widget: str, prefix: str, extra: str = "") -> str:
     """The CSS of a list-like widget drawn line by line (the op tree, a row table): the
     surface, a vertical scrollbar, a bold header line (``<prefix>--header``) and a cursor line
@@ -57,14 +54,7 @@ def list_css(widget: str, prefix: str, extra: str = "") -> str:
     """
 
 
-def move_bindings(owner: str, actions: dict[str, str]) -> list[BindingType]:
-    """The moving keys of a list-like widget (the op tree, a row table): j/k and the arrows,
-    PgDn/PgUp, g/G and Home/End, each bound to ``actions[what]``, ids ``<owner>.<what>``."""
-    return [Binding(MOVE_KEYS[what][0], action, MOVE_KEYS[what][1], show=False, id=f"{owner}.{what}")
-            for what, action in actions.items()]
-
-
-class RowTable(ScrollView, can_focus=True):
+class RowTable(RowCursorKeys, ScrollView, can_focus=True):
     """Header + rows of text cells with a cursor; posts :class:`Picked` (Enter or a double
     click on a row, a click on a column's title)."""
 
@@ -72,8 +62,7 @@ class RowTable(ScrollView, can_focus=True):
     DEFAULT_CSS = list_css("RowTable", "row-table", "& > .row-table--even { background: $surface-lighten-1 20%; }")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *move_bindings("row_table", {"down": "cursor(1)", "up": "cursor(-1)", "page_down": "page(1)",
-                                     "page_up": "page(-1)", "top": "top", "bottom": "bottom"}),
+        *row_cursor_bindings("row_table"),
         Binding("enter", "select", "Go to", id="row_table.select"),
     ]
 
@@ -181,17 +170,17 @@ class RowTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - view + 1, animate=False, force=True)
         self.refresh()
 
-    def action_cursor(self, step: int) -> None:
-        self.move_to(self.cursor + step)
+    # row_cursor_bindings' actions (RowCursorKeys) move the cursor through these
+    @property
+    def row_cursor(self) -> int:
+        return self.cursor
 
-    def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor + direction * max(1, self._view_rows()))
+    @property
+    def row_total(self) -> int:
+        return len(self.order)
 
-    def action_top(self) -> None:
-        self.move_to(0)
-
-    def action_bottom(self) -> None:
-        self.move_to(len(self.order) - 1)
+    def move_row_cursor(self, row: int) -> None:
+        self.move_to(row)
 
     def action_select(self) -> None:
         if self.cursor_row is not None:

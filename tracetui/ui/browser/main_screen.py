@@ -30,6 +30,8 @@ from ..job.job_actions import JobActions, precompute_job_summary
 from ..key_bar import KeyBar
 from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
+from ..query.query_actions import QueryActions
+from ..query.query_bar import QueryBar
 from ..summaries.summaries_screen import open_summaries, precompute_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
@@ -48,7 +50,7 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesScreen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
@@ -85,6 +87,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
             yield TraceTree(self.source, id="tree")
             yield DetailPane(self.findings_pane_model(), id="detail")
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
+        yield QueryBar(id="query")
         yield TraceTimeline(self.source, id="timeline")
         yield KeyBar()
 
@@ -313,13 +316,14 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
             self._goto_match(0, inclusive=True)
 
     def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None, *,
-                     order: str = "tree", span: tuple[float, float] | None = None) -> None:
+                     order: str = "tree", span: tuple[float, float] | None = None, filter_tree: bool = False) -> None:
         """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
-        use it: a summary or memory row's occurrences, a finding's evidence) and select
-        ``first`` (default: the first in ``order``).  ``label`` names them, ``noun`` says what
-        each is; ``order`` ``longest``: Enter lands on the longest and ``n``/``N`` go down by
-        duration (``o`` switches to time order); ``span`` (µs): what the timeline shows with
-        them (an idle gap)."""
+        use it: a summary or memory row's occurrences, a finding's evidence, a query's result)
+        and select ``first`` (default: the first in ``order``).  ``label`` names them, ``noun``
+        says what each is; ``order`` ``longest``: Enter lands on the longest and ``n``/``N`` go
+        down by duration (``o`` switches to time order); ``span`` (µs): what the timeline shows
+        with them (an idle gap); ``filter_tree``: and show only the subtrees holding them, as
+        ``f`` does (a query's result)."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
@@ -331,7 +335,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, PanesS
         self.set_matches(nodes[o], positions[o], label, order=order, fixed=True, span=span, noun=noun)
         self.matches_fixed = True
         self.walk = "search"  # n/N cycle these (not a critical path's segments)
-        if src.filtered:
+        if src.filtered or filter_tree:
             self._set_filter(True)
         self.update_status()
         self.op_tree.focus()

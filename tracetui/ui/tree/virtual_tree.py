@@ -26,8 +26,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..bindings import RowCursorKeys, row_cursor_bindings
 from ..notify import show_note
-from ..row_table import list_css, move_bindings
+from ..row_table import list_css
 from ..view.row_source import RowSource
 from ..view.visible_rows import (
     ASCII_GLYPHS,
@@ -47,7 +48,7 @@ SIBLING_NOTE_S = 2.0
 """How long (seconds) the "first sibling" / "last sibling" toast of K / J stays up."""
 
 
-class VirtualTree(ScrollView, can_focus=True):
+class VirtualTree(RowCursorKeys, ScrollView, can_focus=True):
     """A keyboard-driven tree with metric columns over a :class:`RowSource`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -61,10 +62,7 @@ class VirtualTree(ScrollView, can_focus=True):
                                                    "        & > .vtree--marker { color: $accent; }")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *move_bindings("vtree", {"down": "cursor_down", "up": "cursor_up", "page_down": "page_down",
-                                 "page_up": "page_up", "top": "cursor_top", "bottom": "cursor_bottom"}),
-        Binding("ctrl+d", "half_page_down", "Half page down", show=False, id="vtree.half_down"),
-        Binding("ctrl+u", "half_page_up", "Half page up", show=False, id="vtree.half_up"),
+        *row_cursor_bindings("vtree"),
         Binding("enter,space", "toggle", "Fold", id="vtree.toggle"),
         Binding("right,l", "expand_or_child", "Expand / first child", show=False, id="vtree.expand"),
         Binding("left,h", "collapse_or_parent", "Collapse / parent", show=False, id="vtree.collapse"),
@@ -406,33 +404,17 @@ class VirtualTree(ScrollView, can_focus=True):
                 self.toggle(int(self._rows.nodes[row]))
 
     # -------------------------------------------------------------- actions
-    def action_cursor_down(self) -> None:
-        self._set_cursor(self._rows.cursor + 1)
+    # row_cursor_bindings' actions (RowCursorKeys) move the cursor through these
+    @property
+    def row_cursor(self) -> int:
+        return self._rows.cursor
 
-    def action_cursor_up(self) -> None:
-        self._set_cursor(self._rows.cursor - 1)
+    @property
+    def row_total(self) -> int:
+        return len(self._rows.nodes)
 
-    def _page(self, rows: int) -> None:
-        self.scroll_to(y=self.scroll_offset.y + rows, animate=False, force=True)
-        self._set_cursor(self._rows.cursor + rows)
-
-    def action_page_down(self) -> None:
-        self._page(max(1, self._view_rows()))
-
-    def action_page_up(self) -> None:
-        self._page(-max(1, self._view_rows()))
-
-    def action_half_page_down(self) -> None:
-        self._page(max(1, self._view_rows() // 2))
-
-    def action_half_page_up(self) -> None:
-        self._page(-max(1, self._view_rows() // 2))
-
-    def action_cursor_top(self) -> None:
-        self._set_cursor(0)
-
-    def action_cursor_bottom(self) -> None:
-        self._set_cursor(len(self._rows.nodes) - 1)
+    def move_row_cursor(self, row: int) -> None:
+        self._set_cursor(row)
 
     def action_toggle(self) -> None:
         if (node := self.cursor_node) is not None:

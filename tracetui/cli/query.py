@@ -1,0 +1,96 @@
+"""``tracetui query TRACE_OR_JOB "SQL"``: SQL over a trace or a whole job (docs/query.md).
+
+Prints a table fitted to the terminal (as ``summary`` does: names fold, numbers never
+cut), or ``--csv`` (a header line, then one line per row), or ``--json`` (a list of row
+objects).  ``--file q.sql`` reads the query from a file.  A bad query prints DuckDB's
+message on one line and exits 2 (a :class:`~tracetui.query.QueryError`).  A table shows at
+most :data:`TABLE_ROWS` rows (and says how many more there were); CSV and JSON give all.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+from rich.text import Text
+
+from .. import units
+from ..errors import TraceError, one_line, printable_lines
+from ..query import QueryResult, QuerySession
+from ..query.cells import is_numeric
+from .fit_table import Col
+from .summary_render import console_out
+
+#: rows a table prints at most (CSV and JSON print every row)
+TABLE_ROWS = 1000
+
+
+def read_query(sql: str | None, file: str | None) -> str:
+    """The query text: ``sql``, or the content of ``file`` (one of them)."""
+    if (sql is None) == (file is None):
+        raise TraceError(None, "give the query as an argument or with --file (one of them)")
+    if file is None:
+        return sql or ""
+    try:
+        with open(file, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(file, f"cannot read the query: {exc.strerror or exc}") from None
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    return str(v)
+
+
+def print_result(res: QueryResult, fmt: str) -> None:
+    """Print ``res`` as ``table``, ``csv`` or ``json`` on stdout."""
+    if fmt == "json":
+        from ..io import jsonout
+
+        rows = [{c: _json_value(v) for c, v in zip(res.columns, r)} for r in res.rows]
+        sys.stdout.write(jsonout.dumps(rows).decode() + "\n")
+        return
+    if fmt == "csv":
+        from ..export.csv_json import csv_text
+
+        text = csv_text(res.columns, res.rows, units.value_text)
+        sys.stdout.write(printable_lines(text) if sys.stdout.isatty() else text)
+        return
+    out = console_out()
+    cols = [Col(one_line(c), is_numeric(t)) for c, t in zip(res.columns, res.types)]
+    rows = [[units.value_text(v) if col.numeric else Text(units.value_text(v)) for v, col in zip(r, cols)]
+            for r in res.rows]
+    if rows:
+        out.table("", cols, rows)
+    n = len(res.rows)
+    more = " (more not shown: add LIMIT, or use --csv or --json for every row)" if res.truncated else ""
+    out.con.print(Text(f"{n:,} row{'s' if n != 1 else ''}{more}", style="dim"))
+
+
+def query_command(inputs: list[str], sql: str, *, fmt: str, use_cache: bool, job: bool, **job_options: Any) -> int:
+    """Run one query on a trace (with its ET / driver trace) or a job and print the result."""
+    if job:
+        session = QuerySession.for_job(inputs, use_cache=use_cache, **job_options)
+    else:
+        from ..analysis.categories import get_categorizer
+        from ..store.traces import load_cached
+
+        linked = load_cached(inputs, use_cache=use_cache)
+        session = QuerySession.for_trace(linked, get_categorizer(job_options.get("rules")))
+    try:
+        res = session.run(sql, max_rows=TABLE_ROWS if fmt == "table" else None)
+    finally:
+        session.close()
+    for w in session.warnings:
+        print(f"tracetui: warning: {one_line(str(w))}", file=sys.stderr)
+    print_result(res, fmt)
+    return 0
