@@ -189,7 +189,7 @@ def child_tui(path: str) -> dict:
     the app's own event loop."""
     import asyncio
 
-    from bench_ui import install_paint_marks
+    from bench_keys import install_paint_marks
 
     from tracetui.ui.app import MainScreen, TraceApp
 

@@ -1,170 +1,311 @@
-"""Benchmark the browser app on a big trace: first paint, time to a navigable tree, key latency.
+"""How fast the browser answers: first paint, tree ready and every screen's open, per trace.
 
-    python bench/bench_ui.py                      # 10x tiling of v100x2_nccl_216k (~2.2M file events)
-    python bench/bench_ui.py --trace BIG.json.gz [--size 200x50] [--repeats 10]
+    python bench/bench_ui.py                         # the bundled sample, the 109k and 216k shared traces, the job
+    python bench/bench_ui.py --repeats 5 --trace FILE [--trace FILE ...] [--job DIR]
+    python bench/bench_ui.py --baseline ../main      # the same, interleaved with another checkout's code
 
-The default trace is made once with ``bench/scale_trace.py`` under /tmp/tracetui_ui_bench.
-The app runs headless (``App.run_test``) and real keys go through Textual's Pilot.
+Every number comes from a **fresh interpreter** (``python bench/bench_ui.py --child ...``)
+running the real app headless under ``App.run_test()`` at 120x40 (the real load worker, the
+real screens), started the way ``tracetui TRACE`` starts: the command line's entry module,
+then the app module, then ``TraceApp([TRACE])``.  A first child fills a fresh cache
+(``TRACETUI_CACHE_DIR``); the timed children reopen from it (warm cache).  Measured in each
+child, as **wall** ms and **cpu** ms (``time.process_time()``: every thread of the process,
+so the load worker and background workers count; the parse child and decode processes of a
+cold load do not, and there are none warm):
 
-Measured (milliseconds):
+* **first paint**: from just before the parent starts the child (interpreter start
+  included) until the first screen (the loading screen with the file name and progress) has
+  been painted; its cpu is the child's whole CPU time by then;
+* **tree ready**: the same, until the browser's screen (op tree, detail, timeline) has been
+  painted with the tree focused;
+* each **screen**: from the key press until the screen it opens is on top and painted
+  (``s`` summaries with their tables filled, ``?``/``f1`` help, ``e`` export dialog, ``a``
+  every arg of the selected kernel, ``w`` warnings, ``ctrl+p`` the command palette, ``t`` the
+  timeline focused, ``*`` every row below a lane of ~20k children expanded; ``X`` the
+  cross-rank screen of the shared 8-rank job), then Esc (or the key again) back to the tree.
+  Background work started after the first paint (what the screens need, computed once per
+  trace) is let finish first: the numbers are what a user who looks at the tree for a
+  moment gets, and the **bg** row says what that background work cost.
 
-* **first paint**: from creating the app until the loading screen has been painted;
-* **navigable**: from creating the app until the browser (op tree with rows) has been
-  painted: load (through the on-disk cache when warm) + link + index + first frame;
-* per key, **wall**: the Pilot round trip (key in, handlers run, screen refreshed, app idle
-  again) and **cpu**: process CPU time spent in that round trip.  The wall time includes
-  Pilot's own idle detection (a fixed ~50-100 ms); the row ``baseline`` (a key bound to
-  nothing) shows it, so the app's own cost is roughly ``key - baseline``.  Medians over
-  ``--repeats`` presses.
+Screens are recognised by their class names on the app's screen stack (polled every
+millisecond; the mark is taken after the screen's next refresh).  Medians over
+``--repeats`` children.  The machine these run on is shared: wall times vary with its
+load, so compare the cpu column and rows of one run (``--baseline`` interleaves two
+checkouts in one run and prints their ratio).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+SHARED = REPO.parent / "shared" / "traces"
+DEFAULT_TRACES = [REPO / "sample_traces" / "h100_bert_inference.json.gz",
+                  SHARED / "kineto" / "a100_cudagraph_nccl_rank0.json.gz",
+                  SHARED / "kineto" / "v100x2_nccl_216k.json.gz"]
+DEFAULT_JOB = SHARED / "multirank" / "param_dlrm_8ranks"
+SIZE = (120, 40)
+#: (label, key, screen class that shows it, key that closes it); "t" is a focus, not a screen
+SCREENS = [("s summaries", "s", "SummariesScreen", "escape"),
+           ("? help", "question_mark", "HelpScreen", "escape"),
+           ("f1 help", "f1", "HelpScreen", "escape"),
+           ("e export", "e", "ExportDialog", "escape"),
+           ("a every arg", "a", "RawArgsScreen", "escape"),
+           ("w warnings", "w", "WarningsScreen", "escape"),
+           ("ctrl+p palette", "ctrl+p", "CommandPalette", "escape"),
+           ("t timeline", "t", None, "t")]
+#: the 10x tiling of the 216k trace (bench/scale_trace.py): its busiest thread has ~20k children, for ``*``
+TILED = Path("/tmp/tracetui_bench/v100x2_nccl_216k_x10.json.gz")
 
-from tracetui.ui.app import MainScreen, TraceApp  # noqa: E402
-from tracetui.ui.browser.loading_screen import LoadingScreen  # noqa: E402
 
-DEFAULT_OUT = Path("/tmp/tracetui_ui_bench")
-SOURCE = REPO.parent / "shared" / "traces" / "kineto" / "v100x2_nccl_216k.json.gz"
+# ---------------------------------------------------------------- the child (one start)
+class Clock:
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.time(), time.process_time()
+
+    def since(self) -> tuple[float, float]:
+        return (time.time() - self.wall) * 1e3, (time.process_time() - self.cpu) * 1e3
 
 
-def default_trace(copies: int) -> Path:
-    out = DEFAULT_OUT / f"v100x2_nccl_216k_x{copies}.json.gz"
-    if not out.exists():
-        DEFAULT_OUT.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(REPO / "bench" / "scale_trace.py"), str(SOURCE), "-n", str(copies),
-                        "-o", str(out)], check=True)
+async def _until(app, cond, timeout: float = 120.0) -> None:
+    """Wait until ``cond()`` holds, then until the screen on top has been refreshed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        if loop.time() > deadline:
+            raise TimeoutError(f"timed out; screen {type(app.screen).__name__}")
+        await asyncio.sleep(0.001)
+    painted = asyncio.Event()
+    app.screen.call_after_refresh(painted.set)
+    await asyncio.wait_for(painted.wait(), timeout)
+
+
+def _top(app) -> str:
+    try:
+        return type(app.screen).__name__
+    except Exception:  # noqa: BLE001 -- no screen yet
+        return ""
+
+
+async def _settle(app, pilot) -> float:
+    """Let the background work after the first paint finish; its cpu ms."""
+    t = time.process_time()
+    for _ in range(600):
+        busy = [w for w in app.workers if not w.is_finished and w.group not in ("load",)]
+        for screen in app.screen_stack:
+            busy += [w for w in getattr(screen, "workers", []) if not w.is_finished] if hasattr(screen, "workers") \
+                else []
+        if not busy:
+            break
+        await asyncio.sleep(0.05)
+    await pilot.pause()
+    return (time.process_time() - t) * 1e3
+
+
+async def _run_trace(trace: str, code: str, screens: bool, job: bool, only_expand: bool) -> dict[str, list[float]]:
+    sys.path.insert(0, code)
+    import importlib
+
+    importlib.import_module("tracetui.cli.entry")
+    app_mod = importlib.import_module("tracetui.ui.app")
+    out: dict[str, list[float]] = {}
+    if job:  # as run_job_app does: the pool's helpers start before Textual takes over stderr
+        from tracetui.job.executor import start_pool_helpers
+
+        start_pool_helpers()
+    app = app_mod.TraceApp([], job_inputs=[trace]) if job else app_mod.TraceApp([trace])
+    marks: dict[str, float] = {}
+
+    async def watch() -> None:
+        while "MainScreen" not in marks:
+            name = _top(app)
+            if name in ("LoadingScreen", "MainScreen") and name not in marks:
+                marks[name] = -1.0
+
+                def mark(n: str = name) -> None:
+                    marks[n] = time.time()
+                    marks[n + ":cpu"] = time.process_time()
+
+                app.screen.call_after_refresh(mark)
+            await asyncio.sleep(0.001)
+
+    watcher = asyncio.create_task(watch())
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(app, lambda: marks.get("MainScreen", -1) > 0 and app.screen.focused is not None, 600)
+        watcher.cancel()
+        first = min((k for k in ("LoadingScreen", "MainScreen") if marks.get(k, -1) > 0), key=lambda k: marks[k])
+        out["first paint"] = [marks[first], marks[first + ":cpu"] * 1e3]  # absolute: the parent subtracts its t0
+        out["tree ready"] = [marks["MainScreen"], marks["MainScreen:cpu"] * 1e3]
+        out["bg"] = [0.0, await _settle(app, pilot)]
+        if not screens:
+            return out
+        main = app.screen
+        if job:
+            await _time_screen(app, pilot, out, "X cross-rank", "X", "JobSummaryScreen", "escape")
+            return out
+        # a kernel selected (``a`` shows its args): the trace's first GPU event
+        import numpy as np
+
+        from tracetui.kineto.kinds import GPU_KINDS
+
+        kt = main.source.kt
+        gpu = np.flatnonzero(np.isin(kt.kind, [int(k) for k in GPU_KINDS]))
+        if gpu.size:
+            main.select(int(gpu[0]))
+            await pilot.pause()
+        for label, key, cls, close in [] if only_expand else SCREENS:
+            await _time_screen(app, pilot, out, label, key, cls, close)
+        await _time_expand(app, pilot, out)
     return out
 
 
-async def timed_press(pilot, key: str) -> tuple[float, float]:
-    w, c = time.perf_counter(), time.process_time()
-    await pilot.press(key)
-    return (time.perf_counter() - w) * 1e3, (time.process_time() - c) * 1e3
+async def _time_screen(app, pilot, out, label, key, cls, close) -> None:
+    main = app.screen
+    clock = Clock()
+    press = asyncio.create_task(pilot.press(key))
+    if cls is None:  # t: the timeline takes the focus
+        await _until(app, lambda: main.timeline.has_focus)
+    else:
+        await _until(app, lambda: _top(app) == cls and _ready(app.screen))
+    out[label] = list(clock.since())
+    await press
+    await pilot.pause()
+    await pilot.press(close)
+    await _until(app, lambda: app.screen is main and (cls is not None or main.op_tree.has_focus))
+    await pilot.pause()
 
 
-async def measure(pilot, keys: list[str], repeats: int, before=None) -> tuple[float, float]:
-    walls, cpus = [], []
-    for _ in range(repeats):
-        if before is not None:
-            await before()
-        for key in keys[:-1]:
-            await pilot.press(key)
-        wall, cpu = await timed_press(pilot, keys[-1])
-        walls.append(wall)
-        cpus.append(cpu)
-    return statistics.median(walls), statistics.median(cpus)
+def _ready(screen) -> bool:
+    """A screen filled in: the summaries' tables have their rows."""
+    if type(screen).__name__ == "SummariesScreen":  # its tables (RowTable, or DataTables before issue 26)
+        return any(getattr(w, "row_count", 0) for w in screen.query("RowTable, DataTable"))
+    return True
 
 
-def install_paint_marks(marks: dict[str, float]) -> None:
-    """Record when the loading screen and the browser are first painted (the callbacks run
-    after the screen's first refresh), independent of Pilot's idle detection."""
+async def _time_expand(app, pilot, out) -> None:
+    """``*`` on the root with the most children (a lane): every row below it expanded, breadth
+    first, up to the tree's limit (100,000 rows)."""
+    main = app.screen
+    src = main.source
+    roots = [int(r) for r in src.root_nodes()]
+    sizes = [(len(src.child_nodes(r)), r) for r in roots]
+    n, lane = max(sizes) if sizes else (0, -1)
+    if n < 2:
+        return
+    tree = main.op_tree
+    tree.select_node(lane)
+    await pilot.pause()
+    before = tree.row_count
+    clock = Clock()
+    press = asyncio.create_task(pilot.press("asterisk"))
+    await _until(app, lambda: tree.row_count > before + n)
+    out[f"* lane of {n:,} children"] = list(clock.since())
+    await press
+    await pilot.press("minus")
+    await pilot.pause()
 
-    def loading_mounted(screen: LoadingScreen) -> None:
-        screen.call_after_refresh(lambda: marks.setdefault("loading", time.perf_counter()))
 
-    LoadingScreen.on_mount = loading_mounted  # type: ignore[attr-defined]
-    original = MainScreen.on_mount
-
-    def main_mounted(screen: MainScreen) -> None:
-        original(screen)
-        screen.call_after_refresh(lambda: marks.setdefault("main", time.perf_counter()))
-
-    MainScreen.on_mount = main_mounted  # type: ignore[method-assign]
+def child(trace: str, code: str, screens: bool, job: bool, only_expand: bool) -> int:
+    out = asyncio.run(_run_trace(trace, code, screens, job, only_expand))
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
 
 
-async def run(trace: str, size: tuple[int, int], repeats: int) -> list[tuple[str, str, str]]:
-    rows: list[tuple[str, str, str]] = []
-    marks: dict[str, float] = {}
-    install_paint_marks(marks)
-    t0 = time.perf_counter()
-    app = TraceApp([trace])
-    async with app.run_test(size=size) as pilot:
-        while "main" not in marks:
-            await asyncio.sleep(0.005)
-        await pilot.pause()
-        rows.append(("first paint (loading screen)", f"{(marks['loading'] - t0) * 1e3:,.0f}", ""))
-        rows.append(("tree navigable (load+link+index+paint)", f"{(marks['main'] - t0) * 1e3:,.0f}", ""))
-        screen: MainScreen = app.screen
-        kt = screen.source.kt
-        rows.append(("trace", f"{kt.n_events:,} events", f"{kt.n_nodes - kt.n_events} lanes"))
+# ---------------------------------------------------------------- the parent
+def one_run(trace: Path, cache_dir: str, code: Path, screens: bool, job: bool,
+            only_expand: bool = False) -> dict[str, list[float]]:
+    env = dict(os.environ, TRACETUI_CACHE_DIR=cache_dir)
+    t0 = time.time()
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(trace), "--code", str(code)]
+    cmd += ["--screens"] if screens else []
+    cmd += ["--as-job"] if job else []
+    cmd += ["--only-expand"] if only_expand else []
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    if proc.returncode:
+        raise SystemExit(f"child failed on {trace}:\n{proc.stderr[-3000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    for k in ("first paint", "tree ready"):
+        out[k][0] = (out[k][0] - t0) * 1e3  # from just before the child was started
+    return out
 
-        def add(name: str, result: tuple[float, float]) -> None:
-            rows.append((name, f"{result[0]:.1f}", f"{result[1]:.1f}"))
 
-        add("baseline (unbound key f12)", await measure(pilot, ["f12"], repeats))
-        tree = screen.op_tree
-        # the thread with the most direct children (20k+ on the 10x tiling)
-        lanes = [lane.node for lane in kt.lanes]
-        big = max(lanes, key=lambda n: len(screen.source.child_nodes(n)))
-        screen.select(big)
-        await pilot.pause()
-
-        async def collapse_big() -> None:
-            tree.collapse(big)
-            screen.select(big)
-            await pilot.pause()
-
-        add(f"expand lane ({len(screen.source.child_nodes(big)):,} children)",
-            await measure(pilot, ["l"], repeats, before=collapse_big))
-        tree.expand(big)
-        add("move down (j)", await measure(pilot, ["j"], repeats * 2))
-        add("move up (k)", await measure(pilot, ["k"], repeats))
-        add("page down", await measure(pilot, ["pagedown"], repeats))
-        # an op with GPU work: first nccl/AllReduce-launching op found by search
-        await pilot.press("slash", *"aten::", "enter")
-        await pilot.pause()
-        add("search-next (n) 'aten::'", await measure(pilot, ["n"], repeats))
-        op = None
-        for node in screen.matches[: 50_000].tolist():
-            if screen.source.gpu_count[node] >= 2:
-                op = node
-                break
-        if op is not None:
-            async def on_op() -> None:
-                screen.select(op)
-                await pilot.pause()
-
-            add("> (op -> first GPU event)", await measure(pilot, [">"], repeats, before=on_op))
-            add("> again (next GPU event)", await measure(pilot, [">", ">"], repeats, before=on_op))
-            add("< (GPU event -> op)", await measure(pilot, [">", "<"], repeats, before=on_op))
-        add("search (Enter) 'nccl'",
-            await measure(pilot, ["slash", *"nccl", "enter"], max(3, repeats // 3)))
-        add("timeline zoom in (])", await measure(pilot, ["]"], repeats))
-        add("timeline zoom out ([)", await measure(pilot, ["["], repeats))
-        add("timeline pan (})", await measure(pilot, ["}"], repeats))
-        add("toggle python rows (.)", await measure(pilot, ["."], max(3, repeats // 3)))
-        await pilot.press("q")
-    return rows
+def tiled_trace(copies: int) -> Path:
+    """The ``copies``-times tiling of the 216k trace (made once, ~15 s per 10 copies)."""
+    out = TILED.with_name(f"v100x2_nccl_216k_x{copies}.json.gz")
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(REPO / "bench" / "scale_trace.py"), str(DEFAULT_TRACES[2]), "-n",
+                        str(copies), "-o", str(out)], check=True)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trace", default=None, help="trace to open (default: a 10x tiling of v100x2_nccl_216k)")
-    ap.add_argument("--copies", type=int, default=10, help="tiling factor for the default trace")
-    ap.add_argument("--size", default="200x50", help="terminal size WxH (default 200x50)")
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--trace", action="append", default=None, help="a trace to open (repeatable)")
+    ap.add_argument("--job", default=str(DEFAULT_JOB), help="a job folder for X ('' : none)")
+    ap.add_argument("--tiled", type=int, default=10,
+                    help="also time the N-times tiling of the 216k trace (its busiest thread: ~2,000 x N children; "
+                         "made once by bench/scale_trace.py under /tmp/tracetui_bench; 0: skip)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed children per trace (median)")
+    ap.add_argument("--baseline", default=None, metavar="DIR", help="another checkout, timed interleaved")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--code", default=str(REPO), help=argparse.SUPPRESS)
+    ap.add_argument("--screens", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--as-job", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--only-expand", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    trace = args.trace or str(default_trace(args.copies))
-    width, height = (int(x) for x in args.size.lower().split("x"))
-    print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:,.0f} MB gz); terminal {width}x{height}; "
-          f"python {sys.version.split()[0]}; {os.cpu_count()} cpus")
-    rows = asyncio.run(run(trace, (width, height), args.repeats))
-    print(f"\n| {'measurement':<36} | {'wall ms':>12} | {'cpu ms':>10} |")
-    print(f"|{'-' * 38}|{'-' * 14}|{'-' * 12}|")
-    for name, wall, cpu in rows:
-        print(f"| {name:<36} | {wall:>12} | {cpu:>10} |")
+    if args.child:
+        return child(args.child, args.code, args.screens, args.as_job, args.only_expand)
+    # (trace, a job, only the * row)
+    traces = [(Path(t), False, False) for t in args.trace] if args.trace else [(t, False, False)
+                                                                                for t in DEFAULT_TRACES]
+    if args.tiled and not args.trace:
+        traces.append((tiled_trace(args.tiled), False, True))
+    if args.job:
+        traces.append((Path(args.job), True, False))
+    checkouts = [("this", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+    print(f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; terminal {SIZE[0]}x{SIZE[1]}; medians of "
+          f"{args.repeats} fresh processes, warm cache; first paint and tree ready from the process start")
+    for trace, job, only_expand in traces:
+        results: dict[str, dict[str, list[list[float]]]] = {label: {} for label, _ in checkouts}
+        with tempfile.TemporaryDirectory(prefix="tracetui_ui_") as cache:
+            for _label, checkout in checkouts:
+                one_run(trace, cache, checkout, False, job, only_expand)  # fills the cache
+            for _ in range(args.repeats):
+                for label, checkout in checkouts:  # interleaved: load changes hit both alike
+                    for k, v in one_run(trace, cache, checkout, True, job, only_expand).items():
+                        results[label].setdefault(k, []).append(v)
+        print(f"\n{trace.name}{' (job)' if job else ''}:\n")
+        head = "| what | " + " | ".join(f"{lb} wall ms | {lb} cpu ms" for lb, _ in checkouts)
+        head += " | cpu this/baseline |" if len(checkouts) > 1 else " |"
+        print(head)
+        print("|" + "---|" * (1 + 2 * len(checkouts) + (1 if len(checkouts) > 1 else 0)))
+        for what in results["this"]:
+            cells = []
+            meds = []
+            for label, _ in checkouts:
+                runs = results[label].get(what, [])
+                if not runs:
+                    cells += ["", ""]
+                    meds.append(None)
+                    continue
+                wall = statistics.median(r[0] for r in runs)
+                cpu = statistics.median(r[1] for r in runs)
+                cells += [f"{wall:,.0f}", f"{cpu:,.0f}"]
+                meds.append(cpu)
+            if len(checkouts) > 1:
+                cells.append(f"{meds[0] / meds[1]:.2f}" if meds[1] else "")
+            print(f"| {what} | " + " | ".join(cells) + " |")
     return 0
 
 

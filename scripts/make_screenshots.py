@@ -7,7 +7,7 @@ memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
-of the BERT run (``tests/core/driver_from_kineto.py``); the diff views compare the BERT trace
+of the BERT run (``tracetui/driver/synthetic.py``); the diff views compare the BERT trace
 with a copy written by ``tests/diff_files.py`` (one attention op's kernels removed, one GEMM 3x
 slower).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
@@ -71,6 +71,11 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "e: the export dialog (format first, default name from op name and External id)"),
     ("summaries.svg", [BERT], ["s", "4"], SIZE,
      "s: the summaries, roofline tab (ops with FLOPs from shapes, TFLOP/s, GB/s, % of the H100's roofline)"),
+    ("summaries_gaps.svg", [BERT], ["s", "5"], SIZE,
+     "s, the idle-gaps tab: every gap longest first, with its stream, start, length, class, the host op the "
+     "launching thread was in and what it ran"),
+    ("gap_in_timeline.svg", [BERT], ["s", "5", "enter"], SIZE,
+     "Enter on the longest idle gap: the GPU event before it selected, the gap fitted and tinted in the timeline"),
     ("kernel_occupancy.svg", [BERT], ["slash", *"sm90_xmma", "enter"], SIZE,
      "an H100 GEMM: Kineto's 0 % estimate beside the theoretical occupancy (18.75 %, registers + shared memory)"),
     ("raw_args.svg", [BERT], ["slash", *"aten::addmm", "enter", "greater_than_sign", "a"], (100, 36),

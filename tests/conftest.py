@@ -35,6 +35,13 @@ def _isolated_cache_dir(_session_cache_dir, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_background_work(monkeypatch):
+    """The browser computes a screen's tables when the screen is first opened, not in the
+    background after every open (tests that check the background work set it back)."""
+    monkeypatch.setenv("TRACETUI_BACKGROUND", "0")
+
+
+@pytest.fixture(autouse=True)
 def _no_user_config(tmp_path_factory, monkeypatch):
     """The user's own config (theme, keymap, category rules, device peaks, findings rules) never reaches a test:
     an empty config folder, and none of the variables that name config files."""

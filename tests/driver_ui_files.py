@@ -106,11 +106,11 @@ def write_bpftrace(path: Path) -> Path:
 
 def write_linked(tmp_path: Path, kineto_name: str = "h100_bert_inference.json.gz") -> tuple[Path, Path]:
     """(the shared Kineto trace, a bpftrace file of the same run written next to the test)
-    (tests/core/driver_from_kineto.py: every launch/copy/sync call of the trace as the
+    (tracetui/driver/synthetic.py: every launch/copy/sync call of the trace as the
     driver call the runtime makes)."""
-    from core.driver_from_kineto import write_driver_trace
     from shared_traces import kineto_path
 
+    from tracetui.driver.synthetic import write_driver_trace
     from tracetui.kineto import load_kineto
 
     kineto = kineto_path(kineto_name)

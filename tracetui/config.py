@@ -56,6 +56,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                   "replaces the code fingerprint of cache entries (tests pin it)"),
     "TRACETUI_FUZZ_EXAMPLES": ("the test's own", "examples per hypothesis test (tests, bench/fuzz_long.py)"),
     "TRACETUI_TEXTUAL_FLOOR": ("", "1 inside the test run on the oldest declared Textual (tests/textual_floor.py)"),
+    "TRACETUI_BACKGROUND": ("1", "0: the browser computes what its screens show (summaries, a job's cross-rank "
+                                 "tables) when a screen is first opened, not in the background once the tree is "
+                                 "shown (tests set it)"),
 }
 
 CONFIG_FILE = "config.toml"
@@ -68,6 +71,12 @@ def env(name: str) -> str | None:
         raise KeyError(f"{name} is not a documented tracetui variable (tracetui.config.ENV_VARS)")
     value = os.environ.get(name, "").strip()
     return value or None
+
+
+def background_work() -> bool:
+    """Does the browser compute what its screens show in the background (``TRACETUI_BACKGROUND``
+    is not ``0``)?"""
+    return env("TRACETUI_BACKGROUND") != "0"
 
 
 def env_megabytes(name: str, default: float) -> int:

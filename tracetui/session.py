@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Union
 
 import msgspec
 
-from .driver import DriverTrace, load_driver
-from .driver.lines import looks_like_driver_lines
+from .driver.sniff import looks_like_driver_lines
+from .driver.trace import DriverTrace
 from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from .io.files import FileBytes, read_trace_bytes, sniff_head, trace_path
 from .io.jsonrecover import content_end, nesting_error, only_padding_after
@@ -96,6 +96,8 @@ def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace,
 
         return load_et(path, file_bytes=fb)
     if kind == "driver" or path.endswith((".jsonl", ".jsonl.gz")):
+        from .driver.loader import load_driver  # the reader loads when a driver-call trace is opened
+
         return load_driver(path, file_bytes=fb, progress=progress)
     if content_end(fb.data) == 0:
         raise TraceFormatError(path, "file is empty")

@@ -18,9 +18,8 @@ literal anywhere else in ``tracetui/``); other modules use the constants and fun
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
-
-import numpy as np
 
 # ------------------------------------------------------------------ symbols
 NS = "ns"
@@ -178,9 +177,10 @@ def number(v: Any, digits: int = 3) -> str:
     anything else as ``str``."""
     if v is None:
         return ""
-    if isinstance(v, (bool, np.bool_)):
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded (start-up stays without it)
+    if isinstance(v, bool) or (np is not None and isinstance(v, np.bool_)):
         return str(bool(v))
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, int) or (np is not None and isinstance(v, np.integer)):
         return f"{int(v):,}"
     try:
         f = float(v)
@@ -198,11 +198,12 @@ def value_text(v: Any) -> str:
     NaN and infinities as ``nan``/``inf``; booleans ``true``/``false``; anything else ``str``."""
     if v is None:
         return ""
-    if isinstance(v, (bool, np.bool_)):
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded (start-up stays without it)
+    if isinstance(v, bool) or (np is not None and isinstance(v, np.bool_)):
         return "true" if v else "false"
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, int) or (np is not None and isinstance(v, np.integer)):
         return str(int(v))
-    if isinstance(v, (float, np.floating)):
+    if isinstance(v, float) or (np is not None and isinstance(v, np.floating)):
         f = float(v)
         if not math.isfinite(f):
             return str(f)

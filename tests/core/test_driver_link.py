@@ -1,6 +1,6 @@
 """A driver-call trace linked to the Kineto trace of the same run (link/driver_kineto.py,
 link/driver_merge.py), on real Kineto traces and driver files written from their calls
-(``driver_from_kineto.py``)."""
+(``tracetui/driver/synthetic.py``)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import json
 
 import numpy as np
 import pytest
-from driver_from_kineto import CLOCK_GAP_US, DELAY_US, linked_calls, write_driver_trace
 from shared_traces import ET_DIR, kineto_path
 
 from tracetui.analysis.summary import build_summary
 from tracetui.cli import main
 from tracetui.driver import DriverTrace, What
+from tracetui.driver.synthetic import CLOCK_GAP_US, DELAY_US, linked_calls, write_driver_trace
 from tracetui.errors import WrongTraceKindError
 from tracetui.session import load_trace, open_traces
 

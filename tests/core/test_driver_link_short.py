@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from driver_from_kineto import write_driver_trace
 from shared_traces import kineto_path, load_shared_kineto
 
+from tracetui.driver.synthetic import write_driver_trace
 from tracetui.session import open_traces
 
 

@@ -13,7 +13,7 @@ from shared_traces import KINETO, load_shared_kineto, load_shared_pair
 
 from tracetui.export import export_bytes, resolve_selector, write_export
 from tracetui.export.report import build_report
-from tracetui.kineto import load_kineto
+from tracetui.kineto import Kind, load_kineto
 from tracetui.session import LinkedTrace
 
 
@@ -45,15 +45,16 @@ def test_markdown_subtree_tables_count_rows():
     assert len(secs["GPU events"]) == 2 + 61
     assert len(secs["Kernel categories"]) == 2 + 6
     assert len(secs["GPU events by name"]) == 2 + 12
-    rep = build_report(lt, root)
+    rep = build_report(lt, root, python_frames=True)
     assert len(rep.ops) > 200  # cut at 200 rows, with a note
-    assert len(secs["Ops"]) == 2 + 200
-    assert f"_{len(rep.ops) - 200:,} more rows not shown" in text
+    every = export_bytes(lt, root, "md", python_frames=True).decode()
+    assert len(_md_sections(every)["Op tree"]) == 2 + 200
+    assert f"_{len(rep.ops) - 200:,} more rows not shown" in every
     assert len(secs["Idle gaps in the GPU window"]) == 2 + 60
     # names are code spans, pipes never break the table
     for row in secs["GPU events"][2:]:
         assert row.count(" | ") == 13  # 14 columns: grid, block and the blocks computed from the grid
-    assert "| 0 | python | `nn.Module: BertLMHeadModel_0` |" in text
+    assert "| 0 | python | `nn.Module: BertLMHeadModel_0` |" in text  # the root, even a python frame
 
 
 def test_markdown_escapes_pipes_in_names():
@@ -111,7 +112,8 @@ def test_html_is_self_contained_and_parses():
     page = export_bytes(lt, root, "html").decode()
     p = _Tables()
     p.feed(page)
-    assert "script" not in p.tags and "link" not in p.tags and "img" not in p.tags
+    assert "link" not in p.tags and "img" not in p.tags and "iframe" not in p.tags
+    assert "src" not in {k for k, _ in p.attrs}  # the sorting script is inline
     assert not any(v and ("http://" in v or "https://" in v) for _, v in p.attrs)
     assert "style" in p.tags
     by_title = p.by_heading
@@ -125,17 +127,21 @@ def test_html_is_self_contained_and_parses():
     assert kernels[1][5:10] == ["40,2,1", "128,1,1", "40,2,1", "88", "33,792"]  # grid, block, blocks
     inputs = by_title["Root op inputs (Kineto args)"]
     assert [r[1] for r in inputs[1:]] == ["[1, 141, 512]", "[512, 512]", "[512]"]
-    assert len(by_title["Ops"]) == 1 + 12
+    assert len(by_title["Op tree"]) == 1 + 12
 
 
 def test_csv_rows_cover_the_subtree():
     lt = linked(BERT)
     kt = lt.kineto
     root = resolve_selector(lt, "name:nn.Module: BertLMHeadModel_0")
-    rows = list(csv.DictReader(io.StringIO(export_bytes(lt, root, "csv").decode())))
+    rows = list(csv.DictReader(io.StringIO(export_bytes(lt, root, "csv", python_frames=True).decode())))
     sub = kt.subtree(root)
     assert len(rows) == sub.size
     assert [int(r["node"]) for r in rows] == sub.tolist()  # tree order
+    # without python frames (the default): every other node, in the same order, the root kept
+    short = list(csv.DictReader(io.StringIO(export_bytes(lt, root, "csv").decode())))
+    keep = [n for n in sub.tolist() if kt.kind[n] != int(Kind.PYTHON) or n == root]
+    assert [int(r["node"]) for r in short] == keep and len(keep) == sub.size - 1173
     kernels = [r for r in rows if r["kind"] == "kernel"]
     assert len(kernels) == 60
     assert sum(float(r["dur_us"]) for r in kernels) == pytest.approx(309.437 - 2.24)

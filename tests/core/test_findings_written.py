@@ -183,8 +183,9 @@ def test_report_sorting_severity_override_and_evidence_lookup(tmp_path):
 def test_a_kineto_trace_with_its_driver_call_trace(tmp_path):
     """The driver's cuStreamSynchronize calls repeat the Kineto runtime's: the syncs are
     counted once, from the Kineto calls, with the same findings as the Kineto trace alone."""
-    from driver_from_kineto import write_driver_trace
     from shared_traces import kineto_path
+
+    from tracetui.driver.synthetic import write_driver_trace
 
     kineto = str(kineto_path("h100_bert_inference.json.gz"))
     drv = tmp_path / "trace_1.jsonl"

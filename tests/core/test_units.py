@@ -36,11 +36,12 @@ AFTER_VALUE_LAST = re.compile(r"^ s$")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
-    """Ids of the docstrings and of the CSS of widgets (``DEFAULT_CSS``: ``100%`` is CSS)."""
+    """Ids of the docstrings and of the CSS of widgets (``DEFAULT_CSS``: ``100%`` is CSS, also
+    in the arguments of a call that builds it)."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("DEFAULT_CSS", "CSS") for t in node.targets):
-            out.add(id(node.value))
+            out.update(id(n) for n in ast.walk(node.value))
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
             first = body[0]
@@ -96,6 +97,7 @@ def test_no_unit_string_literal_outside_the_units_module():
     ('x = "B/E event pairs"', 0), ('x = "ph B"', 0), ('x = "--delay-ms"', 0), ('x = f"{n} calls"', 0),
     ('x = f"{side}s"', 0), ('x = f"GPU{pid} s{tid}"', 0), ('x = f"{t:g} s"', 1), ('x = f"{t:g} s away"', 1),
     ('x = "a { width: 100%; }"', 1), ('DEFAULT_CSS = "a { width: 100%; }"', 0),
+    ('DEFAULT_CSS = css("A", "a { width: 100%; }")', 0),
     ('"""A docstring in µs."""', 0),
 ])
 def test_the_scan_finds_units_and_not_prose(source, hits):

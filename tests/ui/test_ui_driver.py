@@ -1,7 +1,7 @@
 """Driver-call traces in the browser, driven by real key presses (Pilot): a bpftrace file
 written by the test (tests/driver_ui_files.py), walked, searched and read in the detail pane;
 its warnings and exports; and a Kineto trace linked to the driver calls of the same run
-(h100_bert_inference + tests/core/driver_from_kineto.py), where ``>`` goes from a runtime
+(h100_bert_inference + tracetui/driver/synthetic.py), where ``>`` goes from a runtime
 call to its driver call, then to the kernel, and ``<`` back to the runtime call."""
 
 from __future__ import annotations

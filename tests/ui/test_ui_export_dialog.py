@@ -1,7 +1,8 @@
 """The export dialog (``e``) driven by real key presses on the BERT trace: where focus
 starts, the Tab order, the default file name (op name + External id, or the trace's stem),
-the extension following the format, and every format written into the working folder with
-its absolute path shown (toast, status line, detail pane)."""
+the extension following the format, every format written into the working folder with
+its absolute path shown (in the dialog as it is typed, then toast, status line, detail pane),
+the python-frames box, and the last export's folder offered next time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 
 import pytest
 from pilot import BERT, open_app, press, screen_text, search, toasts
-from textual.widgets import Button, Input, Select
+from textual.widgets import Button, Checkbox, Input, Select
 
 from tracetui.ui.app import TraceApp
 from tracetui.ui.browser.export_dialog import (
@@ -66,8 +67,10 @@ async def test_focus_starts_on_format_and_tab_goes_to_path_then_export(size, tmp
         await press(pilot, "tab")
         assert app.focused is field
         await press(pilot, "tab")
+        assert isinstance(app.focused, Checkbox) and app.focused.id == "export-python" and not app.focused.value
+        await press(pilot, "tab")
         assert isinstance(app.focused, Button) and app.focused.id == "export-go"
-        await press(pilot, "shift+tab", "shift+tab")
+        await press(pilot, "shift+tab", "shift+tab", "shift+tab")
         assert isinstance(app.focused, Select)
         await press(pilot, "escape")
         assert app.screen is screen
@@ -131,7 +134,7 @@ async def test_every_format_by_keys_writes_the_file_and_shows_its_path(tmp_path,
             assert dialog.query_one(Select).value == fmt
             name = f"{ADDMM_FILE}.{EXPORT_EXTENSIONS[fmt]}"
             assert dialog.query_one("#export-path", Input).value == name
-            await press(pilot, "tab", "tab", "enter")  # format -> path -> Export, pressed
+            await press(pilot, "tab", "tab", "tab", "enter")  # format -> path -> python frames -> Export, pressed
             await app.workers.wait_for_complete()
             await pilot.pause(0.1)
             assert app.screen is screen
@@ -144,3 +147,48 @@ async def test_every_format_by_keys_writes_the_file_and_shows_its_path(tmp_path,
             assert str(out) in screen.query_one(DetailPane).text().replace("\n", "")  # wrapped to the pane
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             f"{ADDMM_FILE}.{ext}" for ext in EXPORT_EXTENSIONS.values())
+
+
+#: python function frames under the first aten::addmm's parent chain root, counted in the file:
+#: the whole trace holds 1,385 python_function events
+PYTHON_EVENTS = 1385
+
+
+async def test_python_frames_box_and_the_last_folder_offered_next_time(tmp_path, monkeypatch):
+    """The report lists python function frames only when the box is ticked (the choice is
+    kept); the dialog shows the absolute path it writes, and the next export starts in the
+    folder of the last one."""
+    monkeypatch.chdir(tmp_path)
+    out_dir = tmp_path / "reports"
+    out_dir.mkdir()
+    app = TraceApp(use_cache=False, paths=[BERT])
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        screen = await open_app(app, pilot)  # the cursor on the thread lane: its whole subtree
+        await press(pilot, "e")
+        dialog = app.screen
+        field = dialog.query_one("#export-path", Input)
+        assert dialog.target == str(tmp_path / "thread_19392_python3.md") and "writes /" in screen_text(app)
+        field.value = "reports/no_frames.md"
+        await pilot.pause()
+        assert dialog.target == str(out_dir / "no_frames.md")  # as it is typed
+        await press(pilot, "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        plain = (out_dir / "no_frames.md").read_text()
+        assert "| python |" not in plain.split("## Op tree")[0] and "python function frames are not listed" in plain
+        await press(pilot, "e")
+        dialog = app.screen
+        assert dialog.query_one("#export-path", Input).value == "thread_19392_python3.md"
+        assert dialog.target == str(out_dir / "thread_19392_python3.md")  # the last folder
+        dialog.query_one("#export-path", Input).value = "frames.md"
+        await press(pilot, "tab", "tab", "space")  # format -> path -> the box: ticked
+        assert dialog.query_one(Checkbox).value
+        await press(pilot, "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        framed = (out_dir / "frames.md").read_text()
+        assert framed.count("| python |") > 100 and "python function frames are not listed" not in framed
+        assert screen.last_export == str(out_dir / "frames.md")
+        await press(pilot, "e")
+        assert app.screen.query_one(Checkbox).value  # the choice is kept
+        await press(pilot, "escape")

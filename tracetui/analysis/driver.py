@@ -20,7 +20,7 @@ import numpy as np
 from ..driver.pairing import Flag
 from ..driver.pipeline import CallClass, call_class, copy_direction, iterations, phase_of, phases
 from ..driver.schema import DIRECTION_CODES, What, api_of, call_family
-from ..driver.trace import NO_VALUE, DriverTrace
+from ..driver.trace import NO_VALUE, DriverTrace, event_counts
 
 #: points of the allocation timeline at most (evenly spaced, plus the peak)
 TIMELINE_POINTS = 200
@@ -81,9 +81,12 @@ def driver_summary(trace: DriverTrace) -> dict[str, Any]:
     """Every answer of a driver-call trace as one JSON-ready dict (see ``docs/driver.md``)."""
     v = _View(trace)
     launches_from = LAUNCH_RECORDS if (v.what == What.LAUNCH).any() else LAUNCH_CALLS
+    counts = event_counts(trace)
     out: dict[str, Any] = {
-        "kineto_events": int(trace.first),
-        "events": int(v.n),
+        "kineto_events": counts.kineto,
+        "events": counts.driver,
+        "event_counts": {"calls": counts.calls, "ioctls": counts.ioctls, "records": counts.records,
+                         "phases": counts.phases},
         "events_by_what": _by_what(v),
         "span_us": _us(v.end.max() - v.ts.min()) if v.n else 0.0,
         "processes": int(np.unique(v.proc).size),

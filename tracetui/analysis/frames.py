@@ -19,11 +19,10 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from ..kineto import schema
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
@@ -32,6 +31,9 @@ from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
 from ..tree.propagate import fill_down
 from .categories import KernelCategorizer, get_categorizer
+
+if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
+    import pandas as pd
 
 _GPU_WORK = np.array(sorted(int(k) for k in GPU_WORK_KINDS), dtype=np.uint8)
 _KIND_WORD = {int(Kind.KERNEL): "kernel", int(Kind.MEMCPY): "memcpy", int(Kind.MEMSET): "memset"}
@@ -150,6 +152,8 @@ def nums_or_nan(values: list[Any]) -> np.ndarray:
     """Numbers as float64; anything else (None, text, lists, booleans) NaN.
 
     Numeric text is read as its number (``"12"`` -> 12.0), as ``pandas.to_numeric`` does."""
+    import pandas as pd
+
     if set(map(type, values)) <= _PLAIN_NUMBER_TYPES:  # ints, floats, None: numpy converts directly
         try:
             return np.array(values, dtype=np.float64).reshape(len(values))
@@ -288,6 +292,8 @@ def gpu_events_frame(trace: KinetoTrace, categorizer: KernelCategorizer | None =
     ``with_args=False`` leaves the columns read from the args empty (None/NaN) and skips
     decoding them (the tables that need only names and times: a third of the time).
     """
+    import pandas as pd
+
     cat = resolve_categorizer(categorizer)
     ev = gpu_work_events(trace) if events is None else np.asarray(events, dtype=np.int64)
     if events is not None:
@@ -422,6 +428,8 @@ def cpu_ops_frame(trace: KinetoTrace, events: np.ndarray | None = None) -> pd.Da
     :func:`same_name_op_above`).
     ``events`` restricts the frame to some event indices.
     """
+    import pandas as pd
+
     ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP)) if events is None else np.asarray(events, np.int64)
     if events is not None:
         ops = ops[(ops >= 0) & (ops < trace.n_events)]

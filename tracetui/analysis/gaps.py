@@ -23,13 +23,17 @@ next event.  All times are µs relative to the trace origin.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..kineto.trace import KinetoTrace
 from ..units import duration_short_us
 from .categories import KernelCategorizer
 from .frames import gpu_events_frame, host_event_at
+
+if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
+    import pandas as pd
 
 #: Default threshold (µs) under which a gap with an already queued launch is kernel-to-kernel.
 DEFAULT_KERNEL_GAP_US = 5.0
@@ -51,6 +55,8 @@ def idle_gaps(trace: KinetoTrace, gpu: pd.DataFrame | None = None, categorizer: 
     Gaps shorter than or equal to ``min_gap_us`` are dropped.  With ``window`` = (lo, hi)
     gaps are clipped to it and those outside dropped (``dur`` is the clipped length).
     """
+    import pandas as pd
+
     if gpu is None:
         gpu = gpu_events_frame(trace, categorizer)
     if gpu.empty:
@@ -114,6 +120,8 @@ def idle_gaps(trace: KinetoTrace, gpu: pd.DataFrame | None = None, categorizer: 
 
 def idle_summary(gaps: pd.DataFrame) -> pd.DataFrame:
     """By ``idle_class``: ``count``, ``total_us``, ``mean_us``, ``max_us``, ``percent`` (of all idle)."""
+    import pandas as pd
+
     rows = []
     total = float(gaps["dur"].sum()) if not gaps.empty else 0.0
     for cls in IDLE_CLASSES:
@@ -127,6 +135,8 @@ def idle_summary(gaps: pd.DataFrame) -> pd.DataFrame:
 def gap_histogram(gaps: pd.DataFrame, edges: tuple[float, ...] = HISTOGRAM_EDGES_US) -> pd.DataFrame:
     """Gaps binned by length: ``bin`` (label like "5-10 µs"), ``lo_us``, ``hi_us``, ``count``,
     ``total_us`` and the count per idle class (``host_wait``, ``kernel_to_kernel``, ``other``)."""
+    import pandas as pd
+
     e = np.asarray(edges, dtype=np.float64)
     d = gaps["dur"].to_numpy(dtype=np.float64) if not gaps.empty else np.zeros(0)
     cls = gaps["idle_class"].to_numpy() if not gaps.empty else np.zeros(0, dtype=object)

@@ -22,10 +22,14 @@ fraction of a second.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from .intervals import union_length
+
+if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
+    import pandas as pd
 
 COMMUNICATION = "communication"
 
@@ -101,6 +105,8 @@ def timeline_ms(tl: dict[str, float]) -> dict[str, float]:
 def timeline_frame(gpu: pd.DataFrame) -> pd.DataFrame:
     """Rows: ``scope`` ("all" then "device N"), each :data:`TIMELINE_KEYS` in ms plus
     ``busy_pct``/``idle_pct`` (percent of that scope's total)."""
+    import pandas as pd
+
     rows = []
     scopes: list[tuple[str, pd.DataFrame]] = [("all", gpu)]
     devices = gpu["device"].dropna().unique().tolist()

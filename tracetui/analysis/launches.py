@@ -23,10 +23,9 @@ Definitions (all times µs, bytes as written by the profiler):
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ..kineto.kinds import (
     BLOCKING_SYNC_RE,
@@ -38,6 +37,9 @@ from ..kineto.kinds import (
 from ..kineto.trace import KinetoTrace
 from .memory import memory_model
 from .steps import profiler_steps
+
+if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
+    import pandas as pd
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
 
@@ -65,6 +67,8 @@ def launch_frame(trace: KinetoTrace, gpu: pd.DataFrame) -> pd.DataFrame:
     ``launch_class`` (kernel_launch, graph_launch, memcpy, memset, ...), ``ts``, ``dur``
     (call duration, µs), ``n_gpu`` (GPU events it launched), ``first_gpu_ts``,
     ``delay_us`` (first GPU start - call start), ``gpu_us`` (their summed duration)."""
+    import pandas as pd
+
     cols = ["launch", "name", "launch_class", "ts", "dur", "n_gpu", "first_gpu_ts", "delay_us", "gpu_us"]
     g = gpu[gpu["launch"] >= 0]
     if g.empty:
@@ -151,6 +155,8 @@ def copy_direction(name: str) -> str:
 def copy_table(gpu: pd.DataFrame) -> pd.DataFrame:
     """Memcpy events by direction: ``direction``, ``count``, ``bytes``, ``total_us``, ``gb_per_s``
     (bytes / summed time).  Memsets are one more row (``direction`` "memset")."""
+    import pandas as pd
+
     rows = []
     kinds = gpu["kind"].astype(str)
     mc = gpu[kinds == "memcpy"]
@@ -174,6 +180,8 @@ def step_table(trace: KinetoTrace, launches: pd.DataFrame, steps: np.ndarray | N
     ``steps``, see :mod:`tracetui.analysis.steps`): ``step``, ``ts``, ``dur`` (µs),
     ``kernel_launches`` (kernel launch calls started inside it, any thread),
     ``graph_launches``, ``gpu_events`` (launched by calls inside it), ``gpu_us``."""
+    import pandas as pd
+
     cols = ["step", "ts", "dur", "kernel_launches", "graph_launches", "gpu_events", "gpu_us"]
     steps = profiler_steps(trace).tolist() if steps is None else [int(i) for i in steps]
     if not steps:

@@ -16,20 +16,21 @@ take only ops that launched GPU work themselves (direct GPU time > 0), so nested
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from .. import units
-from ..et import ETTensor
 from ..kineto import schema
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
 from .devices import DevicePeaks, DeviceTable, get_device_table
 from .flops import OpCost, op_cost
 from .frames import decode_args_batch, gpu_time_per_node, gpu_work_events, per_trace, same_name_op_above
+
+if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
+    import pandas as pd
 
 
 class _CostArgs(msgspec.Struct, gc=False):
@@ -118,6 +119,8 @@ def et_inputs(node: Any) -> tuple[list[Any], list[str], list[Any], list[Any]]:
     """(dims, types, concrete values, strides) of an ET node's inputs, in Kineto's
     ``Input Dims``/``Input type``/``Concrete Inputs``/``Input Strides`` form, so that
     :func:`~tracetui.analysis.flops.op_cost` reads them the same way."""
+    from ..et.model import ETTensor  # an ET is loaded: its package is imported already
+
     dims: list[Any] = []
     types: list[str] = []
     concrete: list[Any] = []
@@ -163,6 +166,8 @@ def op_roofline(trace: KinetoTrace, op: int, table: DeviceTable | None = None,
 def ops_cost_columns(trace: KinetoTrace, nodes: Any) -> pd.DataFrame:
     """``flops``, ``bytes_moved``, ``tflops_per_s`` (over the subtree GPU time) for nodes
     (cpu_ops get numbers, other nodes and uncounted ops None), index aligned with ``nodes``."""
+    import pandas as pd
+
     nodes = np.asarray(nodes, dtype=np.int64)
     n = nodes.size
     flops: list[Any] = [None] * n
@@ -204,6 +209,8 @@ def roofline_table(trace: KinetoTrace, table: DeviceTable | None = None, with_ev
     ``gbps``, ``intensity`` (FLOP/byte), ``pct_of_peak``, ``bound``, ``device`` (table entry),
     ``peak`` (e.g. "bf16 989.5 TFLOP/s, 3350 GB/s"); with ``with_events`` also ``events`` (the
     ops of each row, node ids in start order)."""
+    import pandas as pd
+
     table = table or get_device_table()
     ops = np.flatnonzero(trace.kind == int(Kind.CPU_OP))
     direct, subtree = gpu_time_per_node(trace)

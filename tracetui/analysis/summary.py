@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..driver import DriverTrace
+from ..driver.trace import DriverTrace, event_counts
 from ..errors import WrongTraceKindError
 from ..kineto.counters import counters_summary
 from ..session import LinkedTrace
@@ -86,7 +86,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
     out = {
         "source": linked.title,
         "trace": {
-            "events": kt.n_events, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
+            "events": event_counts(kt).kineto, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
             "device_work": kt.device_work_counts(),
             "cpu_ops": int(len(ops)), "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "gpu_lanes": [ln.label for ln in kt.lanes if ln.is_gpu],

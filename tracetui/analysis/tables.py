@@ -7,10 +7,14 @@ summaries; the timeline breakdown (:mod:`.timeline`) is where overlaps are merge
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from .categories import DEFAULT_CATEGORIES
+
+if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
+    import pandas as pd
 
 
 def _pct(part: pd.Series, whole: float) -> pd.Series:
@@ -20,6 +24,8 @@ def _pct(part: pd.Series, whole: float) -> pd.Series:
 def category_table(gpu: pd.DataFrame) -> pd.DataFrame:
     """By ``kernel_category``: ``category``, ``count``, ``total_us``, ``total_ms``, ``percent``
     (of the frame's summed GPU time), sorted by total time, largest first."""
+    import pandas as pd
+
     if gpu.empty:
         return pd.DataFrame(columns=["category", "count", "total_us", "total_ms", "percent"])
     g = gpu.groupby("kernel_category", sort=False, observed=True)["dur"].agg(["size", "sum"]).reset_index()
@@ -44,6 +50,8 @@ def kernel_table(gpu: pd.DataFrame, span_us: float | None = None, by_stream: boo
     (of ``span_us``, e.g. the GPU timeline total, when given).  With ``by_stream`` one row
     per (name, device, stream).  Sorted by total time, largest first.
     """
+    import pandas as pd
+
     cols = ["name", "kind", "kernel_category", "streams", "count", "total_us", "mean_us", "min_us", "max_us",
             "percent", "percent_of_span"]
     if gpu.empty:
@@ -66,6 +74,8 @@ def stream_table(gpu: pd.DataFrame, gaps: pd.DataFrame | None = None) -> pd.Data
     """Per (device, stream): ``count``, ``gpu_us`` (summed durations), ``busy_us`` (union),
     ``first_us``/``last_us`` (first start, last end), and from ``gaps`` (see
     :func:`tracetui.analysis.gaps.idle_gaps`) ``gaps``, ``idle_us`` and idle µs per class."""
+    import pandas as pd
+
     from .intervals import union_length
 
     rows = []
@@ -109,6 +119,8 @@ def op_table(ops: pd.DataFrame, by_shapes: bool = False, only_gpu: bool = False)
     belongs to the innermost op that launched it).  ``only_gpu`` keeps ops that launched
     GPU work directly (TraceLens's ops summary).  Sorted by direct GPU time, then subtree.
     """
+    import pandas as pd
+
     cols = ["name"] + (["input_dims", "input_types"] if by_shapes else []) + [
         "count", "nested_calls", "host_us", "n_direct_gpu", "direct_gpu_us", "subtree_gpu_us", "mean_direct_gpu_us",
         "percent"]
@@ -137,6 +149,8 @@ def _inside_counted_call(ops: pd.DataFrame, src: pd.DataFrame) -> np.ndarray:
     ``src`` too (the table holds that outer call's host and subtree time, this one's
     included, in its row -- another row when the shapes differ).  Walks each op's chain of
     same-name ancestors (``same_name_above``) within ``ops``."""
+    import pandas as pd
+
     out = np.zeros(len(src), dtype=bool)
     if "same_name_above" not in ops or src.empty:
         return out

@@ -2,7 +2,7 @@
 
     tracetui TRACE [--et ET] [--driver FILE] open the terminal browser (TRACE: Kineto, ET or driver-call trace)
     tracetui summary TRACE [--et ET] [--json]
-    tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT
+    tracetui export TRACE [--et ET] [--select SELECTOR] --format md|html|csv|json|chrome -o OUT [--python-frames]
     tracetui memory TRACE [--et ET] [--json]  allocations, the peak per device and the ops that own it
     tracetui tree TRACE [--et ET] [--depth N]
     tracetui info TRACE [--et ET]            counts, link statistics and warnings
@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="md (GitHub Markdown), html (self-contained), csv, json, chrome (Perfetto/tracetui)")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file ('-' for stdout)")
     p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
+    p.add_argument("--python-frames", action="store_true",
+                   help="list python function frames among the report's host events (md, html, csv, json); "
+                        "they are left out by default")
 
     p = sub.add_parser("tree", help="print the op tree as text")
     _add_inputs(p)
@@ -281,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..export import export_command
 
             return export_command(linked, selector=args.select, fmt=args.format, output=args.output,
-                                  rules=args.rules)
+                                  rules=args.rules, python_frames=args.python_frames)
     except TraceError as exc:
         print(f"tracetui: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from .. import units
 from ..analysis.et_summary import et_counts
-from ..driver import DriverTrace
+from ..driver.trace import DriverTrace, event_counts
 from ..errors import one_line
 from ..io import jsonout
 from ..session import LinkedTrace
@@ -21,7 +21,7 @@ def trace_info(linked: LinkedTrace) -> dict:
     kt = linked.kineto
     if kt is not None:
         out["kineto"] = {
-            "events": kt.n_events,
+            "events": event_counts(kt).kineto,
             "lanes": [lane.label for lane in kt.lanes],
             "kinds": kt.kind_counts(),
             "categories": kt.category_counts(),
@@ -38,7 +38,9 @@ def trace_info(linked: LinkedTrace) -> dict:
         if kt.link is not None:
             out["files"].append(kt.driver_path)
         st = kt.lines
-        out["driver"] = {"file": kt.driver_path, "events": kt.n_driver, "layouts": kt.layouts,
+        counts = event_counts(kt)
+        out["driver"] = {"file": kt.driver_path, "events": counts.driver, "phases": counts.phases,
+                         "layouts": kt.layouts,
                          "lines": {"total": st.total, "json": st.json, "skipped": st.skipped_total}}
         if kt.link is not None:
             out["driver_link"] = kt.link.as_dict()
@@ -89,7 +91,7 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
         d = info["driver"]
         ln = d["lines"]
         con.print(Text(f"Driver-call trace: {d['events']:,} events from {ln['json']:,} JSON lines of {ln['total']:,} "
-                       f"({ln['skipped']:,} skipped); layouts: "
+                       f"({ln['skipped']:,} skipped), {d['phases']:,} phases derived from them; layouts: "
                        + ", ".join(f"{k} {v:,}" for k, v in d["layouts"].items())))
     if "driver_link" in info:
         s = info["driver_link"]

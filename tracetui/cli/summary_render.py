@@ -297,8 +297,10 @@ DRIVER_TOP = 15
 
 def _print_driver_head(out: Out, d: dict[str, Any]) -> None:
     layouts = ", ".join(f"{n:,} {lay}" for lay, n in d["layouts"].items()) or "none"
-    out.line(f"{d['events']:,} events of a driver-call trace (lines by layout: {layouts}); {d['processes']:,} "
-             f"process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} {units.MS}")
+    c = d["event_counts"]
+    out.line(f"{d['events']:,} events of a driver-call trace ({c['calls']:,} calls, {c['ioctls']:,} ioctls, "
+             f"{c['records']:,} records; {c['phases']:,} phases derived from them; lines by layout: {layouts}); "
+             f"{d['processes']:,} process(es), {d['threads']:,} thread(s), span {d['span_us'] / 1e3:,.3f} {units.MS}")
     out.line("No GPU work in a driver-call trace (its tracer sees the host's calls into libcuda and nvidia.ko, "
              "not kernels on the GPU): the answers below come from those calls.")
 

@@ -11,8 +11,7 @@ attributed, slack and the what-if.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_names
 
 #: where each public name lives: loaded on first use, so the command line's parser (which imports
 #: ``tracetui.critical.numbers``) does not import the graph, the analysis and pandas
@@ -34,7 +33,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+__getattr__ = lazy_names(__name__, {name: f".{home}" for name, home in _WHERE.items()})

@@ -7,8 +7,7 @@ command line's parser load without pandas.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_names
 
 _WHERE = {
     "RowKind": "align", "TraceDiff": "compare", "diff_traces": "compare", "KernelChange": "kernels",
@@ -19,7 +18,4 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+__getattr__ = lazy_names(__name__, {name: f".{home}" for name, home in _WHERE.items()})

@@ -10,6 +10,11 @@ import math
 
 from .. import units
 
+#: the browser's regressions filter: rows whose GPU time grew by more than this (µs per step) ...
+REGRESSION_MIN_US = 1.0
+#: ... and by more than this percentage of A's (any growth from 0 counts)
+REGRESSION_MIN_PCT = 1.0
+
 
 def us(v: float | None) -> str:
     """A duration in µs as text: ``812.4 µs``, ``12.35 ms``, ``1.204 s``; "" for None/NaN."""

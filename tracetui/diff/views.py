@@ -10,11 +10,11 @@ import numpy as np
 from ..tree.csr import csr_children
 from ..tree.preorder import tree_preorder
 from .model import DiffTree
+from .numbers import REGRESSION_MIN_PCT, REGRESSION_MIN_US
 
-#: the browser's regressions filter: rows whose GPU time grew by more than this (µs per step) ...
-REGRESSION_MIN_US = 1.0
-#: ... and by more than this percentage of A's (any growth from 0 counts)
-REGRESSION_MIN_PCT = 1.0
+__all__ = ["REGRESSION_MIN_PCT", "REGRESSION_MIN_US", "by_abs_gpu_delta", "regression_mask", "sorted_preorder",
+           "with_ancestors"]
+
 
 
 def by_abs_gpu_delta(tree: DiffTree, rows: np.ndarray | None = None) -> np.ndarray:

@@ -31,7 +31,7 @@ from ..kineto.kinds import GPU_WORK_KINDS
 from .pairing import Flag
 from .pipeline import PHASE_NAMES
 from .schema import LAYOUT_TITLES, What, api_of
-from .trace import DriverTrace
+from .trace import CALL_WHATS, DriverTrace
 
 #: what a driver event is, in a few words (the detail pane's subtitle)
 WHAT_TITLES = {
@@ -41,7 +41,6 @@ WHAT_TITLES = {
     What.SCHEDULER: "kernel-space work item record", What.SYSCALL: "ioctl system call record",
     What.OTHER: "record of a type tracetui does not know", What.PHASE: "pipeline phase (derived by tracetui)",
 }
-CALL_WHATS = (What.CALL, What.ENTRY)
 RECORD_WHATS = (What.LAUNCH, What.ALLOC, What.TRANSFER, What.KERNEL_MEMORY, What.SCHEDULER, What.SYSCALL,
                 What.OTHER)
 DIRECTION_WORDS = {"H2D": "host to device", "D2H": "device to host", "D2D": "device to device"}

@@ -16,8 +16,7 @@ import gc
 import logging
 import os
 import pickle
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import msgspec
 import numpy as np
@@ -25,6 +24,8 @@ import numpy as np
 from ..kineto.parallel import decode_workers
 from .fields import FieldColumns, merge_fields
 from .schema import Line
+from .sniff import BAD_JSON, TOO_DEEP, as_object
+from .trace import LineStats
 
 log = logging.getLogger(__name__)
 
@@ -35,70 +36,13 @@ _ONE = msgspec.json.Decoder(Line)
 
 #: reasons a non-blank line is not an event (shown in the warnings with their counts)
 NOT_JSON = "text lines (banners, heartbeats, summaries, map dumps)"
-BAD_JSON = "lines that start like a JSON object but are not valid JSON"
-NOT_OBJECT = "JSON values that are not objects"
 CUT_LAST = "a last line cut short (the tracer was stopped while writing)"
-TOO_DEEP = "lines nested too deeply to read (JSON deeper than the decoder's recursion limit)"
 #: fields that did not have the documented type on an object line (the line is kept)
 BAD_FIELDS = "fields of an unexpected type (left out of the line's event)"
 
 
-def looks_like_driver_lines(head: bytes) -> bool:
-    """Does this start of a file hold driver-call trace lines?  Yes when its first JSON object
-    line (text lines before it are skipped, as the loader skips them) names a layout by its
-    keys (``op_id``, ``func``, ``event_id``, or ``type`` beside ``ts``)."""
-    lines = head.split(b"\n")
-    if len(lines) > 1 and not head.endswith(b"\n"):
-        lines = lines[:-1]  # the head may end inside a line
-    for raw in lines:
-        text = raw.strip()
-        if not text.startswith(b"{"):
-            continue
-        obj = _as_object(text, sniffing=True)
-        if isinstance(obj, str):
-            return False
-        return any(k in obj for k in ("op_id", "func", "event_id")) or ("type" in obj and "ts" in obj)
-    return False
-
-
-def _as_object(line: bytes, sniffing: bool = False) -> dict | str:
-    """The JSON object of a line, or the reason it is not one.  ``sniffing``: a byte that is
-    not UTF-8 is replaced (the keys still say what the line is); else the line is not JSON."""
-    try:
-        try:
-            obj = msgspec.json.decode(line)
-        except UnicodeDecodeError:
-            if not sniffing:
-                return BAD_JSON
-            obj = msgspec.json.decode(line.decode("utf-8", "replace").encode())
-    except msgspec.DecodeError:
-        return BAD_JSON
-    except RecursionError:
-        return TOO_DEEP
-    return obj if isinstance(obj, dict) else NOT_OBJECT
-
-
 class PartialLine(Line, gc=False):
     """A line kept without the fields that did not have the documented type."""
-
-
-@dataclass
-class LineStats:
-    """Counts of the file's lines: ``total`` non-blank lines = ``json`` object lines + skipped."""
-
-    total: int = 0
-    json: int = 0
-    skipped: Counter = field(default_factory=Counter)  #: reason -> lines
-    first_skipped: dict = field(default_factory=dict)  #: reason -> first line number
-    bad_fields: int = 0  #: object lines with a field of an unexpected type (kept)
-
-    @property
-    def skipped_total(self) -> int:
-        return sum(self.skipped.values())
-
-    def skip(self, reason: str, line_no: int, count: int = 1) -> None:
-        self.skipped[reason] += count
-        self.first_skipped.setdefault(reason, line_no)
 
 
 @dataclass
@@ -327,7 +271,7 @@ def _decode_one(line: bytes) -> Line | str:
         return BAD_JSON
     except RecursionError:
         return TOO_DEEP
-    obj = _as_object(line)
+    obj = as_object(line)
     if isinstance(obj, str):
         return obj
     good = {}

@@ -21,17 +21,38 @@ Events of a standalone driver trace start at 0.  In a Kineto trace opened with `
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..kineto.trace import KinetoTrace
-from .lines import LineStats
 from .schema import DIRECTION_CODES, LAYOUTS, What
 
 #: ``retval`` of an event without a return value
 NO_VALUE = np.iinfo(np.int64).min
+#: the driver events that are calls (a sidecar's entries are calls without an end)
+CALL_WHATS = (What.CALL, What.ENTRY)
+
+
+@dataclass
+class LineStats:
+    """Counts of the file's lines: ``total`` non-blank lines = ``json`` object lines + skipped."""
+
+    total: int = 0
+    json: int = 0
+    skipped: Counter = field(default_factory=Counter)  #: reason -> lines
+    first_skipped: dict = field(default_factory=dict)  #: reason -> first line number
+    bad_fields: int = 0  #: object lines with a field of an unexpected type (kept)
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+    def skip(self, reason: str, line_no: int, count: int = 1) -> None:
+        self.skipped[reason] += count
+        self.first_skipped.setdefault(reason, line_no)
 
 
 @dataclass
@@ -90,3 +111,38 @@ class DriverTrace(KinetoTrace):
         """``column[event]`` of a driver column, None where the file gave no value."""
         v = int(column[event - self.first])
         return None if v == (NO_VALUE if column is self.retval else -1) else v
+
+
+@dataclass(frozen=True)
+class EventCounts:
+    """The events of a loaded trace, as every front end states them (status line, ``summary``,
+    ``info``): one definition.
+
+    ``kineto``: the Kineto trace's events (flow and metadata entries of its file are not
+    events; a driver-call trace alone has 0).  ``calls`` / ``ioctls`` / ``records``: the
+    driver-call trace's events, each read from a line of its file (a call from its begin and
+    end lines).  ``phases``: the pipeline phase spans tracetui derives from those calls; they
+    are in the tree but not in the file, so :attr:`driver` does not count them."""
+
+    kineto: int
+    calls: int = 0
+    ioctls: int = 0
+    records: int = 0
+    phases: int = 0
+
+    @property
+    def driver(self) -> int:
+        """Driver events read from the file: calls + ioctls + records (phases left out)."""
+        return self.calls + self.ioctls + self.records
+
+
+def event_counts(trace: KinetoTrace) -> EventCounts:
+    """:class:`EventCounts` of a Kineto trace, a driver-call trace alone, or the two merged."""
+    if not isinstance(trace, DriverTrace):
+        return EventCounts(kineto=int(trace.n_events))
+    by_what = np.bincount(trace.what, minlength=len(What))
+    calls = int(sum(by_what[w] for w in CALL_WHATS))
+    ioctls, phases = int(by_what[What.IOCTL]), int(by_what[What.PHASE])
+    return EventCounts(kineto=int(trace.first), calls=calls, ioctls=ioctls,
+                       records=trace.n_driver - calls - ioctls - phases, phases=phases)
+

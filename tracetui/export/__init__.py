@@ -6,8 +6,10 @@ Python API (the TUI's ``e`` key calls :func:`write_export` on the selected node)
     write_export(linked, root_node, "md", "report.md")        # root_node None: whole trace
     write_export(linked, root_node, "chrome", sys.stdout.buffer)
 
-CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT``
+CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT [--python-frames]``
 (:func:`export_command`); selectors are described in :mod:`tracetui.export.selectors`.
+The reports (md, html, csv, json) list python function frames only when asked
+(``python_frames=True``); the Chrome trace keeps every event of the subtree.
 A path ending in ``.gz`` is written gzip-compressed.  A file is written atomically (a temp
 file renamed over the target once complete: a failed write keeps the old file).  ``-o -``
 on a terminal writes the export with control characters escaped (trace text is data:
@@ -35,10 +37,12 @@ __all__ = ["FORMATS", "SelectorError", "export_bytes", "export_command", "resolv
 
 
 def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
-                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None) -> bytes:
+                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None,
+                 python_frames: bool = False) -> bytes:
     """The export of the subtree under ``root_node`` (None: whole trace) as bytes (UTF-8 text).
 
-    ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows).
+    ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows);
+    ``python_frames`` lists python function frames among a report's host events.
     An Execution Trace alone exports its counts and tree (:mod:`tracetui.export.et_export`;
     ``root_node`` is then an ET position).
     """
@@ -60,7 +64,7 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
         return render_chrome(kt, root_node)
     from .report import build_report
 
-    rep = build_report(linked, root_node, categorizer)
+    rep = build_report(linked, root_node, categorizer, python_frames=python_frames)
     if fmt == "json":
         from .csv_json import render_json
 
@@ -82,13 +86,14 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
 
 
 def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_stream: str | os.PathLike[str] | IO,
-                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None) -> int:
+                 categorizer: KernelCategorizer | None = None, max_rows: int | None = None,
+                 python_frames: bool = False) -> int:
     """Write the export to a path (``.gz`` suffix: gzip) or a stream; returns bytes written.
 
     Streams opened in text mode get text, binary streams get bytes.  Unwritable paths
     raise :class:`~tracetui.errors.TraceFileError` (one line naming the path).
     """
-    data = export_bytes(linked, root_node, fmt, categorizer, max_rows)
+    data = export_bytes(linked, root_node, fmt, categorizer, max_rows, python_frames)
     if hasattr(path_or_stream, "write"):
         stream = path_or_stream
         if isinstance(stream, io.TextIOBase) or "b" not in getattr(stream, "mode", "b"):
@@ -116,7 +121,8 @@ def for_terminal(data: bytes, fmt: str) -> bytes:
     return printable_lines(data.decode("utf-8", "replace")).encode("utf-8")
 
 
-def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None) -> int:
+def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None,
+                   python_frames: bool = False) -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
     categorizer = get_categorizer(rules)
     if linked.kineto is None and linked.et is not None:
@@ -126,7 +132,7 @@ def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: 
     else:
         root = resolve_selector(linked, selector)
     if output == "-":
-        data = export_bytes(linked, root, fmt, categorizer)
+        data = export_bytes(linked, root, fmt, categorizer, python_frames=python_frames)
         if sys.stdout.isatty():
             data = for_terminal(data, fmt)
         sys.stdout.flush()
@@ -135,5 +141,5 @@ def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: 
         return 0
     if os.path.isdir(output):
         raise TraceFileError(output, "is a directory; give a file name to write the export to")
-    write_export(linked, root, fmt, output, categorizer)
+    write_export(linked, root, fmt, output, categorizer, python_frames=python_frames)
     return 0

@@ -109,8 +109,8 @@ def _with_costs(rep: SubtreeReport) -> pd.DataFrame:
 
 def report_json(rep: SubtreeReport) -> dict[str, Any]:
     """The report as JSON-ready data: ``source``, ``title``, ``root`` (node id or null),
-    ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``,
-    ``gpu_timeline`` (ms), ``kernel_categories``, ``ops``, ``kernels``, ``op_summary``,
+    ``origin_us``, ``window_us``, ``parent_chain``, ``inputs``, ``et_node``, ``ops_by_gpu_time``
+    (:mod:`.ranking`), ``gpu_timeline`` (ms), ``kernel_categories``, ``ops``, ``kernels``, ``op_summary``,
     ``kernel_summary``, ``idle_summary``, ``idle_gaps``, ``notes``, ``counters`` when the
     subtree holds counter samples (see :func:`tracetui.kineto.counters.counters_export`), and
     ``memory`` when the trace has ``[memory]`` events (see
@@ -126,6 +126,7 @@ def report_json(rep: SubtreeReport) -> dict[str, Any]:
         "parent_chain": plain(rep.parent_chain),
         "inputs": plain(rep.inputs),
         "et_node": plain(rep.et_node),
+        "ops_by_gpu_time": records(rep.op_ranking),
         "gpu_timeline": timeline_ms(rep.timeline_us),
         "kernel_categories": records(rep.categories),
         "ops": records(_with_costs(rep)),

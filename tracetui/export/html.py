@@ -1,4 +1,8 @@
-"""Self-contained HTML export: one file, inline CSS, no scripts and no network access."""
+"""Self-contained HTML export: one file, inline CSS and a small inline script, no network access.
+
+Every table sorts by a column when its header is clicked (first click: largest first; again:
+the other way; numbers sort as numbers, empty cells last), by :data:`_SORT_JS` (plain
+JavaScript in the page; without JavaScript the tables keep the report's order)."""
 
 from __future__ import annotations
 
@@ -16,6 +20,39 @@ th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
 p.note { color: #59636e; }
+th.sortable { cursor: pointer; user-select: none; }
+th[aria-sort="descending"]::after { content: " \\25BC"; }
+th[aria-sort="ascending"]::after { content: " \\25B2"; }
+"""
+
+#: click a header to sort its table by that column (numbers as numbers, empty cells last)
+_SORT_JS = """
+(function () {
+  function key(cell) {
+    var t = cell.textContent.trim();
+    if (t === "") return null;
+    var n = t.replace(/,/g, "");
+    return /^-?(\\d+\\.?\\d*|\\.\\d+)$/.test(n) ? parseFloat(n) : t.toLowerCase();
+  }
+  function sortBy(th) {
+    var table = th.closest("table"), body = table.tBodies[0], col = th.cellIndex;
+    var dir = th.getAttribute("aria-sort") === "descending" ? 1 : -1;
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+    var rows = Array.prototype.map.call(body.rows, function (r, i) { return [key(r.cells[col]), i, r]; });
+    rows.sort(function (a, b) {
+      var x = a[0], y = b[0];
+      if (x === null || y === null) return x === y ? a[1] - b[1] : (x === null ? 1 : -1);
+      if (typeof x !== typeof y) return typeof x === "number" ? -1 : 1;
+      return x < y ? -dir : x > y ? dir : a[1] - b[1];
+    });
+    rows.forEach(function (r) { body.appendChild(r[2]); });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("th.sortable"), function (th) {
+    th.title = "sort by this column";
+    th.addEventListener("click", function () { sortBy(th); });
+  });
+})();
 """
 
 
@@ -42,7 +79,7 @@ def html_document(title: str, header: list[str], sections: list[Section]) -> str
         if not sec.rows:
             out.append("<p><em>none</em></p>")
             continue
-        out.append("<table><thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in sec.columns)
+        out.append("<table><thead><tr>" + "".join(f'<th class="sortable">{escape(c)}</th>' for c in sec.columns)
                    + "</tr></thead><tbody>")
         for row in sec.rows:
             cells = []
@@ -58,5 +95,6 @@ def html_document(title: str, header: list[str], sections: list[Section]) -> str
         if sec.omitted:
             out.append(f'<p class="note">{sec.omitted:,} more rows not shown '
                        "(export as csv or json for every row).</p>")
+    out.append(f"<script>{_SORT_JS}</script>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -5,8 +5,11 @@ A :class:`SubtreeReport` holds, for a root node of the Kineto op tree:
 - the parent chain of the root (lane root first) and the root's input shapes (Kineto args
   ``Input Dims``/``Input type``/``Input Strides``/``Concrete Inputs``; plus the linked ET
   node's inputs and outputs when an Execution Trace is loaded);
-- ``ops``: every host event of the subtree (python functions, annotations, cpu_ops,
-  runtime calls) with its host duration and GPU time (direct and subtree);
+- ``op_ranking``: the ops ranked by the GPU time they launched (:mod:`.ranking`), what
+  the Markdown and HTML reports lead with;
+- ``ops``: every host event of the subtree (annotations, cpu_ops, runtime calls; python
+  function frames only when asked: ``python_frames``) with its host duration and GPU time
+  (direct and subtree);
 - ``kernels``: every GPU event of the subtree (:func:`~tracetui.analysis.frames.gpu_events_frame`
   columns: category, grid, block, registers, shared memory, occupancy ...);
 - aggregates: kernel categories, per-kernel-name and per-op-name tables, the GPU timeline
@@ -51,6 +54,7 @@ from ..kineto import schema
 from ..kineto.kinds import GPU_KINDS, GPU_WORK_KINDS, Kind
 from ..kineto.trace import KinetoTrace
 from ..session import LinkedTrace
+from .ranking import ops_by_gpu_time
 
 _NOT_HOST = [int(k) for k in GPU_KINDS] + [int(Kind.INSTANT)]
 _KIND_NAMES = np.array([Kind(k).name.lower() if k in Kind._value2member_map_ else "other" for k in range(256)],
@@ -79,6 +83,7 @@ class SubtreeReport:
     kernel_summary: pd.DataFrame
     gaps: pd.DataFrame
     gap_summary: pd.DataFrame
+    op_ranking: pd.DataFrame  #: ops by the GPU time they launched (:mod:`.ranking`)
     nodes: np.ndarray  #: every node of the subtree, preorder (whole trace: lane by lane)
     notes: list[str] = field(default_factory=list)
     #: what the subtree allocated and freed (:func:`tracetui.analysis.memory_doc.subtree_memory`);
@@ -180,10 +185,13 @@ def et_node_info(linked: LinkedTrace, root: int) -> dict[str, Any] | None:
             "outputs": [dict(_et_arg(a), index=i) for i, a in enumerate(node.outputs)]}
 
 
-def ops_frame(trace: KinetoTrace, nodes: np.ndarray, root: int | None) -> pd.DataFrame:
-    """Host events among ``nodes`` (preorder), with GPU time per node (µs)."""
+def ops_frame(trace: KinetoTrace, nodes: np.ndarray, root: int | None, python_frames: bool = True) -> pd.DataFrame:
+    """Host events among ``nodes`` (preorder), with GPU time per node (µs); python function
+    frames only with ``python_frames`` (the root is kept whatever it is)."""
     ev = nodes[(nodes < trace.n_events)]
     ev = ev[~np.isin(trace.kind[ev], _NOT_HOST)]
+    if not python_frames:
+        ev = ev[(trace.kind[ev] != int(Kind.PYTHON)) | (ev == root)]
     direct, _ = gpu_time_per_node(trace)
     sub_us, sub_n = gpu_totals(trace)
     base = int(trace.depth[root]) if root is not None else 0
@@ -200,8 +208,10 @@ def ops_frame(trace: KinetoTrace, nodes: np.ndarray, root: int | None) -> pd.Dat
 
 
 def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCategorizer | None = None,
-                 kernel_gap_us: float | None = None) -> SubtreeReport:
-    """Collect the report of the subtree under ``root`` (a node id), or of the whole trace."""
+                 kernel_gap_us: float | None = None, python_frames: bool = False) -> SubtreeReport:
+    """Collect the report of the subtree under ``root`` (a node id), or of the whole trace.
+    ``python_frames``: list python function frames among the host events (a note says how
+    many were left out otherwise)."""
     kt = linked.kineto
     if kt is None:
         raise TraceError(linked.et.path if linked.et else None, "exporting needs a Kineto trace")
@@ -234,7 +244,13 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
         title = f"{kt.name(root)} (node {root})"
         if kernels.empty:
             notes.append("this subtree launched no GPU work")
-    ops = ops_frame(kt, nodes, root)
+    ops = ops_frame(kt, nodes, root, python_frames)
+    if not python_frames:
+        hidden = int(np.count_nonzero((kt.kind[nodes[nodes < kt.n_events]] == int(Kind.PYTHON))))
+        hidden -= int(root is not None and root < kt.n_events and kt.kind[root] == int(Kind.PYTHON))
+        if hidden:
+            notes.append(f"{hidden:,} python function frames are not listed among the host events "
+                         "(export with --python-frames to list them)")
     cpu = cpu_ops_frame(kt, ops.loc[ops["kind"] == "cpu_op", "node"].to_numpy())
     if linked.link is not None and linked.link.stats.method in ("sequence", "order"):
         s = linked.link.stats
@@ -249,7 +265,8 @@ def build_report(linked: LinkedTrace, root: int | None, categorizer: KernelCateg
         source=linked.title, trace=kt, root=root, title=title, window=window, parent_chain=chain, inputs=inputs,
         et_node=et_info, timeline_us=timeline, categories=category_table(kernels), ops=ops, kernels=kernels,
         op_summary=op_table(cpu), kernel_summary=kernel_table(kernels, span_us=span), gaps=gaps,
-        gap_summary=idle_summary(gaps), nodes=nodes, notes=notes, memory=subtree_memory(linked, root))
+        gap_summary=idle_summary(gaps), op_ranking=ops_by_gpu_time(kt, kernels), nodes=nodes, notes=notes,
+        memory=subtree_memory(linked, root))
 
 
 # ---------------------------------------------------------------- plain values for JSON/CSV

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import units
 from ..analysis.tables import NESTED_CALLS_RULE
+from .ranking import names_text
 from .report import KINETO_OCCUPANCY, SubtreeReport, with_occupancy
 
 DEFAULT_MAX_ROWS = 200
@@ -113,15 +114,29 @@ def header_lines(rep: SubtreeReport) -> list[str]:
     return lines
 
 
-def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list[Section]:
-    """The report's sections in display order (see the module docstring)."""
+def _ranking_section(rep: SubtreeReport, max_rows: int) -> Section:
+    """The ops ranked by the GPU time they launched (:mod:`.ranking`), with their GPU events
+    by name, their shapes and their share of the summed GPU time."""
+    r = rep.op_ranking
+    r = r.assign(_names=[names_text(v) for v in r["gpu_names"]]) if not r.empty else r.assign(_names=[])
+    total = rep.kernels["dur"].sum() if len(rep.kernels) else 0.0
+    what = "the whole trace's" if rep.root is None else "the subtree's"
+    word = rep.trace.device_word()
+    return table_section(f"Ops by {word} time", r, [
+        ("#", "rank", int_cell), ("op", "name", ftext), ("node", "node", _id), ("input dims", "input_dims", ftext),
+        ("input types", "input_types", ftext), (f"{word} ({units.US})", "gpu_us", _us),
+        (f"% of {word} time", "percent", _pct), (f"{word} events", "n_gpu", int_cell),
+        ("kernels and copies (most time first)", "_names", ftext),
+        (f"host ({units.US})", "host_us", _us), ("called from", "caller", ftext)],
+        max_rows, code=("name", "_names", "caller"),
+        lines=[f"Each {word} event counted once, for the innermost cpu_op above its launch (the op the browser's "
+               f"< key goes to); % of {what} summed {word} time ({fnum(total)} {units.US})."])
+
+
+def _context_sections(rep: SubtreeReport) -> list[Section]:
+    """Where the root sits and what it was called with: Kineto input shapes, the linked ET
+    node, the parent chain."""
     out: list[Section] = []
-    whole = rep.root is None
-    if rep.parent_chain:
-        chain = pd.DataFrame(rep.parent_chain)
-        out.append(table_section("Parent chain", chain, [
-            ("level", "level", int_cell), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
-            (f"duration ({units.US})", "dur", _us)], -1, code=("name",)))
     if rep.inputs:
         out.append(table_section("Root op inputs (Kineto args)", pd.DataFrame(rep.inputs), [
             ("#", "index", int_cell), ("dims", "dims", ftext), ("type", "type", ftext),
@@ -137,32 +152,27 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             out.append(table_section(f"ET node {side}", df, [
                 ("#", "index", int_cell), ("type", "type", ftext), ("shape", "shape", ftext),
                 ("stride", "stride", ftext), ("value", "value", ftext)], -1, lines=note if side == "inputs" else []))
-    tl = rep.timeline_us
-    tot = tl["total"] or 1.0
-    tl_df = pd.DataFrame([{"metric": label, "value_ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
-                          for k, label in TIMELINE_LABELS])
-    what = "every GPU event" if whole else "the subtree's GPU events"
-    out.append(table_section("GPU time breakdown", tl_df, [("metric", "metric", ftext), (units.MS, "value_ms", _us),
-                                                    ("% of total", "pct", _pct)], -1,
-                      lines=[f"Unions over all streams of {what}; total = first GPU start to last GPU end."]))
-    out.append(table_section("Kernel categories", rep.categories, [
-        ("category", "category", ftext), ("count", "count", int_cell), (f"total ({units.MS})", "total_ms", _us),
-        ("% of GPU time", "percent", _pct)], -1))
-    op_sum_spec = [("name", "name", ftext), ("count", "count", int_cell), ("nested", "nested_calls", int_cell),
-                   (f"host ({units.US})", "host_us", _us),
-                   (f"GPU direct ({units.US})", "direct_gpu_us", _us), (f"GPU subtree ({units.US})", "subtree_gpu_us",
-                                                                        _us),
-                   ("% direct GPU", "percent", _pct)]
-    if whole:
-        out.append(table_section("Ops by name", rep.op_summary, op_sum_spec, max_rows, code=("name",),
-                          lines=[NESTED_CALLS_RULE]))
-    else:
-        out.append(table_section("Ops", rep.ops, [
+    if rep.parent_chain:
+        chain = pd.DataFrame(rep.parent_chain)
+        out.append(table_section("Parent chain", chain, [
             ("level", "level", int_cell), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
-            (f"host ({units.US})", "dur", _us), (f"GPU direct ({units.US})", "gpu_direct_us", _us),
-            (f"GPU subtree ({units.US})", "gpu_subtree_us", _us), (f"{rep.trace.device_word()} events", "n_gpu",
-                                                                   int_cell),
-            ("input dims", "input_dims", ftext)], max_rows, code=("name",)))
+            (f"duration ({units.US})", "dur", _us)], -1, code=("name",)))
+    return out
+
+
+def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list[Section]:
+    """The report's sections in reading order: the ops ranked by GPU time first, then the
+    kernels (by name, then each GPU event), kernel categories, the GPU time breakdown, the
+    idle gaps and (a trace with [memory] events) the memory allocated; then where the root sits
+    (inputs, ET node, parent chain) and the op tree."""
+    whole = rep.root is None
+    out: list[Section] = [_ranking_section(rep, max_rows)]
+    if whole:
+        out.append(table_section("Ops by name", rep.op_summary, [
+            ("name", "name", ftext), ("count", "count", int_cell), ("nested", "nested_calls", int_cell),
+            (f"host ({units.US})", "host_us", _us), (f"GPU direct ({units.US})", "direct_gpu_us", _us),
+            (f"GPU subtree ({units.US})", "subtree_gpu_us", _us), ("% direct GPU", "percent", _pct)],
+            max_rows, code=("name",), lines=[NESTED_CALLS_RULE]))
     word = rep.trace.device_word()
     out.append(table_section(f"{word} events by name", rep.kernel_summary, [
         ("name", "name", ftext), ("category", "kernel_category", ftext), ("streams", "streams", ftext),
@@ -177,17 +187,28 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
             ("category", "kernel_category", ftext), (f"dur ({units.US})", "dur", _us), ("grid", "grid", ftext),
             ("block", "block", ftext), ("blocks", "blocks", ftext), ("registers", "registers", int_cell),
             ("shared mem (B)", "shared_mem", int_cell),
-            ("theoretical occupancy (%)", "theoretical_occupancy_pct", _pct), ("limited by", "occupancy_limiter",
-                                                                               ftext),
+            ("theoretical occupancy (%)", "theoretical_occupancy_pct", _pct),
+            ("limited by", "occupancy_limiter", ftext),
             ("Kineto est. occupancy (%)", KINETO_OCCUPANCY, _pct), ("op", "op_name", ftext)], max_rows,
             code=("name", "op_name"),
             lines=["theoretical occupancy: from the launch configuration and the device (docs/occupancy.md), with the "
                    "factor limiting it; Kineto est. occupancy: the profiler's own estimate (its "
                    "'est. achieved occupancy %' arg)."]))
+    out.append(table_section("Kernel categories", rep.categories, [
+        ("category", "category", ftext), ("count", "count", int_cell), (f"total ({units.MS})", "total_ms", _us),
+        ("% of GPU time", "percent", _pct)], -1))
+    tl = rep.timeline_us
+    tot = tl["total"] or 1.0
+    tl_df = pd.DataFrame([{"metric": label, "value_ms": tl[k] / 1000.0, "pct": 100.0 * tl[k] / tot}
+                          for k, label in TIMELINE_LABELS])
+    what = "every GPU event" if whole else "the subtree's GPU events"
+    out.append(table_section("GPU time breakdown", tl_df, [("metric", "metric", ftext), (units.MS, "value_ms", _us),
+                                                           ("% of total", "pct", _pct)], -1,
+                             lines=[f"Unions over all streams of {what}; total = first GPU start to last GPU end."]))
     out.append(table_section("Idle time by class", rep.gap_summary, [
         ("class", "idle_class", ftext), ("gaps", "count", int_cell), (f"total ({units.US})", "total_us", _us),
-        (f"mean ({units.US})", "mean_us", _us), (f"max ({units.US})", "max_us", _us), ("% of idle", "percent",
-                                                                                       _pct)], -1,
+        (f"mean ({units.US})", "mean_us", _us), (f"max ({units.US})", "max_us", _us),
+        ("% of idle", "percent", _pct)], -1,
         lines=["host_wait: the next launch started after the stream went idle; kernel_to_kernel: a short gap "
                "with the launch already queued; other: the rest."]))
     gaps = rep.gaps
@@ -204,6 +225,15 @@ def build_sections(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> list
         code=("next_name", "next_op_name", "host_event_name")))
     if rep.memory is not None:
         out.append(_memory_section(rep.memory, whole, max_rows))
+    out += _context_sections(rep)
+    if not whole:
+        out.append(table_section("Op tree", rep.ops, [
+            ("level", "level", int_cell), ("kind", "kind", ftext), ("name", "name", ftext), ("node", "node", _id),
+            (f"host ({units.US})", "dur", _us), (f"GPU direct ({units.US})", "gpu_direct_us", _us),
+            (f"GPU subtree ({units.US})", "gpu_subtree_us", _us),
+            (f"{rep.trace.device_word()} events", "n_gpu", int_cell),
+            ("input dims", "input_dims", ftext)], max_rows, code=("name",),
+            lines=["Host events of the subtree in tree order (level: depth below the root)."]))
     return out
 
 

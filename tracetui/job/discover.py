@@ -25,7 +25,7 @@ import zlib
 from collections import Counter
 from typing import Any
 
-from ..driver.lines import looks_like_driver_lines
+from ..driver.sniff import looks_like_driver_lines
 from ..errors import TraceError
 from ..io.files import not_regular, open_regular, read_trace_bytes, sniff_head
 

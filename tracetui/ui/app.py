@@ -3,6 +3,12 @@ progress screen, then shows the op tree, the detail pane and the stream timeline
 ``run_job_app`` does it for a whole job, ``run_diff_app`` for two runs compared (the diff
 browser, :mod:`tracetui.ui.diff.diff_screen`).
 
+The first frame comes first: this module imports only what the loading screen needs
+(Textual's app, a label and a progress bar; no numpy, no pandas, no trace model).  The
+browser's screens, the loader and the trace model are imported by the load worker once the
+loading screen is painted (``tests/ui/test_ui_first_minutes.py`` holds it;
+``bench/bench_ui.py`` times it).
+
 Two-way jumps: ``>`` on an op (or runtime call) goes to its first GPU event and, pressed
 again, cycles through that op's GPU events in start order; ``<`` on a kernel, memcpy or
 memset goes back to the innermost cpu_op that launched it (with an ET loaded, the linked
@@ -11,11 +17,12 @@ ET op is named too).  Both work from the tree and from the focused timeline.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
 from functools import partial
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -26,12 +33,9 @@ from textual.worker import get_current_worker
 from ..config import Settings, load_settings
 from ..crash import EXIT_INTERNAL_ERROR, CrashReport
 from ..crash import report as report_crash
-from ..diff.runs import DiffRequest
 from ..errors import LoadCancelled, TraceError, one_line
-from ..session import LinkedTrace
+from ..lazy import lazy_names
 from .bindings import APP_BINDINGS
-from .browser.error_dialog import ErrorDialog
-from .browser.help_screen import HelpScreen, live_bindings, widget_bindings
 from .browser.loading_screen import (
     EXIT_LOAD_CANCELLED,
     LoadDone,
@@ -40,15 +44,18 @@ from .browser.loading_screen import (
     LoadProgress,
     ProgressRelay,
 )
-from .browser.main_screen import MainScreen
-from .diff.diff_screen import DiffScreen
 from .key_order import KeyRouter
 from .notify import show_note
 from .textual_guards import install_guards
-from .tree.trace_tree import TraceTree
-from .view.diff_session import DiffSession, load_diff_session
-from .view.trace_detail import TraceDetail
-from .view.trace_row_source import TraceRowSource
+
+if TYPE_CHECKING:
+    from ..diff.runs import DiffRequest
+    from ..session import LinkedTrace
+    from .browser.main_screen import MainScreen
+    from .diff.diff_screen import DiffScreen
+    from .tree.trace_tree import TraceTree
+    from .view.diff_session import DiffSession
+    from .view.trace_row_source import TraceRowSource
 
 install_guards()
 
@@ -57,6 +64,18 @@ EXIT_LOAD_FAILED = 2
 
 __all__ = ["EXIT_LOAD_FAILED", "DiffScreen", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_diff_app",
            "run_job_app"]
+
+#: names this module offers but imports only when asked for (the first frame does not need them)
+_LAZY = {"MainScreen": ".browser.main_screen", "TraceTree": ".tree.trace_tree", "DiffScreen": ".diff.diff_screen"}
+
+
+__getattr__ = lazy_names(__name__, _LAZY, __package__)
+
+
+def _main_screen_class() -> type:
+    from .browser.main_screen import MainScreen
+
+    return MainScreen
 
 
 class TraceApp(App[int]):
@@ -82,7 +101,12 @@ class TraceApp(App[int]):
         self.job_inputs = list(job_inputs) if job_inputs else None
         self.job_options = {"workers": workers, "scheduler": scheduler}
         self.job = None
+        #: the job's cross-rank tables, computed once (ui/view/once.py); set when the job opens
+        self.job_once = None
         self.rank: int | None = None
+        #: the export dialog offers the folder and the python-frames choice of the last export
+        self.export_folder: str | None = None
+        self.export_python_frames = False
         #: the findings of the trace or job on screen (ui/findings/findings_run.py), computed once
         self.findings_run = None
         #: the critical path shown (``P``: ui/view/path_marks.PathState); kept across a job's ranks
@@ -177,12 +201,16 @@ class TraceApp(App[int]):
         self.call_from_thread(self._job_opened, job, ok[0])
 
     def _job_opened(self, job, rank: int) -> None:
+        from .view.once import Once
+
         self.job = job
+        self.job_once = Once()
         self.show_rank(rank)
 
     def show_rank(self, rank: int, select: tuple[int, object] | None = None) -> None:
         """Show ``rank`` of the job (loaded from the cache the job's workers filled), then
         select ``select`` = (Kineto node, note) there.  The rank shown before is dropped."""
+        gc.unfreeze()  # the rank shown before can be collected again (see _freeze_objects)
         res = self.job.results[rank]
         self.rank = rank
         self._pending_select = select
@@ -199,13 +227,16 @@ class TraceApp(App[int]):
         """Load, link and index the traces (worker thread); posts :class:`LoadProgress`
         while it runs, then :class:`LoadDone` or :class:`LoadFailed`; stops quietly when
         cancelled (:meth:`action_cancel_load`)."""
-        from ..store.traces import load_cached
-
         relay = ProgressRelay(self, get_current_worker())
         pending: list = []  # the cache write, run once the browser has what it shows
         try:
+            from ..store.traces import load_cached  # the loader and the model: imported here, after the first frame
+
             linked = load_cached(paths, use_cache=self.use_cache, progress=relay, deferred_writes=pending)
             relay("indexing the op tree", 0.995)
+            from .browser import main_screen  # noqa: F401 -- the browser's screen, ready when the load is done
+            from .view.trace_row_source import TraceRowSource
+
             source = TraceRowSource(linked)
             categorizer = self.categorizer
             if categorizer is None:
@@ -227,10 +258,6 @@ class TraceApp(App[int]):
         for write in pending:
             write()
 
-    def on_unmount(self) -> None:
-        if self.query_state is not None:
-            self.query_state.close()
-
     def _post_load_error(self, exc: Exception, path: str) -> None:
         """The :class:`LoadFailed` of a load that raised ``exc``: bad input's one line, too
         little memory, or a bug (still the dialog, never a traceback)."""
@@ -248,6 +275,9 @@ class TraceApp(App[int]):
         :mod:`tracetui.ui.view.diff_session`), then show the diff browser."""
         relay = ProgressRelay(self, get_current_worker())
         try:
+            from .diff import diff_screen  # noqa: F401 -- the diff browser, ready when the load is done
+            from .view.diff_session import load_diff_session
+
             session = load_diff_session(request, relay)
             relay("showing the diff", 1.0)
         except LoadCancelled:
@@ -258,6 +288,8 @@ class TraceApp(App[int]):
         self.call_from_thread(self._diff_loaded, session)
 
     def _diff_loaded(self, session: DiffSession) -> None:
+        from .diff.diff_screen import DiffScreen
+
         if self.load_cancelled:
             return
         self.diff_session = session
@@ -289,6 +321,11 @@ class TraceApp(App[int]):
         self.workers.cancel_group(self, "load")
         self.workers.cancel_group(self, "job")
         self.exit(return_code=EXIT_LOAD_CANCELLED)
+
+    def on_unmount(self) -> None:
+        if self.query_state is not None:
+            self.query_state.close()
+        gc.unfreeze()  # the app is done: what it froze (_freeze_objects) can be collected
 
     def _handle_exception(self, error: Exception) -> None:
         """The browser's error boundary: Textual calls this for any exception that a handler,
@@ -332,6 +369,9 @@ class TraceApp(App[int]):
         await super().on_event(event)
 
     def _loaded(self, linked: LinkedTrace, source: TraceRowSource, categorizer) -> None:
+        from .browser.main_screen import MainScreen
+        from .view.trace_detail import TraceDetail
+
         self.linked = linked
         self.load_failed = False
         if self.job is None:  # another file opened: its own path, if any, comes from P
@@ -347,8 +387,11 @@ class TraceApp(App[int]):
                                       initial_select=select))
         self.call_after_refresh(self._browser_shown.set)
         self.call_after_refresh(self._show_config_notes)
+        self.call_after_refresh(_freeze_objects)
 
     def _load_failed(self, message: str) -> None:
+        from .browser.error_dialog import ErrorDialog
+
         self.load_failed = True
         if self.diff_request is not None:
             self.push_screen(ErrorDialog(message, "Could not compare the runs", can_open=False), self._error_choice)
@@ -358,6 +401,7 @@ class TraceApp(App[int]):
     def _error_choice(self, choice: tuple[str, str] | None) -> None:
         action, path = choice or ("quit", "")
         if action == "open" and path:
+            gc.unfreeze()
             self.paths = [os.path.expanduser(path)]
             screen = self.screen
             if isinstance(screen, LoadingScreen):
@@ -379,9 +423,11 @@ class TraceApp(App[int]):
     def help_sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
         """Help content from the live bindings of the focused widget chain, the screen and
         the app; then the keys of the panes that are not focused."""
+        from .browser.help_screen import live_bindings, widget_bindings
+
         screen = self.screen
         sections = [("Active now (focused pane, browser, application)", live_bindings(screen))]
-        if isinstance(screen, MainScreen):
+        if isinstance(screen, _main_screen_class()):
             focused = self.focused
             for widget, title in ((screen.op_tree, "Op tree (focus: t / tab)"),
                                   (screen.timeline, "Timeline (focus: t)")):
@@ -390,6 +436,8 @@ class TraceApp(App[int]):
         return sections
 
     def action_help(self) -> None:
+        from .browser.help_screen import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.help_sections()))
@@ -397,6 +445,9 @@ class TraceApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: keys", "Show every key binding", self.action_help)
+        from .diff.diff_screen import DiffScreen
+
+        MainScreen = _main_screen_class()  # noqa: N806 -- the class, imported once the browser is shown
         if self.job is not None and isinstance(screen, MainScreen):
             for r in self.job.ranks:
                 if self.job.results[r].ok and r != self.rank:
@@ -416,6 +467,15 @@ class TraceApp(App[int]):
         gone (the app is quitting), and its widgets with it."""
         if screen.is_attached and self.screen is screen:
             await screen.run_action(action)
+
+
+def _freeze_objects() -> None:
+    """Once the browser is painted: leave the objects alive now (the trace's, the browser's
+    widgets) out of the garbage collector's full passes (``gc.freeze``).  A full pass over them
+    took 50-70 ms of CPU at random moments, often while a screen opened (216k-event trace, a
+    2-core machine).  Unfrozen when another trace or rank replaces them, and at exit."""
+    gc.collect()
+    gc.freeze()
 
 
 def binding_ids() -> set[str]:

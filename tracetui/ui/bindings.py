@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.binding import Binding, BindingType
 
 from .. import units
-from ..diff.views import REGRESSION_MIN_PCT, REGRESSION_MIN_US
+from ..diff.numbers import REGRESSION_MIN_PCT, REGRESSION_MIN_US
 
 
 def pane_bindings(screen: str, whole: str) -> list[BindingType]:
@@ -44,6 +44,9 @@ MAIN_BINDINGS: list[BindingType] = [
                     "search"),
     Binding("N", "prev_match", "Previous match", show=False, id="main.prev_match",
             tooltip="the previous search match; after P: the previous segment of the critical path"),
+    Binding("o", "match_order", "Longest / time order", id="main.match_order",
+            tooltip="n/N step through the matches longest first, or in time order (a summaries row's occurrences "
+                    "start longest first)"),
     Binding("f", "filter", "Filter", id="main.filter", tooltip="show only the subtrees holding search matches"),
     Binding("colon", "query", "Query (SQL)", show=False, id="main.query", key_display=":",
             tooltip="SQL over the trace (a job: every rank) with DuckDB (docs/query.md); Enter on a result row "

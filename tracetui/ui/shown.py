@@ -11,11 +11,13 @@ moment it is pushed).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 from typing import Any, TypeVar
 
 from textual.screen import Screen
 from textual.worker import get_current_worker
+
+from .view.once import Once
 
 Step = TypeVar("Step", bound=Callable[..., Any])
 Value = TypeVar("Value")
@@ -39,15 +41,25 @@ def only_while_shown(step: Step) -> Step:
 
 
 def show_when_computed(screen: Screen, compute: Callable[[], Value], show: Callable[[Value], None],
-                       group: str) -> None:
+                       group: str, *, once: Once | None = None, name: str = "") -> None:
     """Run ``compute`` in a worker thread (``group``: a second start cancels the first), then
     ``show(value)`` on the UI thread, only while ``screen`` is still the one shown (the user
-    may have left it meanwhile, or the app may be closing)."""
+    may have left it meanwhile, or the app may be closing).  With ``once``
+    (:class:`~tracetui.ui.view.once.Once`) the value is computed once under ``name``: shown at
+    once when it is ready, else when the computation already running (the background one)
+    or this call's ends."""
     app = screen.app
 
     def done(value: Value) -> None:
         if app.screen is screen:
             show(value)
+
+    if once is not None:
+        ready = once.ready(name)
+        if ready is not None:
+            done(ready)
+            return
+        compute = partial(lambda run: once.future(name, run).result(), compute)
 
     def work() -> None:
         value = compute()

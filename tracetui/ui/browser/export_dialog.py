@@ -1,11 +1,16 @@
-"""The export dialog (``e``): a format and an output path for the selected subtree.
+"""The export dialog (``e``): a format, an output path and whether the report lists python
+function frames, for the selected subtree.
 
-Focus starts on the format; Tab goes format -> file path -> Export -> Cancel.  The default
-file name says what is exported, as the user sees it: the op name and its External id
-(``aten_addmm-ext49.md``), or the trace file's stem for the whole trace, in the current
-folder.  Changing the format changes the file's extension.  A path that names an existing
-file is not overwritten at once: the dialog says so and asks for Enter again (a changed path
-asks again); a folder is refused."""
+Focus starts on the format; Tab goes format -> file path -> python frames -> Export -> Cancel;
+Enter exports from any of them (Space ticks the box).  The default file name says what is
+exported, as the user sees it: the op name and its External id (``aten_addmm-ext49.md``), or
+the trace file's stem for the whole trace, in the folder of the last export (the current
+folder the first time).  The line under the path shows the absolute path the export will be
+written to, as it is typed.  Changing the format changes the file's extension.  A path that
+names an existing file is not overwritten at once: the dialog says so and asks for Enter again
+(a changed path asks again); a folder is refused.  Python function frames are left out of
+the reports unless ticked (as ``tracetui export --python-frames``); a Chrome trace keeps every
+event."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select
+from textual.widgets import Button, Checkbox, Input, Label, Select
 
 from ...errors import one_line
 
@@ -86,11 +91,24 @@ class FormatSelect(Select[str], inherit_bindings=False):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("down,space,up", "show_overlay", "Choose format", show=False)]
 
 
-class ExportDialog(ModalScreen[tuple[str, str] | None]):
-    """Pick a format and an output path; dismisses with ``(fmt, absolute path)`` or None.
+class FramesCheckbox(Checkbox, inherit_bindings=False):
+    """The python-frames box: Space ticks it; Enter is left to the dialog (export)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "toggle_button", "Tick", show=False)]
+    DEFAULT_CSS = """
+    FramesCheckbox { border: none; padding: 0 1; height: 1; margin-top: 1; background: $surface; }
+    FramesCheckbox:focus { border: none; }
+    FramesCheckbox:focus > .toggle--label { text-style: reverse; }
+    """
+
+
+class ExportDialog(ModalScreen[tuple[str, str, bool] | None]):
+    """Pick a format, an output path and python frames; dismisses with ``(fmt, absolute path,
+    python frames)`` or None.
 
     ``stem`` is the default file name without extension (:func:`op_file_stem`,
-    :func:`trace_file_stem`); a relative path is resolved against the working directory."""
+    :func:`trace_file_stem`); a relative path is resolved against ``directory`` (None: the
+    working directory); ``python_frames``: the box starts ticked."""
 
     #: Focus starts on the format (a selector: no error when a dialog pushed while the app
     #: quits is never composed).
@@ -106,11 +124,12 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
     ExportDialog Button { margin-right: 2; }
     """
 
-    def __init__(self, what: str, stem: str, directory: str | None = None) -> None:
+    def __init__(self, what: str, stem: str, directory: str | None = None, python_frames: bool = False) -> None:
         super().__init__()
         self.what = what
         self.stem = stem
         self.directory = directory
+        self.python_frames = python_frames
         #: the existing file the user was asked about: Enter again on it overwrites it
         self.confirmed: str | None = None
 
@@ -118,13 +137,24 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
         with Vertical():
             yield Label(Text(one_line("Export " + self.what), style="bold"))
             yield FormatSelect(EXPORT_FORMATS, value="md", allow_blank=False, id="export-format")
-            yield Input(default_export_path(self.stem, "md", self.directory), id="export-path")
-            yield Label(Text(one_line("in " + (self.directory or os.getcwd())), style="dim"), id="export-folder")
+            yield Input(default_export_path(self.stem, "md"), id="export-path")
+            yield Label(self._target_text(default_export_path(self.stem, "md")), id="export-target")
+            yield FramesCheckbox("python function frames in the report (md, html, csv, json)",
+                                 value=self.python_frames, id="export-python")
             yield Label(Text(""), id="export-exists")
             with Horizontal():
                 yield Button("Export", id="export-go", variant="primary")
                 yield Button("Cancel", id="export-cancel")
             yield Label(Text("Enter: export   Space/↓: choose format   Tab: next field   Esc: cancel", style="dim"))
+
+    def full_path(self, path: str) -> str:
+        """``path`` as it will be written: absolute, ``~`` expanded, relative to the dialog's folder."""
+        return os.path.abspath(os.path.join(self.directory or os.getcwd(), os.path.expanduser(path.strip())))
+
+    def _target_text(self, path: str) -> Text:
+        #: the absolute path shown under the field ("" when the field is empty)
+        self.target = self.full_path(path) if path.strip() else ""
+        return Text(one_line("writes " + self.target) if self.target else "", style="dim")
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
@@ -134,6 +164,8 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         self._ask("")
+        for target in self.query("#export-target").results(Label):
+            target.update(self._target_text(event.value))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -155,7 +187,7 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
         path = self.query_one(Input).value.strip()
         if not path:
             return
-        full = os.path.abspath(os.path.join(self.directory or os.getcwd(), os.path.expanduser(path)))
+        full = self.full_path(path)
         if os.path.isdir(full):
             self._ask(f"{os.path.basename(full) or full} is a folder: give a file name")
             return
@@ -163,7 +195,7 @@ class ExportDialog(ModalScreen[tuple[str, str] | None]):
             self._ask(f"{os.path.basename(full)} exists: Enter again to replace it, or change the name")
             self.confirmed = full
             return
-        self.dismiss((str(self.query_one(Select).value), full))
+        self.dismiss((str(self.query_one(Select).value), full, self.query_one(FramesCheckbox).value))
 
     def action_export(self) -> None:
         self._go()

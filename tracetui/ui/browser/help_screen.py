@@ -8,18 +8,20 @@ application keys (tab focus, copy, ctrl+q, the command palette) stay: they work 
 
 from __future__ import annotations
 
+import textwrap
 from functools import lru_cache
 from typing import ClassVar
 
-from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.dom import DOMNode
+from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Static
 
 #: Friendly names of the binding owners shown in help (class name -> title).
 HELP_GROUPS = {
@@ -112,6 +114,58 @@ def _describe(description: str, tooltip: str) -> str:
     return f"{description}: {tooltip}" if tooltip and tooltip != description else description
 
 
+class HelpLines(ScrollView, can_focus=True):
+    """The help text as lines, laid out for the width shown (the description column wraps
+    under itself) and drawn only where visible: a table of every binding costs what one
+    screenful costs.  Scrolls with the arrows, PgUp/PgDn, Home/End (Textual's own keys)."""
+
+    def __init__(self, sections: list[tuple[str, list[tuple[str, str, str]]]]) -> None:
+        super().__init__()
+        self.sections = sections
+        self._lines: list[Text] = []
+        self._width = -1
+
+    def lines_for(self, width: int) -> list[Text]:
+        """Every line of the help at ``width`` cells: a title per section, then per binding
+        ``where  keys  does``, ``does`` wrapped under itself."""
+        if width == self._width:
+            return self._lines
+        where_w = 12
+        keys_w = min(max([len(k) for _, rows in self.sections for _, k, _ in rows] or [4]), 24)
+        does_w = max(width - where_w - keys_w - 4, 20)
+        out = [Text("Keys  (Esc closes; ctrl+p opens the command palette)", style="bold")]
+        for title, rows in self.sections:
+            out += [Text(""), Text(title, style="bold")]
+            for owner, keys, desc in rows:
+                wrapped = textwrap.wrap(desc, does_w) or [""]
+                head = Text(" ")
+                head.append(owner[:where_w].ljust(where_w), style="dim")
+                head.append(" ")
+                head.append(keys.ljust(keys_w), style="bold")
+                head.append(" ")
+                head.append(wrapped[0])
+                out.append(head)
+                out += [Text(" " * (where_w + keys_w + 3) + more) for more in wrapped[1:]]
+        self._lines, self._width = out, width
+        self.virtual_size = Size(width, len(out))
+        return out
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.lines_for(self.scrollable_content_region.width)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        lines = self.lines_for(width)
+        i = y + self.scroll_offset.y
+        if not 0 <= i < len(lines):
+            return Strip.blank(width, self.rich_style)
+        segments = list(lines[i].render(self.app.console))
+        return Strip(segments).crop_extend(0, width, self.rich_style).apply_style(self.rich_style)
+
+    def plain_text(self) -> str:
+        return "\n".join(line.plain for line in self.lines_for(max(self._width, 80)))
+
+
 class HelpScreen(ModalScreen[None]):
     """Every key binding, from the live bindings at the moment help was opened."""
 
@@ -120,8 +174,8 @@ class HelpScreen(ModalScreen[None]):
     ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: 90%; border: round $primary;
-                                  background: $surface; padding: 0 1; }
+    HelpScreen > HelpLines { width: 90; max-width: 100%; height: 90%; border: round $primary;
+                             background: $surface; padding: 0 1; }
     """
 
     def __init__(self, sections: list[tuple[str, list[tuple[str, str, str]]]]) -> None:
@@ -129,17 +183,7 @@ class HelpScreen(ModalScreen[None]):
         self.sections = sections
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(Text("Keys  (Esc closes; ctrl+p opens the command palette)", style="bold"))
-            for title, rows in self.sections:
-                table = Table(box=None, padding=(0, 1), show_header=False, expand=True, title=Text(title, style="bold"),
-                              title_justify="left")
-                table.add_column("where", style="dim", no_wrap=True, width=12)
-                table.add_column("keys", style="bold", no_wrap=True)
-                table.add_column("does", ratio=1)
-                for owner, keys, desc in rows:
-                    table.add_row(Text(owner), Text(keys), Text(desc))
-                yield Static(table)
+        yield HelpLines(self.sections)
 
     def action_close(self) -> None:
         self.dismiss(None)

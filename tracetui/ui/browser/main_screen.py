@@ -14,8 +14,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.widgets import Footer
+from textual.worker import get_current_worker
 
+from ... import units
+from ...config import background_work
 from ...driver.facts import is_standalone
 from ...errors import TraceError
 from ...session import LinkedTrace
@@ -24,23 +26,19 @@ from ..critical.path_actions import PathActions
 from ..detail.detail_pane import DetailPane
 from ..detail.raw_args_screen import RawArgsScreen
 from ..findings.findings_actions import FindingsActions
-from ..job.job_actions import JobActions
+from ..job.job_actions import JobActions, precompute_job_summary
+from ..key_bar import KeyBar
 from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..query.query_actions import QueryActions
 from ..query.query_bar import QueryBar
-from ..summaries.summaries_screen import open_summaries
+from ..summaries.summaries_screen import open_summaries, precompute_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
 from ..view.driver_notes import back_texts, driver_link_note, hop_texts
-from ..view.jumps import (
-    JumpCycle,
-    JumpError,
-    driver_back,
-    driver_hop,
-    gpu_jump,
-    launching_op,
-)
+from ..view.jumps import JumpCycle, JumpError, driver_back, driver_hop, gpu_jump, launching_op
+from ..view.match_list import ORDER_WORDS
+from ..view.once import Once
 from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
@@ -78,6 +76,9 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         self.matches_fixed = False  # matches set by another screen (occurrences, evidence), not by a query
         self._status_fixed: list | None = None  # the trace parts of the status line (they never change)
         self.last_export: str | None = None  # absolute path of the last file written by e
+        self._spans: dict[int, tuple[float, float]] = {}  # node -> span the timeline shows once it is selected
+        #: what the screens need, computed once per trace (view/once.py); filled in the background
+        self.once = Once()
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -88,7 +89,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         yield SearchBar(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel", id="search")
         yield QueryBar(id="query")
         yield TraceTimeline(self.source, id="timeline")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def op_tree(self) -> TraceTree:
@@ -115,7 +116,41 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         self.update_status()
         if self.initial_select is not None:
             self.call_after_refresh(self.select, *self.initial_select)
+        self.refresh_bindings()  # the key bar: the keys that apply to this trace (key_applies)
+        self.call_after_refresh(self._start_background)
         self.call_after_refresh(self.start_findings)  # after the first paint: never delays it
+
+    def _start_background(self) -> None:
+        """Once the tree is painted: compute what the screens show (the summaries' tables; in a
+        job, the cross-rank tables) in a worker thread, once per trace, so that ``s`` and ``X``
+        open at once (off with ``TRACETUI_BACKGROUND=0``: each is then computed when first
+        opened).  Cancelled with the screen (a rank switch) or the app."""
+        if background_work() and self.is_attached:
+            self.run_worker(partial(self._background, self.app), thread=True, group="background",
+                            name="background")
+
+    def _background(self, app) -> None:
+        worker = get_current_worker()
+        for step in (precompute_summaries, precompute_job_summary):
+            if worker.is_cancelled:
+                return
+            step(self, app)
+
+    def key_applies(self, action: str) -> bool:
+        """Does the key of ``action`` do something on the trace shown?  The key bar leaves out
+        those that do not (``>``/``<`` without GPU events or a driver link, ``.`` without
+        python rows, ``t`` without a timeline, ``o`` without matches); pressed anyway, they
+        say why."""
+        src = self.source
+        if action in ("jump_gpu", "jump_op"):
+            return src.has_jumps
+        if action == "toggle_python":
+            return src.has_python
+        if action == "focus_timeline":
+            return bool(self.timeline.display)
+        if action == "match_order":
+            return bool(self.matches.size)
+        return True
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:
@@ -128,7 +163,9 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             python_hidden=self.source.hide_python if self.source.kt is not None and not is_standalone(self.source.kt)
             else None,
             query=self.query_text, n_matches=int(self.matches.size), filtered=self.source.filtered,
-            exported=self.last_export, noun=self.match_noun, path=self.path_status()) + self.findings_parts()
+            exported=self.last_export, noun=self.match_noun, path=self.path_status(),
+            order=ORDER_WORDS[self.match_order] if self.matches.size > 1 and self.match_order != "tree" else None,
+        ) + self.findings_parts()
 
     # ------------------------------------------------------------------ selection
     def moved_to(self, node: int) -> None:
@@ -137,26 +174,36 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             self.cycle = None
 
     def sync_panes(self, node: int | None, note: Text | None) -> None:
+        span = self._spans.pop(node, None) if node is not None else None
+        self._spans.clear()
         self.detail.show(node, note)
         self.timeline.show_selection(node)
+        if span is not None:
+            self.timeline.show_span(*span)
 
     @on(TraceTimeline.EventSelected)
     def _on_timeline_pick(self, event: TraceTimeline.EventSelected) -> None:
         event.stop()
         self.select(event.node)
 
-    def select(self, node: int, note: Text | None = None) -> bool:
+    def select(self, node: int, note: Text | None = None, span: tuple[float, float] | None = None) -> bool:
         """Move the tree cursor to ``node`` (expanding its ancestors; clearing the filter if
-        it hides the node).  False when the node cannot be shown."""
+        it hides the node); ``span`` (µs): a time span the timeline then shows (an idle gap).
+        False when the node cannot be shown."""
         tree = self.op_tree
         target = self.source.visible_ancestor(node)
         if note is not None:
             self._notes[target] = note
+        if span is not None:
+            self._spans[target] = span
         if tree.cursor_node == target:
             self._notes.pop(target, None)
+            self._spans.pop(target, None)
             self.current = target
             self.detail.show(target, note)
             self.timeline.show_selection(target)
+            if span is not None:
+                self.timeline.show_span(*span)
             return True
         ok = tree.select_node(target)
         if not ok and self.source.filtered:
@@ -164,6 +211,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             ok = tree.select_node(target)
         if not ok:
             self._notes.pop(target, None)
+            self._spans.pop(target, None)
             show_note(self, f"cannot show node {node} in the tree", severity="warning")
         return ok
 
@@ -255,8 +303,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
-        self.query_text, self.match_noun = query, None
-        self.matches, self.match_positions = nodes, positions
+        self.set_matches(nodes, positions, query)
         self.matches_fixed = False
         self.walk = "search"
         if self.source.filtered:
@@ -269,12 +316,14 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             self._goto_match(0, inclusive=True)
 
     def show_matches(self, nodes: np.ndarray, label: str, noun: str, first: int | None = None, *,
-                     filter_tree: bool = False) -> None:
+                     order: str = "tree", span: tuple[float, float] | None = None, filter_tree: bool = False) -> None:
         """Make ``nodes`` the match list, as a search would (the status line and ``n``/``N``
-        use it, in tree order: a summary or memory row's occurrences, a finding's evidence),
-        and select ``first`` (default: the first in tree order).  ``label`` names them,
-        ``noun`` says what each is; ``filter_tree``: and show only the subtrees holding them,
-        as ``f`` does (a query's result)."""
+        use it: a summary or memory row's occurrences, a finding's evidence, a query's result)
+        and select ``first`` (default: the first in ``order``).  ``label`` names them, ``noun``
+        says what each is; ``order`` ``longest``: Enter lands on the longest and ``n``/``N`` go
+        down by duration (``o`` switches to time order); ``span`` (µs): what the timeline shows
+        with them (an idle gap); ``filter_tree``: and show only the subtrees holding them, as
+        ``f`` does (a query's result)."""
         src = self.source
         positions = np.array([src.tree_position(int(n)) for n in nodes.tolist()], dtype=np.float64)
         keep = positions >= 0
@@ -283,27 +332,53 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             show_note(self, f"{label}: no {noun} in the tree", severity="warning")
             return
         o = np.argsort(positions, kind="stable")
-        self.query_text, self.match_noun = label, noun
-        self.matches, self.match_positions = nodes[o], positions[o]
+        self.set_matches(nodes[o], positions[o], label, order=order, fixed=True, span=span, noun=noun)
         self.matches_fixed = True
         self.walk = "search"  # n/N cycle these (not a critical path's segments)
         if src.filtered or filter_tree:
             self._set_filter(True)
         self.update_status()
         self.op_tree.focus()
+        # after the browser screen is back on and laid out, so the tree can scroll to the row
+        if first is None and order != "tree":
+            self.call_after_refresh(self.goto_first_match)
+            return
         at = np.flatnonzero(self.matches == first) if first is not None else np.zeros(0, np.int64)
         i = int(at[0]) if at.size else 0
-        # after the browser screen is back on and laid out, so the tree can scroll to the row
-        self.call_after_refresh(self.select, int(self.matches[i]), self._match_note(i))
+        self.call_after_refresh(self.select, int(self.matches[i]), self.match_note(i, int(self.matches.size)))
 
-    def show_occurrences(self, result: tuple[np.ndarray, str] | None, *, first_given: bool = False) -> None:
-        """:meth:`show_matches` of ``result`` = (nodes, label), a summary row's or a memory
-        row's occurrences: the first one in tree order, or (``first_given``) the first one
-        given (the summaries' and the memory screen's Enter)."""
+    def show_occurrences(self, result: tuple | None, *, first_given: bool = False, longest_first: bool = False) -> None:
+        """:meth:`show_matches` of ``result`` = (nodes, label[, span]), a summary row's or a
+        memory row's occurrences: the first one in tree order, or (``first_given``) the first
+        one given (the memory screen's Enter), or (``longest_first``) the longest, ``n``/``N``
+        going down by duration (the summaries' Enter).  ``span`` (µs): an idle gap's."""
         if result is None or not self.is_attached:
             return
-        nodes, label = result
-        self.show_matches(nodes, label, "occurrence", first=int(nodes[0]) if first_given and nodes.size else None)
+        nodes, label, *rest = result
+        self.show_matches(nodes, label, "occurrence", first=int(nodes[0]) if first_given and nodes.size else None,
+                          order="longest" if longest_first else "tree", span=rest[0] if rest else None)
+
+    def match_note(self, i: int, n: int) -> Text:
+        """The detail pane's note for the ``i``-th of ``n`` matches in the current order."""
+        ml = self.match_list
+        if ml is not None and ml.fixed and ml.span is not None:  # an idle gap: the event before it is selected
+            return Text(f"{ml.label}: after this GPU event (tinted in the timeline)", style="bold")
+        if ml is not None and ml.fixed and ml.order != "tree":
+            what = f"{ml.label}: {ml.noun or 'match'} {i + 1} of {n:,}"
+            if ml.order == "longest":
+                what += f" ({units.duration_short_us(ml.duration_of(i))}), longest first"
+            other = "time order" if ml.order == "longest" else "longest first"
+            return Text(f"{what}   (n next, N previous, o {other})", style="bold")
+        return super().match_note(i, n)
+
+    def action_match_order(self) -> None:
+        """``o``: n/N step through the matches longest first, or in time order."""
+        if not self.matches.size:
+            show_note(self, "no matches to order: search (/) or Enter on a summaries row (s)", severity="warning")
+            return
+        order = self.current_matches().toggle_order()
+        self.update_status()
+        show_note(self, f"n/N: {ORDER_WORDS[order]}")
 
     def action_next_match(self) -> None:
         """``n``: the next search match, or (after ``P``, until the next search) the next segment of the path."""
@@ -335,16 +410,15 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         self.update_status()
 
     def action_clear(self) -> None:
-        """Esc: the filter, else the search, else a critical path (being computed, or its marks)."""
-        if self.source.filtered:
-            self._set_filter(False)
-        elif self.query_text is not None:
-            self.query_text, self.match_noun = None, None
-            self.matches = np.empty(0, dtype=np.int64)
-            self.match_positions = np.empty(0)
+        """Esc: the search and the filter together, else a critical path (being computed, or its marks)."""
+        if self.source.filtered or self.query_text is not None:
+            if self.source.filtered:
+                self._set_filter(False)
+            self.clear_matches()
             if self.path_state() is not None:
                 self.walk = "path"
             self.update_status()
+            self.refresh_bindings()
         else:
             self.clear_path()
         self.detail.clear_note()  # a "/ match N of M" (or jump) note is stale once cleared
@@ -360,7 +434,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         current = self.current
         src.set_hide_python(not src.hide_python)
         if self.query_text is not None and not self.matches_fixed:
-            self.matches, self.match_positions = src.find(self.query_text)
+            self.set_matches(*src.find(self.query_text), self.query_text, order=self.match_order)
             if src.filtered:
                 src.set_filter(self.matches)
         self.op_tree.refresh_rows()
@@ -380,6 +454,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         timeline = self.timeline
         timeline.set_show_cpu(not timeline.show_cpu)
         timeline.display = bool(timeline.lane_ids)
+        self.refresh_bindings()  # t applies only while the timeline shows
 
     def action_zoom(self, factor: float) -> None:
         self.timeline.zoom_keep_selection(float(factor))
@@ -424,20 +499,24 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         else:  # named as the tree shows it: op (or lane) name and the op's External id
             what = f"the subtree of {self._label_of(root)}"
             stem = op_file_stem(kt.name(root), int(kt.external_id[root]) if root < kt.n_events else None)
-        self.app.push_screen(ExportDialog(what, stem), partial(self._export_chosen, root))
+        app = self.app  # the folder and the python-frames choice of the last export (any trace, any rank)
+        app.push_screen(ExportDialog(what, stem, app.export_folder, app.export_python_frames),
+                        partial(self._export_chosen, root))
 
-    def _export_chosen(self, root: int | None, choice: tuple[str, str] | None) -> None:
+    def _export_chosen(self, root: int | None, choice: tuple[str, str, bool] | None) -> None:
         if choice is None:
             return
-        fmt, path = choice
-        self._run_export(root, fmt, path)
+        fmt, path, python_frames = choice
+        self.app.export_folder = os.path.dirname(path)
+        self.app.export_python_frames = python_frames
+        self._run_export(root, fmt, path, python_frames)
 
     @work(thread=True, group="export")
-    def _run_export(self, root: int | None, fmt: str, path: str) -> None:
+    def _run_export(self, root: int | None, fmt: str, path: str, python_frames: bool = False) -> None:
         from ...export import write_export
 
         try:
-            write_export(self.linked, root, fmt, path, self.detail_model.categorizer)
+            write_export(self.linked, root, fmt, path, self.detail_model.categorizer, python_frames=python_frames)
         except (TraceError, OSError, ValueError) as exc:
             self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return

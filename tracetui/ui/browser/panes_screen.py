@@ -4,7 +4,8 @@
 :class:`PanesScreen` keeps the selection (``current``), lets the detail and the timeline follow
 the tree once the queued keys are handled (holding a key down renders the panes for the row the
 cursor stops on, not for every row), and runs the search: ``/`` opens the bar, Enter runs
-:meth:`PanesScreen.run_search`, ``n`` / ``N`` visit the matches in tree order from the cursor.
+:meth:`PanesScreen.run_search`, ``n`` / ``N`` visit the matches in tree order from the cursor
+(or longest first, or in time order: :class:`~tracetui.ui.view.match_list.MatchList`).
 The single-trace browser (:class:`~.main_screen.MainScreen`) and the diff browser
 (:class:`~tracetui.ui.diff.diff_screen.DiffScreen`) fill in what their rows are:
 :meth:`~PanesScreen.status_parts`, :meth:`~PanesScreen.sync_panes`, ``select`` and the source's
@@ -22,7 +23,7 @@ from textual.widgets import Input
 from ..detail.detail_pane import DetailPane
 from ..notify import show_note
 from ..tree.virtual_tree import VirtualTree
-from ..view.jumps import match_index
+from ..view.match_list import MatchList
 from .search_bar import SearchBar
 from .status_line import StatusLine
 
@@ -36,7 +37,8 @@ class PanesScreen(Screen):
         self.query_text: str | None = None
         self.matches = np.empty(0, dtype=np.int64)
         self.match_positions = np.empty(0)
-        self.match_noun: str | None = None  #: what fixed matches are ("occurrence", "evidence event"); None: a search
+        #: the order n/N follow over ``matches`` (built by :meth:`set_matches`, else from the fields)
+        self.match_list: MatchList | None = None
         self._notes: dict[int, Text] = {}  #: node -> the note the detail pane shows with it once
         self._sync_pending = False
 
@@ -124,9 +126,48 @@ class PanesScreen(Screen):
     def run_search(self, query: str, *, select: bool = True) -> None:
         raise NotImplementedError
 
-    def _cursor_position(self) -> float:
-        node = self.current
-        return self.source.tree_position(node) if node is not None else -1.0  # type: ignore[attr-defined]
+    def set_matches(self, nodes: np.ndarray, positions: np.ndarray, label: str, *, order: str = "tree",
+                    fixed: bool = False, span: tuple[float, float] | None = None, noun: str | None = None) -> None:
+        """Make ``nodes`` (tree order, with their tree ``positions``) what n/N step through, in
+        ``order`` (tree, longest, time); ``span`` (µs): what the timeline shows with each;
+        ``noun``: what each is ("occurrence", "evidence event"; None: a search's match)."""
+        self.query_text = label
+        self.matches, self.match_positions = nodes, positions
+        self.match_list = MatchList(self.source, nodes, positions, label, order=order, fixed=fixed,  # type: ignore
+                                    span=span, noun=noun)
+        self.refresh_bindings()  # o (the order) applies while there are matches
+
+    def clear_matches(self) -> None:
+        self.query_text = None
+        self.matches = np.empty(0, dtype=np.int64)
+        self.match_positions = np.empty(0)
+        self.match_list = None
+
+    def current_matches(self) -> MatchList:
+        """The match list of the current matches (a screen that set the fields directly gets
+        a tree-order list of them)."""
+        ml = self.match_list
+        if ml is None or ml.nodes is not self.matches or ml.label != self.query_text:
+            ml = self.match_list = MatchList(self.source, self.matches, self.match_positions,  # type: ignore
+                                             self.query_text or "")
+        return ml
+
+    @property
+    def match_noun(self) -> str | None:
+        """What fixed matches are ("occurrence", "evidence event"); None: a search's matches."""
+        return self.match_list.noun if self.match_list is not None else None
+
+    @property
+    def match_order(self) -> str:
+        """The order n/N follow: ``tree``, ``longest`` or ``time``."""
+        return self.match_list.order if self.match_list is not None else "tree"
+
+    def match_note(self, i: int, n: int) -> Text:
+        """The detail pane's note for the ``i``-th of ``n`` matches: ``/ match 2 of 26 for
+        'linear'``, or for fixed matches ``scalar_sync: evidence event 1 of 3``."""
+        if self.match_noun is not None:
+            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
+        return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
 
     def _goto_match(self, direction: int, *, inclusive: bool = False) -> None:
         if self.query_text is None:
@@ -136,16 +177,18 @@ class PanesScreen(Screen):
         if not n:
             show_note(self, f"no match for {self.query_text!r}", severity="warning")
             return
-        i = match_index(self.match_positions, self._cursor_position(), direction, inclusive=inclusive)
-        self.select(int(self.matches[i]), self._match_note(i))
+        ml = self.current_matches()
+        i = ml.step(self.current, direction, inclusive=inclusive)
+        nodes, _ = ml.sequence()
+        if ml.span is not None:
+            self.select(int(nodes[i]), self.match_note(i, n), ml.span)  # type: ignore[call-arg]
+        else:
+            self.select(int(nodes[i]), self.match_note(i, n))
 
-    def _match_note(self, i: int) -> Text:
-        """The detail pane's note for match ``i``: ``/ match 2 of 26 for 'linear'``, or for fixed
-        matches ``scalar_sync: evidence event 1 of 3``."""
-        n = self.matches.size
-        if self.match_noun is not None:
-            return Text(f"{self.query_text}: {self.match_noun} {i + 1} of {n:,}   (n next, N previous)", style="bold")
-        return Text(f"/ match {i + 1} of {n:,} for {self.query_text!r}   (n next, N previous)", style="bold")
+    def goto_first_match(self) -> None:
+        """Select the first match in the list's order (a summaries row: the longest occurrence)."""
+        if self.is_attached:
+            self._goto_match(1, inclusive=True)
 
     def action_next_match(self) -> None:
         self._goto_match(1)

@@ -22,9 +22,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..detail.detail_pane import DetailPane
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..timeline.timeline_strip import TimelineStrip
@@ -80,7 +81,7 @@ class CriticalPathScreen(Screen[tuple[int, int, int] | None]):
             yield VirtualTree(self.rows, label_header=self._label_header(), id="cp-rows")
             yield DetailPane(self.rows, id="cp-detail")
         yield TimelineStrip(path_tracks(self.cp), label_width=12, id="cp-timeline")
-        yield Footer()
+        yield KeyBar()
 
     def _label_header(self) -> str:
         return f"Critical path: {self.rows.title} (v: next view)"

@@ -58,6 +58,11 @@ class DetailPane(ScrollView, can_focus=True):
         self._fit()
         self.scroll_home(animate=False)
 
+    @property
+    def note(self) -> Text | None:
+        """The note shown above the node (how it was reached), if any."""
+        return self._note
+
     def rebuild(self) -> None:
         """Build the current node again, its note and scroll position kept: the model has
         more to say about it (the findings became known)."""

@@ -21,10 +21,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, Tree
+from textual.widgets import Label, Tree
 from textual.widgets.tree import TreeNode
 
 from ...errors import one_line
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 
@@ -120,7 +121,7 @@ class RawArgsScreen(ModalScreen[None]):
         with Vertical(id="raw-args-box"):
             yield Label(Text(one_line(self.title_text)), id="raw-args-title")
             yield RawArgsTree(Text("arguments"), id="raw-args-tree")
-        yield Footer()
+        yield KeyBar()
 
     @only_while_shown  # keys typed ahead may have closed it already
     def on_mount(self) -> None:

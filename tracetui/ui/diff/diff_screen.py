@@ -20,7 +20,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.widgets import Footer
 
 from ...errors import one_line
 from ..bindings import DIFF_BINDINGS
@@ -29,6 +28,7 @@ from ..browser.search_bar import SearchBar
 from ..browser.status_line import StatusLine
 from ..browser.warnings_screen import WarningsScreen
 from ..detail.detail_pane import DetailPane
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import show_when_computed
 from ..summaries.summaries_screen import SummariesScreen
@@ -63,7 +63,7 @@ class DiffScreen(PanesScreen):
         yield SearchBar(placeholder="search the names of A and B: text, or /regex/   Enter: go   Esc: cancel",
                         id="search")
         yield TimelineStrip(label_width=12, id="timeline")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def timeline(self) -> TimelineStrip:
@@ -209,11 +209,12 @@ class DiffScreen(PanesScreen):
                            lambda tables: self.app.push_screen(SummariesScreen(title, tables), self.show_rows),
                            "summaries")
 
-    def show_rows(self, result: tuple[np.ndarray, str] | None) -> None:
-        """Make ``rows`` the match list (``n`` / ``N`` cycle them) and select the first."""
+    def show_rows(self, result: tuple | None) -> None:
+        """Make ``rows`` of ``result`` = (rows, label, span) the match list (``n`` / ``N`` cycle
+        them) and select the first."""
         if result is None or not self.is_attached:
             return
-        rows, label = result
+        rows, label, *_ = result
         self.op_tree.focus()
         self._set_matches(label, rows)
         if self.matches.size:

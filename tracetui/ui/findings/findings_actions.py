@@ -13,7 +13,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ...findings import run_checks
 from ..notify import show_note
 from ..view.evidence_detail import EvidenceDetail
 from ..view.status_parts import Part, findings_part
@@ -58,7 +57,7 @@ class FindingsActions:
                 work = partial(_check_job, app.job_inputs, app.use_cache, app.job_options)
                 paths = list(app.job_inputs)
             else:
-                work = partial(run_checks, self.linked, categorizer=self.detail_model.categorizer)
+                work = partial(_check_trace, self.linked, self.detail_model.categorizer)
                 paths = list(app.paths)
             app.run_worker(partial(_compute, app, run, work, paths), thread=True, exclusive=True,
                            group="findings", name="findings")
@@ -139,6 +138,14 @@ class FindingsActions:
         nodes = ev[(ev >= 0) & (ev < kt.n_events)]
         label = f.rule + (f" ({f.check})" if f.check else "") + (f" on rank {f.rank}" if f.rank is not None else "")
         self.show_matches(nodes, label, "evidence event", first=int(ev[k]) if 0 <= k < ev.size else None)
+
+
+def _check_trace(linked: Any, categorizer: Any, configs: dict) -> Any:
+    """In the worker: the engine (pandas, the analysis) is imported there, not while the
+    browser's screen is being painted."""
+    from ...findings import run_checks
+
+    return run_checks(linked, configs, categorizer=categorizer)
 
 
 def _check_job(inputs: list[str], use_cache: bool, options: dict[str, Any], configs: dict) -> Any:

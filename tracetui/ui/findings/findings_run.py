@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...crash import report as report_crash
 from ...errors import TraceError
-from ...findings import FindingsReport, RuleConfig, rule_configs
+from ...findings.spec import rule_configs
+
+if TYPE_CHECKING:
+    from ...findings import FindingsReport, RuleConfig
 
 
 class FindingsRun:

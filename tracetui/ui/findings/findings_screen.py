@@ -16,24 +16,27 @@ here walk the selected finding's evidence rows.  Esc or ``q`` closes.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Label
+from textual.widgets import Label
 
 from ...errors import one_line
-from ...findings import FindingsReport, RuleConfig
 from ..detail.detail_pane import DetailPane
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..tree.virtual_tree import VirtualTree
 from ..view.findings_detail import FindingsDetail
 from ..view.findings_row_source import FindingsRowSource
 from .findings_tree import FindingsTree
+
+if TYPE_CHECKING:
+    from ...findings import FindingsReport, RuleConfig
 
 
 def title_text(report: FindingsReport) -> Text:
@@ -77,7 +80,7 @@ class FindingsScreen(Screen[tuple[int, int] | None]):
         yield Label(title_text(self.report), id="findings-title")
         yield FindingsTree(self.source, label_header="Finding (Enter: evidence, n/N cycle)", id="findings-tree")
         yield DetailPane(self.model, id="findings-detail")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def tree(self) -> FindingsTree:

@@ -9,6 +9,7 @@ the cache the job's workers filled.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -16,7 +17,25 @@ from rich.text import Text
 from ... import units
 from ...job.nav import collective_at, member_offsets
 from ..notify import show_note
+from ..shown import show_when_computed
 from .rank_picker import RankPicker
+
+#: the name of a job's cross-rank tables in the app's ``job_once``
+JOB_SUMMARY = "job summary"
+
+
+def job_summary(job: Any) -> dict:
+    """The cross-rank document (:func:`tracetui.job.job_summary`), imported when first asked for."""
+    from ...job import job_summary as summary
+
+    return summary(job)
+
+
+def precompute_job_summary(screen: Any, app: Any) -> None:
+    """In a job: compute the cross-rank tables now (a background worker thread)."""
+    job = getattr(app, "job", None)
+    if job is not None and app.job_once is not None:
+        app.job_once.future(JOB_SUMMARY, partial(job_summary, job))
 
 
 def rank_label(rank: int, result: Any, current: int | None) -> Text:
@@ -95,13 +114,17 @@ class JobActions:
         self.app.show_rank(rank, select=(int(m["kernel"]), note))
 
     def action_job_summary(self) -> None:
-        """``X``: the cross-rank screen (per-rank breakdown, collectives, stragglers)."""
+        """``X``: the cross-rank screen (per-rank breakdown, collectives, stragglers); its tables
+        are computed once per job (in the background once a rank's tree is shown)."""
         job = self._job()
         if job is None:
             return
         from .job_summary_screen import JobSummaryScreen
 
-        self.app.push_screen(JobSummaryScreen(job, self.app.rank), self._summary_choice)
+        app = self.app
+        show_when_computed(self, partial(job_summary, job),
+                           lambda doc: app.push_screen(JobSummaryScreen(job, app.rank, doc), self._summary_choice),
+                           "job_summary", once=app.job_once, name=JOB_SUMMARY)
 
     def _summary_choice(self, choice: tuple[str, int] | None) -> None:
         if choice is None:

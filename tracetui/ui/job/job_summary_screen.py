@@ -11,15 +11,18 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label
+from textual.widgets import Label
 
 from ... import units
 from ...errors import one_line
 from ...job import job_summary
+from ..key_bar import KeyBar
+from ..row_table import RowTable
 from ..shown import only_while_shown
 
 _TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
@@ -27,12 +30,18 @@ _TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS
        ("exposed_memcpy_ms", f"exposed memcpy {units.MS}"), ("idle_ms", f"idle {units.MS}"))
 
 
-def _n(v: Any, digits: int = 3) -> Text:
-    return Text("") if v is None else Text(units.number(v, digits), justify="right")
+def _n(v: Any, digits: int = 3) -> str:
+    return "" if v is None else units.number(v, digits)
 
 
-def _size(v: Any) -> Text:
-    return Text(units.bytes_short(v), justify="right") if v else Text("")
+def _size(v: Any) -> str:
+    return units.bytes_short(v) if v else ""
+
+
+def _fill(table: RowTable, headers: list[str], numeric: list[bool], rows: list[list[str]]) -> None:
+    """A table of the screen: each column as wide as its widest cell or title, rows as given."""
+    widths = [max([len(h), *(len(r[c]) for r in rows)]) for c, h in enumerate(headers)]
+    table.set_rows(headers, numeric, widths, rows, list(range(len(rows))))
 
 
 class JobSummaryScreen(Screen[tuple[str, int] | None]):
@@ -43,15 +52,16 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
         Binding("escape,q", "close", "Close", id="job_summary.close"),
     ]
     DEFAULT_CSS = """
-    JobSummaryScreen DataTable { height: auto; max-height: 20; margin-bottom: 1; }
+    JobSummaryScreen RowTable { height: auto; max-height: 20; margin-bottom: 1; }
     JobSummaryScreen .title { text-style: bold; }
     """
 
-    def __init__(self, job: Any, current_rank: int | None) -> None:
+    def __init__(self, job: Any, current_rank: int | None, doc: dict | None = None) -> None:
         super().__init__()
         self.job = job
         self.current_rank = current_rank
-        self.doc = job_summary(job)
+        #: :func:`tracetui.job.job_summary` of the job (computed once per job by the caller)
+        self.doc = doc if doc is not None else job_summary(job)
 
     def compose(self) -> ComposeResult:
         j = self.doc["job"]
@@ -60,56 +70,59 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
                      f"world size {j['world_size']}, backend {j['backend'] or 'unknown'}")
             yield Label(Text(one_line(title), style="bold"))
             yield Label("GPU time per rank (Enter: show the rank)", classes="title")
-            yield DataTable(id="ranks", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="ranks")
             yield Label("Collectives matched across ranks (Enter: select it on the rank shown)", classes="title")
-            yield DataTable(id="collectives", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="collectives")
             yield Label("Stragglers (last to arrive most often first)", classes="title")
-            yield DataTable(id="stragglers", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="stragglers")
             for w in self.doc["warnings"]:
                 yield Label(Text(one_line(f"warning: {w}"), style="yellow"))
-        yield Footer()
+        yield KeyBar()
 
     @only_while_shown  # keys typed ahead may have closed it already
     def on_mount(self) -> None:
-        ranks = self.query_one("#ranks", DataTable)
-        ranks.add_columns("rank", *(h for _, h in _TL), "collectives", "status")
+        rows = []
         for r in self.doc["ranks"]:
             tl = r.get("gpu_timeline") or {}
-            label = Text(str(r["rank"]), style="bold" if r["rank"] == self.current_rank else "")
             if r["error"]:
-                status = Text("failed", style="red")
+                status = "failed"
             elif r.get("foreign"):
-                status = Text("other run?", style="yellow")
+                status = "other run?"
             else:
-                status = Text("shown" if r["rank"] == self.current_rank else "ok")
-            ranks.add_row(label, *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]), status, key=str(r["rank"]))
-        colls = self.query_one("#collectives", DataTable)
-        colls.add_columns("collective", "group", "seq", "ranks", f"start skew {units.US}", f"end skew {units.US}",
-                          f"min {units.US}", f"max {units.US}",
-                          "last rank", "size", "algorithm", f"busbw {units.GBPS}")
-        for i, c in enumerate(self.doc["collectives"]):
+                status = "shown" if r["rank"] == self.current_rank else "ok"
+            rows.append([str(r["rank"]), *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]), status])
+        _fill(self.query_one("#ranks", RowTable), ["rank", *(h for _, h in _TL), "collectives", "status"],
+              [False, *([True] * (len(_TL) + 1)), False], rows)
+        rows = []
+        for c in self.doc["collectives"]:
             ident = str(c["seq"]) if c["seq"] is not None else f"#{c['index']}"
             algo = "/".join(x for x in (c["algorithm"], c["protocol"]) if x)
-            colls.add_row(Text(one_line(c["name"])), Text(one_line(c["group"] or "-")), ident, _n(c["ranks"]),
-                          _n(c["start_skew_us"], 1),
-                          _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1), _n(c["max_dur_us"], 1),
-                          _n(c["last_rank"]), _size(c["bytes"]), Text(one_line(algo)), _n(c["busbw_gbps"],
-                                                                                          2), key=str(i))
-        strag = self.query_one("#stragglers", DataTable)
-        strag.add_columns("rank", "last to arrive", "collectives", f"median late {units.US}", f"late {units.US} (sum)",
-                          f"wait caused {units.US}")
-        for s in self.doc["stragglers"]:
-            strag.add_row(_n(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
-                          _n(s["late_us"], 1), _n(s["wait_caused_us"], 1), key=str(s["rank"]))
-        ranks.focus()
+            rows.append([one_line(c["name"]), one_line(c["group"] or "-"), ident, _n(c["ranks"]),
+                         _n(c["start_skew_us"], 1), _n(c["end_skew_us"], 1), _n(c["min_dur_us"], 1),
+                         _n(c["max_dur_us"], 1), _n(c["last_rank"]), _size(c["bytes"]), one_line(algo),
+                         _n(c["busbw_gbps"], 2)])
+        _fill(self.query_one("#collectives", RowTable),
+              ["collective", "group", "seq", "ranks", f"start skew {units.US}", f"end skew {units.US}",
+               f"min {units.US}", f"max {units.US}", "last rank", "size", "algorithm", f"busbw {units.GBPS}"],
+              [False, False, False, *([True] * 7), False, True], rows)
+        rows = [[_n(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
+                 _n(s["late_us"], 1), _n(s["wait_caused_us"], 1)] for s in self.doc["stragglers"]]
+        _fill(self.query_one("#stragglers", RowTable),
+              ["rank", "last to arrive", "collectives", f"median late {units.US}", f"late {units.US} (sum)",
+               f"wait caused {units.US}"], [True] * 6, rows)
+        self.query_one("#ranks", RowTable).focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(RowTable.Picked)
+    def _on_row(self, event: RowTable.Picked) -> None:
         event.stop()
-        key = int(event.row_key.value)
-        if event.data_table.id == "collectives":
-            self.dismiss(("collective", key))
+        if event.row is None:  # a header click: these tables keep their order
+            return
+        if event.table.id == "collectives":
+            self.dismiss(("collective", event.row))
+        elif event.table.id == "ranks":
+            self.dismiss(("rank", int(self.doc["ranks"][event.row]["rank"])))
         else:
-            self.dismiss(("rank", key))
+            self.dismiss(("rank", int(self.doc["stragglers"][event.row]["rank"])))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -21,9 +21,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Label, Static, TabbedContent, TabPane
 
 from ...errors import one_line
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..view.memory_view import DeviceMemoryView
@@ -99,7 +100,7 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
                         yield Label(Text.assemble((f"{t.title} ({len(t.rows):,})", "bold"), ": ", t.note),
                                     classes="table-title")
                         yield DataTable(id=f"t-{i}-{t.key}", classes=t.key, cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyBar()
 
     @only_while_shown  # closed before it was mounted: its widgets are going away
     def on_mount(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -27,8 +27,10 @@ from textual.worker import get_current_worker
 
 from ... import units
 from ...errors import TraceError, one_line
-from ...query import QueryResult
 from ..view.query_state import QueryState
+
+if TYPE_CHECKING:
+    from ...query import QueryResult
 
 #: how often the message line counts the seconds of a running query
 TICK_S = 0.25

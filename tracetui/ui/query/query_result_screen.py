@@ -18,7 +18,7 @@ or None; the main screen acts on it (:mod:`.query_actions`).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -29,11 +29,13 @@ from textual.widgets import Footer, Static
 
 from ... import units
 from ...errors import one_line
-from ...query import QueryResult
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..view.query_rows import QueryRows, is_event_column
 from .result_table import ResultTable
+
+if TYPE_CHECKING:
+    from ...query import QueryResult
 
 #: characters of the query shown in the title (the bar keeps it whole)
 TITLE_SQL = 200

@@ -1,23 +1,27 @@
 """The summaries inside the browser (``s``, or "Summaries" in the palette): the tables of
 ``tracetui summary`` as sortable tables, one tab each: top kernels, top ops (GPU direct and
-subtree time), kernel categories, the roofline of ops with known FLOPs, idle gaps by class and
-launch statistics.
+subtree time), kernel categories, the roofline of ops with known FLOPs, the idle gaps
+themselves and launch statistics.
 
-Enter on a row closes the screen and selects the row's first occurrence in the op tree (a
-kernel's launches, an op's calls, a category's kernels, the GPU event that ends each idle gap
-of a class, the launch calls of a class); ``n``/``N`` then cycle through its occurrences as
-through search matches.  ``s`` sorts the table by its next column (numbers largest first),
-``S`` reverses; clicking a header sorts by it.  ``1``-``9`` pick a tab.  A driver-call
-trace adds its answers (``view/driver_tables.py``).
+Enter on a row closes the screen and selects the row's longest occurrence in the op tree (a
+kernel's launches, an op's calls, a category's kernels, the launch calls of a class); ``n``/``N``
+then cycle through its occurrences longest first, ``o`` switches to time order.  Enter on an
+idle gap selects the GPU event before it and the timeline shows the gap.  ``s`` sorts the
+table by its next column (numbers largest first), ``S`` reverses; clicking a header sorts by
+it; the header marks the column the rows are sorted by (▼, ▲ reversed).  ``1``-``9`` pick a
+tab.  A driver-call trace adds its answers (``view/driver_tables.py``).
 
-Tables are computed in a worker thread before the screen opens (:func:`open_summaries`,
-:func:`~tracetui.ui.view.summary_tables.summary_tables`: analysis/frames, tables, gaps, launches, roofline);
-each keeps at most :data:`~tracetui.ui.view.summary_table.MAX_ROWS` rows (the largest by time).  Times are milliseconds
+The tables are computed once per trace (:func:`~tracetui.ui.view.summary_tables.summary_tables`
+in a worker thread: in the background once the tree is shown, or when ``s`` is first
+pressed) and kept (:class:`~tracetui.ui.view.once.Once`); each keeps at most
+:data:`~tracetui.ui.view.summary_table.MAX_ROWS` rows (the largest by time).  Opening the
+screen fills the tab shown; the others are filled when first shown.  Times are milliseconds
 (``ms``) or microseconds (``µs``) as the header says.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,172 +30,132 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, TabbedContent, TabPane
-from textual.widgets.data_table import ColumnKey
+from textual.widgets import Label, Tab, Tabs
 
-from ... import units
 from ...errors import one_line
+from ..key_bar import KeyBar
 from ..notify import show_note
-from ..shown import only_while_shown, show_when_computed
+from ..row_table import RowTable
+from ..shown import is_shown, only_while_shown, show_when_computed
 from ..view.summary_table import SummaryTable
 from ..view.summary_tables import summary_tables
 
 
-def _cell(v: Any, numeric: bool, column: str, width: int | None = None) -> Text:
-    """A table cell: numbers right-aligned with separators; text (trace data, never markup)
-    cut to ``width`` cells with an ellipsis."""
-    if v is None or (isinstance(v, float) and v != v):
-        return Text("")
-    if not numeric:
-        text = Text(one_line(str(v)), no_wrap=True, overflow="ellipsis")
-        if width is not None and text.cell_len > width:
-            text.truncate(width, overflow="ellipsis")
-        return text
-    digits = 1 if column.split()[0] == units.PCT else 3  # percentages: one decimal
-    return Text(units.number(v if isinstance(v, (int, np.integer)) else float(v), digits).rjust(width or 0))
+class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
+    """The summary tables; dismisses with (occurrence nodes, label, span to show or None) or None.
 
-
-def _num_width(t: SummaryTable, c: int) -> int:
-    """Cells of numeric column ``c``: its widest value or its name."""
-    name = t.columns[c][0]
-    return max([len(name), *(_cell(r[c], True, name).cell_len for r in t.rows)])
-
-
-def _sort_key(v: Any, numeric: bool) -> Any:
-    if numeric:
-        return -float(v) if isinstance(v, (int, float, np.integer, np.floating)) and v == v else float("inf")
-    return str(v).lower()
-
-
-class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
-    """The summary tables under a ``title`` line (what they summarise, what Enter does);
-    dismisses with (occurrence nodes, label) or None.  The diff browser shows its summary
-    deltas here too (its nodes: rows of the merged tree)."""
+    One :class:`~tracetui.ui.row_table.RowTable` shows the active tab's table (a tab switch
+    gives it another table's cells: nothing is built per tab)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="summaries.close"),
         Binding("s", "sort(1)", "Sort by next column", id="summaries.sort"),
         Binding("S", "sort(0)", "Reverse sort", id="summaries.reverse"),
+        Binding("tab", "next_tab(1)", "Next tab", show=False, id="summaries.next_tab"),
+        Binding("shift+tab", "next_tab(-1)", "Previous tab", show=False, id="summaries.prev_tab"),
         *(Binding(str(i + 1), f"tab({i})", f"Tab {i + 1}", show=False, id=f"summaries.tab{i + 1}") for i in range(9)),
     ]
     DEFAULT_CSS = """
     SummariesScreen #summaries-title { height: 1; }
-    SummariesScreen TabbedContent { height: 1fr; }
-    SummariesScreen TabPane { padding: 0; }
-    SummariesScreen .note { color: $text-muted; height: 1; }
-    SummariesScreen DataTable { height: 1fr; }
+    SummariesScreen #summaries-note { color: $text-muted; height: 1; }
+    SummariesScreen RowTable { height: 1fr; }
     """
 
     def __init__(self, title: Text, tables: list[SummaryTable]) -> None:
         super().__init__()
         self.title_text = title
         self.tables = tables
-        self.sort_state: dict[str, tuple[int, bool]] = {}  # table key -> (column, reversed)
+        #: table key -> (column, reversed); a table starts sorted by its own column (its header says so)
+        self.sort_state: dict[str, tuple[int, bool]] = {t.key: (t.sorted_by, False) for t in tables}
+        self._cursor: dict[str, int] = {}  # table key -> cursor row when the tab was left
+        self._shown: SummaryTable | None = None
 
     def compose(self) -> ComposeResult:
         yield Label(self.title_text, id="summaries-title")
-        # No ``initial=``: Textual's tabs validate it on mount and raise when the screen was
-        # closed meanwhile (s then Esc at once on a busy machine); on_mount picks the tab.
-        with TabbedContent(id="summaries-tabs"):
-            for t in self.tables:
-                with TabPane(f"{t.title} ({len(t.rows):,})", id=f"p-{t.key}"):
-                    if t.note:
-                        yield Label(Text(one_line(t.note)), classes="note")
-                    yield DataTable(id=f"t-{t.key}", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Tabs(*(Tab(Text(one_line(f"{t.title} ({len(t.rows):,})")), id=f"p-{t.key}") for t in self.tables),
+                   id="summaries-tabs")
+        yield Label("", id="summaries-note")
+        yield RowTable(id="summaries-table")
+        yield KeyBar()
 
     @only_while_shown  # closed before it was mounted: its widgets are going away
     def on_mount(self) -> None:
-        for t in self.tables:
-            table = self.query_one(f"#t-{t.key}", DataTable)
-            for c in range(len(t.columns)):
-                table.add_column(self._header(t, c), key=str(c))
-            self._fill(t)
-        self.call_after_refresh(self._open_first_table_with_rows)
+        # The first tab whose table has rows is the one shown (an empty first table, e.g.
+        # kernels of a CPU-only trace, would greet the user with nothing).
+        first = next((t for t in self.tables if t.rows), self.tables[0] if self.tables else None)
+        if first is None:
+            return
+        self._show(first)
+        self.query_one(Tabs).active = f"p-{first.key}"
+        self.table_widget.focus()
 
-    @only_while_shown
-    def _open_first_table_with_rows(self) -> None:
-        """The first tab whose table has rows is the one shown (an empty first table, e.g.
-        kernels of a CPU-only trace, would greet the user with nothing)."""
-        first = next((t for t in self.tables if t.rows), None)
-        if first is not None and first is not self.tables[0]:
-            self.query_one(TabbedContent).active = f"p-{first.key}"
-        self._focus_table()
+    @property
+    def table_widget(self) -> RowTable:
+        return self.query_one("#summaries-table", RowTable)
 
     def _table(self, key: str) -> SummaryTable:
         return next(t for t in self.tables if t.key == key)
 
-    def _fill(self, t: SummaryTable) -> None:
-        table = self.query_one(f"#t-{t.key}", DataTable)
-        col, rev = self.sort_state.get(t.key, (-1, False))
-        order = list(range(len(t.rows)))
-        if col >= 0:
-            numeric = t.columns[col][1]
-            order.sort(key=lambda i: _sort_key(t.rows[i][col], numeric), reverse=rev)
-        widths = self._text_widths(t)
-        for c, (_name, num) in enumerate(t.columns):
-            column = table.columns[ColumnKey(str(c))]  # the header shows the sort: ▼ as sorted, ▲ reversed
-            header = self._header(t, c)
-            column.content_width = max(column.content_width, header.cell_len, _num_width(t, c) if num else 0)
-            if num:  # numbers and their header right-aligned to the column's width
-                widths[c] = column.content_width
-                header = Text(header.plain.rjust(widths[c]))
-            column.label = header
-        table.clear()
-        for i in order:
-            table.add_row(*(_cell(v, num, name, widths.get(c)) for c, (v, (name, num)) in
-                            enumerate(zip(t.rows[i], t.columns))), key=str(i))
+    def _active(self) -> SummaryTable | None:
+        return self._shown
 
-    def _header(self, t: SummaryTable, c: int) -> Text:
+    def _show(self, t: SummaryTable, *, keep_cursor: bool = True) -> None:
+        """Give the row table ``t``'s cells, in its sort order, under headers that mark it."""
+        widget = self.table_widget
+        if self._shown is not None and self._shown is not t:
+            self._cursor[self._shown.key] = widget.cursor
+        self._shown = t
+        col, rev = self.sort_state.get(t.key, (-1, False))
+        widths = self._widths(t)
+        headers = [self._header(t, c) for c in range(len(t.columns))]
+        cells = [[one_line(v) if not num else v for v, (_, num) in zip(row, t.columns)] for row in t.cells]
+        widget.set_rows(headers, [num for _, num in t.columns], widths, cells, t.order(col, rev),
+                        cursor=self._cursor.get(t.key, 0) if keep_cursor else 0)
+        self.query_one("#summaries-note", Label).update(Text(one_line(t.note)))
+
+    def _header(self, t: SummaryTable, c: int) -> str:
         """Column ``c``'s header: its name, with ▼ (sorted) or ▲ (reversed) when sorted by it."""
         col, rev = self.sort_state.get(t.key, (-1, False))
-        name, num = t.columns[c]
+        name = t.columns[c][0]
         if c != col:
-            return Text(name.rjust(_num_width(t, c)) if num else name)
+            return name
         mark = "▲" if rev else "▼"
-        return Text(f"{mark} {name}".rjust(_num_width(t, c)) if num else f"{name} {mark}")
+        return f"{mark} {name}" if t.columns[c][1] else f"{name} {mark}"
 
-    def _text_widths(self, t: SummaryTable) -> dict[int, int]:
-        """Cells left to each text column (names, shapes) once the numbers have theirs, so the
-        numbers stay on screen: text columns share what the screen width leaves, at least 16."""
+    def _widths(self, t: SummaryTable) -> list[int]:
+        """Cells of each column: numbers their widest value (or title, with its sort mark);
+        text columns share what the screen width leaves (short ones keep theirs), cut with …
+        but at least 8 cells each, so that every column stays on an 80-column screen."""
+        widths = [t.column_width(c) for c in range(len(t.columns))]
         text_cols = [c for c, (_, num) in enumerate(t.columns) if not num]
-        num_w = 0
-        for c, (name, num) in enumerate(t.columns):
-            if num:
-                cells = [_cell(r[c], True, name).cell_len for r in t.rows]
-                num_w += max([len(name), *cells]) + 2
-        free = max(self.size.width - 4 - num_w - 2 * len(text_cols), 16 * len(text_cols))
-        longest = {c: max([len(t.columns[c][0]), *(len(str(r[c])) for r in t.rows)]) for c in text_cols}
-        # short columns (category, bound) keep their width; the long ones share the rest
-        out: dict[int, int] = {}
-        short = [c for c in text_cols if longest[c] <= 16]
-        for c in short:
-            out[c] = longest[c]
-            free -= longest[c]
-        long_cols = [c for c in text_cols if c not in short]
-        for c in long_cols:
-            out[c] = max(16, free // len(long_cols))
-        return out
+        num_w = sum(widths[c] + 2 for c, (_, num) in enumerate(t.columns) if num)
+        free = self.size.width - 2 - num_w - 2 * len(text_cols)
+        short = [c for c in text_cols if widths[c] <= 12]
+        free -= sum(widths[c] for c in short)
+        long_cols = sorted((c for c in text_cols if c not in short), key=lambda c: widths[c])
+        for i, c in enumerate(long_cols):  # narrowest first: what one does not need goes to the next
+            widths[c] = min(widths[c], max(8, free // (len(long_cols) - i)))
+            free -= widths[c]
+        return widths
 
-    def _active(self) -> SummaryTable | None:
-        active = self.query_one(TabbedContent).active
-        return self._table(active[2:]) if active and active.startswith("p-") and self.tables else None
-
-    @only_while_shown
-    def _focus_table(self) -> None:
-        """Focus the active tab's table (runs after a refresh: the screen may be closed by then)."""
-        t = self._active()
-        if t is not None:
-            for table in self.query(f"#t-{t.key}").results(DataTable):
-                table.focus()
-
-    @on(TabbedContent.TabActivated)
-    def _on_tab(self, event: TabbedContent.TabActivated) -> None:
-        self.call_after_refresh(self._focus_table)
+    @on(Tabs.TabActivated)
+    def _on_tab(self, event: Tabs.TabActivated) -> None:
+        event.stop()
+        tab_id = event.tab.id if event.tab is not None else None
+        if tab_id and tab_id.startswith("p-") and is_shown(self):
+            t = self._table(tab_id[2:])
+            if t is not self._shown:
+                self._show(t)
+            self.table_widget.focus()
 
     def action_tab(self, index: int) -> None:
         if index < len(self.tables):
-            self.query_one(TabbedContent).active = f"p-{self.tables[index].key}"
+            self.query_one(Tabs).active = f"p-{self.tables[index].key}"
+
+    def action_next_tab(self, step: int) -> None:
+        if self._shown is not None and self.tables:
+            i = self.tables.index(self._shown)
+            self.action_tab((i + step) % len(self.tables))
 
     def action_sort(self, step: int) -> None:
         """``s``: sort by the next column (step 1); ``S``: reverse the current order (step 0)."""
@@ -204,39 +168,54 @@ class SummariesScreen(Screen[tuple[np.ndarray, str] | None]):
 
     def _sort(self, t: SummaryTable, col: int, rev: bool) -> None:
         self.sort_state[t.key] = (col, rev)
-        self._fill(t)
+        self._show(t, keep_cursor=False)
         name = t.columns[col][0]
         show_note(self, f"{t.title}: sorted by {name}" + (" (reversed)" if rev else ""))
 
-    @on(DataTable.HeaderSelected)
-    def _on_header(self, event: DataTable.HeaderSelected) -> None:
+    @on(RowTable.Picked)
+    def _on_pick(self, event: RowTable.Picked) -> None:
+        """A click on a header sorts by its column (again: reversed); Enter on a row goes to
+        its occurrences."""
         event.stop()
         t = self._active()
         if t is None:
             return
-        col, rev = self.sort_state.get(t.key, (-1, False))
-        self._sort(t, event.column_index, not rev if col == event.column_index else False)
-
-    @on(DataTable.RowSelected)
-    def _on_row(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        t = self._table(str(event.data_table.id)[2:])
-        i = int(event.row_key.value)
+        if event.column is not None:
+            col, rev = self.sort_state.get(t.key, (-1, False))
+            self._sort(t, event.column, not rev if col == event.column else False)
+            return
+        i = event.row
         nodes = t.occurrences[i]
         if not nodes.size:
             show_note(self, f"{t.labels[i]}: no occurrence in the tree", severity="warning")
             return
-        self.dismiss((nodes, t.labels[i]))
+        self.dismiss((nodes, t.labels[i], t.spans[i]))
 
     def action_close(self) -> None:
         self.dismiss(None)
 
 
 def open_summaries(screen: Any) -> None:
-    """From the browser screen: compute the tables in a worker thread, then show them (not
-    when the user has left the browser screen meanwhile)."""
+    """From the browser screen: show the tables, computed once per trace (in the background
+    after the tree was shown, or now in a worker thread; not shown when the user has left the
+    browser screen meanwhile).  Enter there selects a row's longest occurrence
+    (``MainScreen.show_occurrences``)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
-    title = Text.assemble((one_line(kt.name_of_file), "bold"), " · Enter: its occurrences in the tree, n/N cycle them")
+    title = Text.assemble((one_line(kt.name_of_file), "bold"),
+                          " · Enter: the longest occurrence in the tree (a gap: the event before it), "
+                          "n/N the next longest, o time order")
     show_when_computed(screen, lambda: summary_tables(kt, categorizer),
-                       lambda tables: screen.app.push_screen(SummariesScreen(title, tables), screen.show_occurrences),
-                       "summaries")
+                       lambda tables: screen.app.push_screen(SummariesScreen(title, tables),
+                                                             partial(screen.show_occurrences, longest_first=True)),
+                       "summaries", once=screen.once, name=SUMMARIES)
+
+
+#: the name of the summaries' tables in the browser screen's :class:`~tracetui.ui.view.once.Once`
+SUMMARIES = "summaries"
+
+
+def precompute_summaries(screen: Any, app: Any) -> None:
+    """Compute the tables now (a background worker thread of the browser screen)."""
+    kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
+    if kt is not None:
+        screen.once.future(SUMMARIES, lambda: summary_tables(kt, categorizer))

@@ -203,6 +203,13 @@ class TraceTimeline(TimelineStrip, can_focus=True):
                 return True
         return False
 
+    def show_span(self, t0: float, t1: float) -> None:
+        """Show the span ``t0``..``t1`` (µs, trace clock; an idle gap): the window fits it with
+        half its length again on each side (the events around it in view), and it is tinted
+        as the selection is."""
+        self.zoom_to(t0, t1, margin=0.5)
+        self.set_cursor_range(t0, t1)
+
     def zoom_keep_selection(self, factor: float) -> None:
         """Zoom by ``factor`` around the selection when it is in the window, else the middle."""
         center = None

@@ -28,6 +28,7 @@ from textual.strip import Strip
 
 from ..bindings import RowCursorKeys, row_cursor_bindings
 from ..notify import show_note
+from ..row_table import list_css
 from ..view.row_source import RowSource
 from ..view.visible_rows import (
     ASCII_GLYPHS,
@@ -57,29 +58,8 @@ class VirtualTree(RowCursorKeys, ScrollView, can_focus=True):
         "vtree--marker",
     }
 
-    DEFAULT_CSS = """
-    VirtualTree {
-        background: $surface;
-        color: $foreground;
-        overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-size-vertical: 1;
-        height: 1fr;
-        & > .vtree--header { background: $panel; text-style: bold; }
-        & > .vtree--guides { color: $text-muted; }
-        & > .vtree--marker { color: $accent; }
-        & > .vtree--cursor {
-            background: $block-cursor-blurred-background;
-            text-style: $block-cursor-blurred-text-style;
-        }
-        &:focus > .vtree--cursor {
-            color: $block-cursor-foreground;
-            background: $block-cursor-background;
-            text-style: $block-cursor-text-style;
-        }
-    }
-    VirtualTree:ansi:nocolor > .vtree--cursor { text-style: reverse; }
-    """
+    DEFAULT_CSS = list_css("VirtualTree", "vtree", "& > .vtree--guides { color: $text-muted; }\n"
+                                                   "        & > .vtree--marker { color: $accent; }")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *row_cursor_bindings("vtree"),
@@ -235,10 +215,22 @@ class VirtualTree(RowCursorKeys, ScrollView, can_focus=True):
         rows = self._rows
         if rows.source is None:
             return 0
+        row = rows.find_row(node)
+        fast = getattr(rows.source, "subtree_rows", None)
+        got = fast(node) if fast is not None and row >= 0 else None
+        if got is not None and len(got[0]):  # at once, from one slice of the source's preorder
+            before = len(rows.expanded)
+            previous = self.cursor_node
+            if rows.expand_all_at(row, *got, max_nodes):
+                self._rows_changed()
+            if previous is not None and rows.cursor_node != previous:  # the cursor stays on its node
+                rows.cursor = max(row, rows.find_row(previous, row, rows.subtree_end(row)))
+            self._notify_if_moved(previous)
+            self._scroll_to_row(rows.cursor)
+            return len(rows.expanded) - before
         new = [n for n in rows.subtree_plan(node, max_nodes) if n not in rows.expanded]
         if not new:
             return 0
-        row = rows.find_row(node)
         previous = self.cursor_node
         if row >= 0 and node in rows.expanded:
             self._collapse_at(row, scroll=False)

@@ -20,7 +20,6 @@ from rich.text import Text
 from ... import units
 from ...driver import schema as dschema
 from ...driver.facts import (
-    CALL_WHATS,
     DIRECTION_WORDS,
     PHASE_PREFIX,
     PHASE_RULES,
@@ -45,7 +44,7 @@ from ...driver.facts import (
 from ...driver.pairing import Flag
 from ...driver.pipeline import CallClass, call_class
 from ...driver.schema import BCC, What
-from ...driver.trace import DriverTrace
+from ...driver.trace import CALL_WHATS, DriverTrace
 from ...kineto import schema
 from ...kineto.kinds import Kind
 from ...units import bytes_text, duration_exact, format_duration_us

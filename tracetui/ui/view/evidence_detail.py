@@ -12,13 +12,16 @@ does not import textual.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...findings import FindingsReport
 from .detail_section import DetailModel, DetailSection, grid
 from .findings_row_source import finding_heading, stake_text
 from .keep_text import KeepText
+
+if TYPE_CHECKING:
+    from ...findings import FindingsReport
 
 
 def evidence_section(report: FindingsReport, event: int, rank: int | None = None) -> DetailSection | None:

@@ -14,15 +14,18 @@ markup.  This module does not import textual.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.text import Text
 
 from ... import units
 from ...errors import one_line
-from ...findings import Finding, FindingsReport, Severity
 from ...findings.fmt import short_name
+from ...findings.spec import Finding, Severity
+
+if TYPE_CHECKING:
+    from ...findings import FindingsReport
 
 #: Rich style of a severity word
 SEVERITY_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "cyan"}

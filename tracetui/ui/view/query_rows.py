@@ -16,16 +16,18 @@ unless the cursor is on another event column); in a job the ``rank`` column says
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.style import Style
 from rich.text import Text
 
 from ...errors import one_line
-from ...query import QueryResult
 from ...query.cells import is_numeric
 from ...units import value_text
+
+if TYPE_CHECKING:
+    from ...query import QueryResult
 
 #: cells between two columns
 GAP = 2

@@ -15,9 +15,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...query import QueryResult, QuerySession
+if TYPE_CHECKING:
+    from ...query import QueryResult, QuerySession
+
 
 #: rows a query brings into the browser at most (the table draws only those on screen)
 BROWSER_ROWS = 100_000
@@ -44,12 +46,15 @@ class QueryState:
     @classmethod
     def for_trace(cls, linked: Any, categorizer: Any = None) -> QueryState:
         """Over one loaded trace (raises TraceError for an Execution Trace alone)."""
+        from ...query import QuerySession
+
         session = QuerySession.for_trace(linked, categorizer)
         return cls(lambda: session, session.table_names(), linked)
 
     @classmethod
     def for_job(cls, job: Any, *, use_cache: bool = True, rules: str | None = None) -> QueryState:
         """Over every rank of an opened job (its layout and collectives reused)."""
+        from ...query import QuerySession
         from ...query.job_tables import JOB_TABLES
 
         return cls(lambda: QuerySession.for_job(job.inputs, job=job, use_cache=use_cache, rules=rules),

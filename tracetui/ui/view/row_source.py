@@ -13,7 +13,9 @@ Required: :meth:`~RowSource.root_nodes`, :meth:`~RowSource.child_nodes`,
 :meth:`~RowSource.parent_of`, :meth:`~RowSource.row_label`, :meth:`~RowSource.row_columns`,
 :meth:`~RowSource.column_headers`, :meth:`~RowSource.column_widths`,
 :meth:`~RowSource.node_weight`.  Optional shortcuts, used when present: ``short_label``
-(abbreviate a label that does not fit) and ``child_weights`` (vectorised weights for ``L``).
+(abbreviate a label that does not fit), ``child_weights`` (vectorised weights for ``L``) and
+``subtree_rows(node) -> (nodes, depths below it)`` (every row under a node in display order, so
+``*`` expands a subtree at once: ``VisibleRows.expand_all_at``; None to expand node by node).
 """
 
 from __future__ import annotations

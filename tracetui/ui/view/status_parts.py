@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ... import units
-from ...driver.facts import CALL_WHATS, driver_of
-from ...driver.schema import What
+from ...driver.facts import driver_of
+from ...driver.trace import event_counts
 from ...errors import one_line
 
 SEPARATOR = " · "
@@ -65,11 +65,8 @@ def _driver_parts(drv) -> list[Part]:
     """A driver-call trace alone: its layout, its events by what they are, and the lines of
     the file that are not events (banners, heartbeats, bad lines: ``w`` says which)."""
     layouts = " + ".join(drv.layouts) or "driver"
-    what = drv.what
-    calls = int(sum((what == w).sum() for w in CALL_WHATS))
-    ioctls = int((what == What.IOCTL).sum())
-    in_file = drv.n_driver - int((what == What.PHASE).sum())  # phases are derived, not in the file
-    records = in_file - calls - ioctls
+    counts = event_counts(drv)  # the events of the file (phases are derived): as summary and info say
+    calls, ioctls, records, in_file = counts.calls, counts.ioctls, counts.records, counts.driver
     kinds = ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in ((calls, "call"), (ioctls, "ioctl"),
                                                                             (records, "record")))
     parts = [_part("driver", f"{layouts} driver-call trace", layouts, late=1),
@@ -113,7 +110,7 @@ def trace_parts(linked) -> list[Part]:
         devices = _devices(kt)
         if devices:
             parts.append(_part("devices", *devices))
-        n_kineto = drv.first if drv is not None else kt.n_events  # linked: the Kineto trace's own events
+        n_kineto = event_counts(kt).kineto  # linked to a driver-call trace: the Kineto trace's own events
         parts.append(_part("counts", f"{n_kineto:,} events, {device_work_text(kt)}", f"{n_kineto:,} events"))
         g = kt.gpu_stats
         if g.gpu_events:
@@ -152,21 +149,23 @@ def _clip(s: str, n: int) -> str:
 
 def state_parts(*, python_hidden: bool | None = None, query: str | None = None, n_matches: int = 0,
                 filtered: bool = False, exported: str | None = None, noun: str | None = None,
-                path: tuple[str, str] | None = None) -> list[Part]:
+                path: tuple[str, str] | None = None, order: str | None = None) -> list[Part]:
     """The browser's state: python rows hidden or shown (None: no Kineto trace), the search
     and its match count (``noun``: the matches are a summary row's occurrences or a
-    finding's evidence, ``query`` names them), a critical path shown (its long and short
-    forms), the filter flag, and the last export's absolute path."""
+    finding's evidence, ``query`` names them), with the order n/N follow when it is not tree
+    order, a critical path shown (its long and short forms), the filter flag, and the last
+    export's absolute path."""
     parts = []
     if python_hidden is not None:
         parts.append(_part("python", "python hidden" if python_hidden else "python shown",
                            "py hidden" if python_hidden else "py shown", style="dim"))
+    how = f", {order}" if order else ""
     if query is not None and noun is not None:
-        parts.append(_part("search", f"{query}: {n_matches:,} {noun}{'s' if n_matches != 1 else ''}",
+        parts.append(_part("search", f"{query}: {n_matches:,} {noun}{'s' if n_matches != 1 else ''}{how}",
                            f"{_clip(query, 16)}: {n_matches:,}",
                            style="dim"))
     elif query is not None:
-        parts.append(_part("search", f"search {query!r}: {n_matches:,} matches",
+        parts.append(_part("search", f"search {query!r}: {n_matches:,} matches{how}",
                            f"/{_clip(query, 16)}: {n_matches:,}", style="dim"))
     if path is not None:
         parts.append(_part("path", *path, style="red"))

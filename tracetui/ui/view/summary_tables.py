@@ -1,7 +1,9 @@
-"""The tables of the summaries screen, computed without Textual (in a worker thread): top
-kernels, top ops (GPU direct and subtree time), kernel categories, the roofline of ops with
-known FLOPs, idle gaps by class and launch statistics, and a driver-call trace's answers
-(:mod:`.driver_tables`).  Each row carries the tree nodes Enter goes to.  Times are
+"""The tables of the summaries screen, computed without Textual (in a worker thread, once
+per trace): top kernels, top ops (GPU direct and subtree time), kernel categories, the
+roofline of ops with known FLOPs, the idle gaps themselves (longest first, with the host op
+running during each) and launch statistics, and a driver-call trace's answers
+(:mod:`.driver_tables`).  Each row carries the tree nodes Enter goes to (the browser orders
+them longest first); a gap's row carries its span, which the timeline shows.  Times are
 milliseconds or microseconds as the column header says.
 """
 
@@ -14,7 +16,7 @@ import numpy as np
 from ... import units
 from ...analysis.categories import KernelCategorizer
 from ...analysis.frames import cpu_ops_frame, gpu_events_frame, resolve_categorizer
-from ...analysis.gaps import idle_gaps, idle_summary
+from ...analysis.gaps import IDLE_CLASSES, idle_gaps
 from ...analysis.launches import launch_class_stats, launch_frame
 from ...analysis.roofline import roofline_table
 from ...analysis.tables import NESTED_CALLS_RULE, category_table, kernel_table, op_table
@@ -33,9 +35,8 @@ def _groups(keys: list[Any], events: np.ndarray) -> dict[Any, np.ndarray]:
 
 def _kernels(gpu: Any) -> SummaryTable:
     t = SummaryTable("kernels", "Top kernels", [("name", False), ("category", False), ("count", True),
-                                                (f"total {units.MS}", True), (f"mean {units.US}",
-                                                                              True), (f"max {units.US}", True),
-                                                ("%", True)])
+                                                (f"total {units.MS}", True), (f"mean {units.US}", True),
+                                                (f"max {units.US}", True), ("%", True)], sorted_by=3)
     if gpu.empty:
         return t
     occ = _groups(list(zip(gpu["name"], gpu["kind"].astype(str))), gpu["event"].to_numpy())
@@ -49,7 +50,8 @@ def _ops(ops: Any) -> SummaryTable:
     t = SummaryTable("ops", "Top ops", [("name", False), ("count", True), ("nested", True),
                                         (f"host {units.MS}", True), (f"GPU direct {units.MS}", True),
                                         (f"GPU subtree {units.MS}", True), ("%", True)],
-                     note=f"GPU direct: its own launches; subtree: everything under it; {NESTED_CALLS_RULE}")
+                     note=f"GPU direct: its own launches; subtree: everything under it; {NESTED_CALLS_RULE}",
+                     sorted_by=4)
     if ops.empty:
         return t
     occ = _groups(list(ops["name"]), ops["event"].to_numpy())
@@ -62,7 +64,7 @@ def _ops(ops: Any) -> SummaryTable:
 
 def _categories(gpu: Any) -> SummaryTable:
     t = SummaryTable("categories", "Categories", [("category", False), ("count", True), (f"total {units.MS}", True),
-                                                  ("%", True)])
+                                                  ("%", True)], sorted_by=2)
     if gpu.empty:
         return t
     occ = _groups(list(gpu["kernel_category"]), gpu["event"].to_numpy())
@@ -76,7 +78,7 @@ def _roofline(kt: KinetoTrace) -> SummaryTable:
                                               (f"GPU {units.MS}", True), (units.TFLOPS, True), (units.GBPS, True),
                                               (units.FLOP_PER_B, True), ("% roof", True), ("bound", False)],
                      note=f"ops with FLOPs from their shapes (docs/roofline.md); % of the roofline at their "
-                          f"{units.FLOP_PER_BYTE}")
+                          f"{units.FLOP_PER_BYTE}", sorted_by=3)
     for r in roofline_table(kt, with_events=True).head(MAX_ROWS).itertuples(index=False):
         t.add((r.name, r.input_dims, int(r.count), r.gpu_ms, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
                r.bound or ""), f"op {r.name} {r.input_dims}", r.events)
@@ -84,21 +86,39 @@ def _roofline(kt: KinetoTrace) -> SummaryTable:
 
 
 def _gaps(kt: KinetoTrace, gpu: Any) -> SummaryTable:
-    t = SummaryTable("gaps", "Idle gaps", [("class", False), ("gaps", True), (f"total {units.MS}", True),
-                                           (f"mean {units.US}", True),
-                                           (f"max {units.US}", True), ("% of idle", True)],
-                     note="gaps on each GPU stream; Enter goes to the GPU events that end them (tree order)")
+    """The idle gaps themselves, longest first (at most :data:`MAX_ROWS`): stream, start,
+    length, class, the host op running during the gap on the thread that launched the next
+    GPU event and what that thread was in; Enter selects the GPU event before the gap and
+    the timeline shows the gap.  The note sums the gaps by class."""
+    t = SummaryTable("gaps", "Idle gaps", [("stream", False), (f"start {units.MS}", True), (f"length {units.US}", True),
+                                           ("class", False), ("host op", False), ("host was in", False),
+                                           ("next GPU event", False)], sorted_by=2)
     gaps = idle_gaps(kt, gpu)
     if gaps.empty:
+        t.note = "no idle gap on any GPU stream"
         return t
-    nxt = gaps["next_event"].to_numpy().astype(np.int64)
-    occ = _groups(list(gaps["idle_class"]), nxt)
-    for r in idle_summary(gaps).itertuples(index=False):
-        if r.count:
-            ends = occ[r.idle_class]
-            t.add((r.idle_class, int(r.count), r.total_us / 1e3, r.mean_us, r.max_us, r.percent),
-                  f"idle gaps ({r.idle_class})", ends[ends >= 0])
+    dur = gaps["dur"].to_numpy(np.float64)
+    by_class = {c: dur[(gaps["idle_class"] == c).to_numpy()] for c in IDLE_CLASSES}
+    parts = [f"{c} {v.size:,} ({v.sum() / 1e3:,.3f} {units.MS})" for c, v in by_class.items() if v.size]
+    shown = min(len(gaps), MAX_ROWS)
+    t.note = (f"{len(gaps):,} gaps, {dur.sum() / 1e3:,.3f} {units.MS} idle: {', '.join(parts)}"
+              + (f"; the {shown:,} longest listed" if shown < len(gaps) else "")
+              + "; host op: the op the launching thread was in (blank: none, only python)")
+    order = np.argsort(-dur, kind="stable")[:MAX_ROWS]
+    word = kt.device_word()
+    top = gaps.iloc[order]
+    for r in top.itertuples(index=False):
+        stream = f"{word}{r.device} s{r.stream}"
+        prev = int(r.prev_event)
+        t.add((stream, float(r.start) / 1e3, float(r.dur), str(r.idle_class), _text(r.host_op_name),
+               _text(r.host_event_name), _text(r.next_name)),
+              f"idle gap of {units.duration_short_us(float(r.dur))} on {stream}",
+              [prev] if prev >= 0 else [], span=(float(r.start), float(r.end)))
     return t
+
+
+def _text(v: Any) -> str:
+    return "" if v is None or (isinstance(v, float) and v != v) else str(v)
 
 
 def _launches(kt: KinetoTrace, gpu: Any) -> SummaryTable:

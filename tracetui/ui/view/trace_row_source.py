@@ -118,6 +118,11 @@ class TraceRowSource:
         self.driver_errors = self._driver_errors()
         self._gpu_cache: dict[int, np.ndarray] = {}
         self._et_widths: list[int] | None = None
+        self._depths: dict[str, np.ndarray] = {}
+        #: the trace has python_function rows (``.`` hides/shows them)
+        self.has_python = bool(kt is not None and self.is_python.any())
+        #: ``>``/``<`` have somewhere to go: GPU events, or driver calls linked to runtime calls
+        self.has_jumps = bool(kt is not None and (kt.gpu_stats.gpu_events or self.driver_nodes is not None))
         #: a computed critical path (``P``): its Path column comes first (:class:`~.path_marks.PathMarks`)
         self.path: PathMarks | None = None
 
@@ -208,6 +213,41 @@ class TraceRowSource:
         if self._filter_e is not None:
             kids = kids[self._filter_e[kids]]
         return kids.astype(np.int64) + self.et_base
+
+    def subtree_rows(self, node: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every row below ``node`` with all of it expanded, in display order, and their depths
+        below it (1: its children): one slice of the Kineto tree's preorder, python rows left
+        out while hidden (their children sit where they were).  None while a filter hides rows,
+        or for an ET row: the tree then expands node by node (the ``RowSource`` protocol's
+        optional shortcut)."""
+        kt = self.kt
+        if kt is None or not self.is_kineto(node) or self._filter_k is not None:
+            return None
+        below = kt.order.subtree(node)[1:]
+        if self.hide_python:
+            below = below[~self.is_python[below]]
+        depth = self._row_depth()
+        return below, (depth[below] - depth[node]).astype(np.int32)
+
+    def _row_depth(self) -> np.ndarray:
+        """Depth of every Kineto node as the tree shows it (python rows hidden or not)."""
+        key = "nopy" if self.hide_python else "all"
+        got = self._depths.get(key)
+        if got is None:
+            kt = self.kt
+            depth = kt.depth[: self.n_k].astype(np.int64)
+            if self.hide_python:  # less one per python ancestor: a level at a time, top down
+                parent = kt.parent[: self.n_k].astype(np.int64)
+                above = np.zeros(self.n_k, dtype=np.int64)
+                order = np.argsort(depth, kind="stable")
+                levels = np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
+                for level in levels:
+                    p = parent[level]
+                    ok = p >= 0
+                    above[level[ok]] = above[p[ok]] + self.is_python[p[ok]]
+                depth = depth - above
+            got = self._depths[key] = depth
+        return got
 
     def parent_of(self, node: int) -> int:
         if self.is_kineto(node):

@@ -70,6 +70,42 @@ UNICODE_GLYPHS = Glyphs("│ ", "├─", "└─", "  ", "▾ ", "▸ ", "─ "
 ASCII_GLYPHS = Glyphs("| ", "|-", "`-", "  ", "- ", "+ ", "  ", "  ", ">")
 
 
+def breadth_first(root: int, nodes: np.ndarray, below: np.ndarray, max_rows: int,
+                  marked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``root`` expanded, then its descendants breadth first (level by level, each level in
+    display order) while the rows this adds stay within ``max_rows``, as
+    :meth:`VisibleRows.subtree_plan` does node by node; nodes already expanded (``marked``)
+    stay expanded.  From every row under ``root`` in display order (``nodes`` and their depth
+    ``below`` it, 1 for its children): the rows shown, their depths, and the nodes newly
+    expanded.  Vectorised, one numpy step per depth level: a row's parent is the last row
+    above it one level up; the new nodes are a prefix of the breadth-first order, cut where
+    the summed child counts pass ``max_rows``; a row shows when its parent is expanded and shown."""
+    n = nodes.size
+    depth = below.astype(np.int16) if n and int(below.max()) < 2 ** 15 else below
+    order = np.argsort(depth, kind="stable")  # breadth first (a radix sort of small ints)
+    levels = np.split(order, np.flatnonzero(np.diff(depth[order])) + 1) if n else []
+    up = np.full(n, -1, dtype=np.int64)  # the row of each row's parent (-1: root)
+    for above, level in zip(levels, levels[1:]):
+        up[level] = above[np.searchsorted(above, level) - 1]
+    n_kids = np.bincount(up + 1, minlength=n + 1)  # [0]: root's
+    bfs = np.concatenate(([-1], order))
+    bfs = bfs[n_kids[bfs + 1] > 0]
+    cut = max(1, int(np.searchsorted(np.cumsum(n_kids[bfs + 1]), max_rows, side="right")))  # root always
+    new = bfs[:cut]
+    new_nodes = np.concatenate(([root], nodes[new[1:]]))
+    if cut == bfs.size and not marked.size:  # everything below is expanded: every row shows
+        return nodes, below, new_nodes
+    opened = np.zeros(n + 1, dtype=bool)
+    opened[new + 1] = True
+    if marked.size:
+        opened[1:] |= np.isin(nodes, marked)
+    shown = np.ones(n + 1, dtype=bool)  # [0]: root
+    for level in levels:
+        parent = up[level] + 1
+        shown[level + 1] = opened[parent] & shown[parent]
+    return nodes[shown[1:]], below[shown[1:]], new_nodes
+
+
 def scan_down(depths: np.ndarray, start: int, max_depth: int) -> int:
     """First row ``>= start`` whose depth is ``<= max_depth`` (``len(depths)`` if none).
 
@@ -281,6 +317,16 @@ class VisibleRows:
         self.mark_expanded(node)
         nodes, depths = self.build_block(self.children(node), int(self.depths[row]) + 1)
         return self.splice(row + 1, row + 1, nodes, depths)
+
+    def expand_all_at(self, row: int, nodes: np.ndarray, below: np.ndarray, max_rows: int) -> bool:
+        """Expand the node on ``row`` and its descendants breadth first within ``max_rows``
+        rows (:func:`breadth_first`) at once, from every row under it as the source's
+        ``subtree_rows`` gives them (nodes expanded before stay expanded).  True if rows changed."""
+        marked = np.fromiter(self.expanded, dtype=np.int64, count=len(self.expanded))
+        shown, depth, expanded = breadth_first(int(self.nodes[row]), np.asarray(nodes, dtype=np.int64),
+                                               np.asarray(below, dtype=np.int32), max_rows, marked)
+        self.mark_expanded(*expanded.tolist())
+        return self.splice(row + 1, self.subtree_end(row), shown, depth + self.depths[row])
 
     def collapse_at(self, row: int) -> bool:
         """Collapse the node on ``row``, removing its subtree rows.  True if rows changed."""

@@ -1,5 +1,8 @@
-"""Write a bpftrace-layout driver-call trace of the run a real Kineto trace recorded: what a
-tracer of libcuda would have printed for the same launches, copies and synchronizations.
+"""A **synthetic** driver-call trace written from a real Kineto trace: what a bpftrace tracer
+of libcuda would have printed for the same launches, copies and synchronizations.  Not a
+capture: for trying the driver-call views and ``summary`` without a tracer, and for tests.
+
+    python -m tracetui.driver.synthetic sample_traces/h100_bert_inference.json.gz bert_driver.jsonl
 
 Each Kineto runtime call of a linked class becomes the driver call the runtime makes
 (``cudaLaunchKernel`` -> ``cuLaunchKernel`` with a launch record carrying its kernel's grid
@@ -7,16 +10,25 @@ and block, ``cudaMemcpyAsync`` -> ``cuMemcpyAsync``, ``cudaStreamSynchronize`` -
 ``cuStreamSynchronize`` ...), ``DELAY_US`` after the runtime call starts, on the same thread
 id, on a clock that starts ``CLOCK_GAP_US`` before the trace (the tracer's "ms since I
 started").  ``lead`` extra launches before the profiler's window and unrelated driver calls
-(``cuCtxGetCurrent``) between the linked ones make the alignment find the shift.
+(``cuCtxGetCurrent``) between the linked ones make the alignment find the shift.  The file's
+first line says it is synthetic (a banner line: the reader skips it as text).
 """
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import json
+import sys
+from pathlib import Path
 
-from tracetui.driver.pipeline import CallClass, call_class
-from tracetui.kineto import Kind, KinetoTrace, schema
+from ..kineto import schema
+from ..kineto.kinds import Kind
+from ..kineto.trace import KinetoTrace
+from .pipeline import CallClass, call_class
 
+#: the file's first line: a banner as a tracer prints one, saying the file is synthetic
+BANNER = "=== CUDA Full-Stack Tracer (eBPF) === synthetic: written from a Kineto trace by tracetui.driver.synthetic"
 DELAY_US = 1.5
 CLOCK_GAP_US = 5_000_000.0
 PROBE = "uprobe:/usr/lib/x86_64-linux-gnu/libcuda.so.1:"
@@ -40,7 +52,7 @@ def write_driver_trace(kt: KinetoTrace, path, *, lead: int = 5, noise_every: int
 
     ``layout`` "preload" writes LD_PRELOAD hook lines instead (seconds on CLOCK_MONOTONIC,
     op_id pairing, bare names, no launch records: the link then has no grid or block)."""
-    lines = ["=== CUDA Full-Stack Tracer (eBPF) ===", "Tracing userspace + kernel space", ""]
+    lines = [BANNER, "Tracing userspace + kernel space", ""]
     eid = 0
 
     def emit(obj):
@@ -95,5 +107,37 @@ def write_driver_trace(kt: KinetoTrace, path, *, lead: int = 5, noise_every: int
         call(t, kt.tids[i], name, dur, launch)
         written[i] = name
     lines.append("# Heartbeat: %d events captured" % eid)
-    path.write_text("\n".join(lines) + "\n")
+    data = ("\n".join(lines) + "\n").encode()
+    path = Path(path)
+    path.write_bytes(gzip.compress(data, mtime=0) if path.name.endswith(".gz") else data)
     return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tracetui.driver.synthetic KINETO OUT [--layout preload]``: write OUT
+    (gzip when it ends in ``.gz``); prints one line saying what was written."""
+    from ..errors import TraceError, one_line
+    from ..kineto import load_kineto
+
+    ap = argparse.ArgumentParser(prog="python -m tracetui.driver.synthetic", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kineto", help="a Kineto trace (.json or .json.gz) with runtime calls")
+    ap.add_argument("out", help="the driver-call file to write (.jsonl, or .jsonl.gz)")
+    ap.add_argument("--layout", choices=("bpftrace", "preload"), default="bpftrace",
+                    help="bpftrace (default: begin/end lines with launch records) or preload (LD_PRELOAD hook lines)")
+    args = ap.parse_args(argv)
+    try:
+        written = write_driver_trace(load_kineto(args.kineto), args.out, layout=args.layout)
+    except TraceError as exc:
+        print(f"tracetui: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tracetui: {one_line(args.out)}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(one_line(f"wrote {args.out}: a synthetic {args.layout} driver-call trace of {len(written):,} calls "
+                   f"of {args.kineto}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
