@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 RANKING_COLUMNS = ("rank", "node", "name", "kind", "input_dims", "input_types", "gpu_us", "percent", "n_gpu",
                    "gpu_names", "host_us", "caller")
-#: the name of the row that gathers GPU events whose launch is not in the trace
-NO_LAUNCH = "(GPU events without a launch in the trace)"
+#: the name of the row that gathers GPU events whose launch is not in the trace ({word}: the
+#: trace's device word, "GPU" or "device" on MTIA: :meth:`KinetoTrace.device_word`)
+NO_LAUNCH = "({word} events without a launch in the trace)"
 
 
 def ops_by_gpu_time(trace: KinetoTrace, kernels: pd.DataFrame) -> pd.DataFrame:
@@ -61,7 +62,7 @@ def ops_by_gpu_time(trace: KinetoTrace, kernels: pd.DataFrame) -> pd.DataFrame:
     parent_op = cpu["parent_op"].reindex(owners).fillna(-1).to_numpy(dtype=np.int64)
     out = pd.DataFrame({
         "node": owners,
-        "name": np.where(ok, name_arr[trace.name_id[safe]], NO_LAUNCH),
+        "name": np.where(ok, name_arr[trace.name_id[safe]], NO_LAUNCH.format(word=trace.device_word())),
         "kind": np.where(ok, [Kind(int(k)).name.lower() for k in trace.kind[safe]], "none"),
         "input_dims": cpu["input_dims"].astype(object).reindex(owners).fillna("").to_numpy(),
         "input_types": cpu["input_types"].astype(object).reindex(owners).fillna("").to_numpy(),
