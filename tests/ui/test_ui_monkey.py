@@ -3,11 +3,13 @@ of different kinds (see tests/monkey.py for how keys are chosen and sent).
 
 Each walk first exports the selection in every format through the export dialog into a
 temporary folder (the files must be written), then presses random keys.  Any exception
-fails with the trace, the seed and the last keys pressed.  Per CI run: 15 walks, 6,700 keys:
-5,250 over nine shared traces (one of them cut; BERT twice, once from the memory screen), then
+fails with the trace, the seed and the last keys pressed.  Per CI run: 17 walks, 7,250 keys
+(with the findings-screen walk): 5,250 over nine shared traces (one of them cut; BERT twice,
+once from the memory screen), then
 two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
 the diff browser (a shared trace against a modified copy: its sides' browsers and summary
-deltas too), and walks that start on the critical path screen and on a query's result table.
+deltas too), and walks that start on the critical path screen, on a query's result table and on
+the findings screen.
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
