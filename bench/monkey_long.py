@@ -23,9 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tests" / "ui")]
 
 from monkey import WalkFailure, walk  # noqa: E402
-from test_ui_monkey import WALKS, _paths, _ready  # noqa: E402
-
-from tracetui.ui.app import TraceApp  # noqa: E402
+from test_ui_monkey import WALKS, _app, _paths, _ready  # noqa: E402
 
 
 async def run(args) -> int:
@@ -40,7 +38,7 @@ async def run(args) -> int:
                 paths = _paths(spec, Path(tmp))
                 start = time.perf_counter()
                 try:
-                    record = await walk(lambda paths=paths: TraceApp(paths=paths, use_cache=False), _ready, label=label,
+                    record = await walk(lambda paths=paths, spec=spec: _app(spec, paths), _ready, label=label,
                                         seed=seed, n_keys=args.keys, size=size)
                 except WalkFailure as exc:
                     failures += 1
