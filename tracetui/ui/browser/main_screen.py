@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from rich.text import Text
@@ -131,7 +131,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
 
     def _background(self, app) -> None:
         worker = get_current_worker()
-        for step in (precompute_summaries, precompute_job_summary):
+        for step in (precompute_summaries, precompute_job_summary, preload_palette):
             if worker.is_cancelled:
                 return
             step(self, app)
@@ -530,3 +530,10 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         if self.current is not None:
             self.detail.show(self.current, Text.assemble(("exported ", "bold"), fmt, " to ", (path, "green")))
         show_note(self, f"exported {fmt} to {path}", title="export")
+
+
+def preload_palette(_screen: Any, _app: Any) -> None:
+    """Import Textual's command palette (about 50 ms of imports) in the background worker, so
+    the first ``ctrl+p`` only builds its screen (bench/bench_ui.py: 154 ms wall on its first
+    open before)."""
+    import textual.command  # noqa: F401
