@@ -51,7 +51,7 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         Binding("escape,q", "close", "Close", id="summaries.close"),
         Binding("s", "sort(1)", "Sort by next column", id="summaries.sort"),
         Binding("S", "sort(0)", "Reverse sort", id="summaries.reverse"),
-        Binding("tab", "next_tab(1)", "Next tab", show=False, id="summaries.next_tab"),
+        Binding("tab", "next_tab(1)", "Next tab", id="summaries.next_tab"),
         Binding("shift+tab", "next_tab(-1)", "Previous tab", show=False, id="summaries.prev_tab"),
         *(Binding(str(i + 1), f"tab({i})", f"Tab {i + 1}", show=False, id=f"summaries.tab{i + 1}") for i in range(9)),
     ]
