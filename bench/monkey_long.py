@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +44,8 @@ async def run(args) -> int:
                 except WalkFailure as exc:
                     failures += 1
                     print(f"FAIL {exc}")
+                    if exc.__cause__ is not None:  # where it failed, to fix it
+                        traceback.print_exception(exc.__cause__, limit=-12, file=sys.stdout)
                     continue
                 finally:
                     os.chdir(REPO)

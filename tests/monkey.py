@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -189,5 +190,7 @@ async def walk(make_app: Callable[[], object], opened: Callable[[object, object]
                     await _wait_for_workers(app)
                     await pilot.pause()
         except Exception as exc:
-            raise WalkFailure(f"{record.describe()}\n{type(exc).__name__}: {exc}") from exc
+            # the last frames in the message: a failure under load in CI must say where it happened
+            where = "".join(traceback.format_exception(exc, limit=-8))
+            raise WalkFailure(f"{record.describe()}\n{type(exc).__name__}: {exc}\n{where}") from exc
     return record
