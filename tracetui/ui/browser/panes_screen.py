@@ -68,8 +68,15 @@ class PanesScreen(Screen):
         return self.query_one("#status", StatusLine).fitted()
 
     def update_status(self) -> None:
-        """Give the status line the current parts; it fits them (again on every resize)."""
-        self.query_one("#status", StatusLine).set_parts(self.status_parts())
+        """Give the status line the current parts; it fits them (again on every resize).
+
+        A no-op while the screen has no status line: a worker (search, query, findings) can end
+        while the screen is being composed or torn down (the app quitting, a rank switch); the
+        screen's own mount draws the status.  Found by the monkey walk on Textual 8.0:
+        NoMatches('#status') from a worker's callback."""
+        status = next(iter(self.query("#status").results(StatusLine)), None)
+        if status is not None:
+            status.set_parts(self.status_parts())
 
     # ------------------------------------------------------------------ selection
     def moved_to(self, node: int) -> None:
