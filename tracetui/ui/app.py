@@ -445,14 +445,17 @@ class TraceApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: keys", "Show every key binding", self.action_help)
-        from .diff.diff_screen import DiffScreen
+        # the diff screen's module only when a diff is shown: importing it here (the diff, job
+        # and multiprocessing packages) cost the first ctrl+p of a single trace ~30 ms
+        diff_module = sys.modules.get(f"{__package__}.diff.diff_screen")
+        browsers: tuple[type, ...] = (diff_module.DiffScreen,) if diff_module is not None else ()
 
         MainScreen = _main_screen_class()  # noqa: N806 -- the class, imported once the browser is shown
         if self.job is not None and isinstance(screen, MainScreen):
             for r in self.job.ranks:
                 if self.job.results[r].ok and r != self.rank:
                     yield SystemCommand(f"Rank {r}", f"show rank {r} of the job", partial(self.show_rank, r))
-        if isinstance(screen, (MainScreen, DiffScreen)):
+        if isinstance(screen, (MainScreen, *browsers)):
             seen = set()
             for binding in screen._bindings.key_to_bindings.values():
                 for b in binding:
