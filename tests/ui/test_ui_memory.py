@@ -161,6 +161,12 @@ async def test_memory_screen_keys_and_tabs():
         screen = await open_memory(app, pilot)
         await press(pilot, "2")
         assert "16 B" in screen_text(app)  # the cpu tab: its peak is two 8-byte blocks
+        # the tab's first table takes the focus after the tab is shown (a refresh later: on a
+        # loaded machine, later than press() waits)
+        for _ in range(2000):
+            if screen.focused is not None and screen.focused.id == "t-1-owners":
+                break
+            await pilot.pause(0.01)
         await press(pilot, "tab")  # the top allocating ops table
         assert screen.focused is not None and screen.focused.id == "t-1-top"
         await press(pilot, "enter")  # the cpu's top allocating op
