@@ -47,6 +47,7 @@ class TraceTables:
         self.kt = linked.kineto
         self.categorizer = resolve_categorizer(categorizer)
         self._gpu: pd.DataFrame | None = None
+        self._gpu_rows: pd.DataFrame | None = None  # the gpu_events table: kernels is its subset
 
     def names(self) -> tuple[str, ...]:
         return self.TABLES
@@ -129,6 +130,11 @@ class TraceTables:
         return rows[(rows["kind"] == Kind.KERNEL.name.lower()).to_numpy()].reset_index(drop=True)
 
     def _gpu_events(self) -> pd.DataFrame:
+        if self._gpu_rows is None:  # built once: a query naming kernels and gpu_events pays once
+            self._gpu_rows = self._build_gpu_events()
+        return self._gpu_rows
+
+    def _build_gpu_events(self) -> pd.DataFrame:
         g = self._gpu_frame()
         kt = self.kt
         ev = g["event"].to_numpy(dtype=np.int64)
