@@ -4,11 +4,16 @@
     python bench/bench_critical.py --parts hta     # or speed, job; --copies N (64-rank job), --size N (tiling)
 
 **hta**: for every profiler step (or the whole trace when it has none) of a set of shared
-traces, tracetui's ``total_us`` beside HTA 0.5.0's critical path of the same window
-(``TraceAnalysis.critical_path_analysis(rank, "ProfilerStep", instance)``, run by
-``bench/hta_critical_path.py`` in ``/tmp/htavenv`` as a subprocess, nanosecond rounding off;
-``--reuse-hta`` reads the last run's rows).  The methods differ (docs/critical_path.md,
-"Differences from HTA"), and each difference is measured from tracetui's own segments:
+traces, HTA 0.5.0's critical path of the same window
+(``TraceAnalysis.critical_path_analysis(rank, "ProfilerStep#N", instance)``, run by
+``bench/hta_critical_path.py`` in ``/tmp/htavenv`` as a subprocess, nanosecond rounding off,
+the instance whose window is the step's, so that both tools look at the same window;
+``--reuse-hta`` reads the last run's rows) beside
+
+1. tracetui's ``--method hta`` (HTA's definition computed on tracetui's graph:
+   :mod:`tracetui.critical.hta_method`), on ``TRACES`` and on ``EXTRA_TRACES``;
+2. tracetui's own ``total_us`` (the elapsed time).  The methods differ (docs/critical_path.md,
+   "Differences from HTA"), and each difference is measured from tracetui's own segments:
 
 - where the two paths run: HTA's path goes from its first to its last node (its *span*),
   tracetui's from the window start to the end of its last event; tracetui's time before
@@ -56,6 +61,9 @@ HTA_PY = Path("/tmp/htavenv/bin/python")
 TRACES = ["h100_bert_inference", "a100_event_sync_multistream", "mi300_resnet_train_checkpointing",
           "v100_ns_timestamps_fwdbwd", "a100_cudagraph_nccl_rank0", "v100x2_nccl_216k", "b200x8_eager",
           "amd_vllm_hipgraph"]
+#: traces checked with --method hta only (added after the method was written: an independent check)
+EXTRA_TRACES = ["v100_old_flow_format_cudagraph", "h100_qwen_chat_inference", "mi250_minitoy_train", "a100_triton",
+                "mtia_inference_rank0", "mi210_gpu_only"]
 _OP_KINDS = ("cpu_op", "runtime", "driver")
 
 
@@ -67,17 +75,17 @@ def _cpu() -> float:
 HTA_CACHE = Path("/tmp/tracetui_bench/hta_critical_rows.json")
 
 
-def hta_rows(name: str, instances: list[int], reuse: bool = False) -> list[dict]:
-    """HTA's rows for ``instances`` of ProfilerStep (``[-1]``: the whole trace), run with
+def hta_rows(name: str, windows: list[tuple[str, float, float]] | None, reuse: bool = False) -> list[dict]:
+    """HTA's rows for ``windows`` ((annotation, start, end), absolute µs: HTA runs the instance
+    of that annotation whose window it is) or, with None, for the whole trace; run with
     ``HTA_DISABLE_NS_ROUNDING=1`` (HTA otherwise rounds nanosecond timestamps down to whole
     µs, which alone moves h100_bert_inference's path by 3 %); ``reuse``: from the last run's file."""
     cache = json.loads(HTA_CACHE.read_text()) if reuse and HTA_CACHE.exists() else {}
-    key = f"{name}:{','.join(map(str, instances))}"
+    args = ["", "0"] if windows is None else ["--window", *[str(x) for w in windows for x in w]]
+    key = f"{name}:{' '.join(args)}"
     if key in cache:
         return cache[key]
-    annotation = "ProfilerStep" if instances != [-1] else ""
-    cmd = [str(HTA_PY), str(REPO / "bench" / "hta_critical_path.py"), str(KINETO / f"{name}.json.gz"), annotation,
-           *[str(max(i, 0)) for i in instances]]
+    cmd = [str(HTA_PY), str(REPO / "bench" / "hta_critical_path.py"), str(KINETO / f"{name}.json.gz"), *args]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
                          env=dict(os.environ, HTA_DISABLE_NS_ROUNDING="1"))
     rows = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{")]
@@ -88,9 +96,6 @@ def hta_rows(name: str, instances: list[int], reuse: bool = False) -> list[dict]
     return rows
 
 
-#: calls whose spans HTA 0.5.0 gives zero weight (CPGraph.BLOCKING_SYNC_CALLS)
-HTA_ZEROED = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
-              "cudaMemcpy", "cudaMemcpyAsync"}
 _GPU_SIDE = ("gpu", "gpu_gap", "launch_delay", "stream_wait")
 
 
@@ -99,6 +104,7 @@ def ours(kt, window, span: tuple[float, float] | None = None) -> dict:
     to its last node), the part of it inside that span and, of that part, the time HTA gives
     zero weight by method (each documented difference measured from tracetui's segments)."""
     from tracetui.critical import critical_path
+    from tracetui.critical.hta_method import HTA_ZERO_WEIGHT_CALLS
     from tracetui.critical.model import kind_name
     from tracetui.kineto.kinds import Kind
 
@@ -119,7 +125,7 @@ def ours(kt, window, span: tuple[float, float] | None = None) -> dict:
             parts["sync"] += d
         elif e < 0 or (int(kt.kind[e]) not in ops and kt.cpu_op_of[e] < 0):
             parts["outside"] += d
-        elif kt.name(e) in HTA_ZEROED:
+        elif kt.name(e) in HTA_ZERO_WEIGHT_CALLS:
             parts["zeroed"] += d
         else:
             per_thread[where] = per_thread.get(where, 0.0) + d
@@ -132,37 +138,61 @@ def ours(kt, window, span: tuple[float, float] | None = None) -> dict:
             "after": max(0.0, cp.total_us - before - float(inside.sum())), **parts, "comparable": gpu_side + host}
 
 
-def part_hta(reuse: bool = False) -> list[str]:
+def _windows(kt) -> list[tuple[str, object]]:
     from tracetui.critical import profiler_steps, step_window, trace_window
+
+    steps = profiler_steps(kt)
+    return [(f"ProfilerStep#{n}", step_window(kt, n)) for n, _ in steps] or [("whole trace", trace_window(kt))]
+
+
+def part_hta(reuse: bool = False) -> list[str]:
+    """Two tables: tracetui ``--method hta`` beside HTA (the same definition, computed on
+    tracetui's graph), and tracetui's elapsed-time path beside HTA with every difference in
+    method measured from tracetui's segments."""
+    from tracetui.critical import critical_path
     from tracetui.kineto import load_kineto
 
-    lines = ["| trace | window | tracetui total µs | carried in µs | HTA µs | HTA path span µs | tracetui before "
-             "HTA's start µs | tracetui after HTA's end µs | tracetui in HTA's span µs | outside ops µs | sync µs "
-             "| zeroed calls µs | other threads µs | comparable µs | total / HTA | comparable / HTA |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name in TRACES:
+    same = ["| trace | window | HTA instance | tracetui --method hta µs | HTA µs | ratio | tracetui span µs "
+            "| HTA span µs | tracetui elapsed µs |", "|---|---|---|---|---|---|---|---|---|"]
+    diff = ["| trace | window | tracetui total µs | carried in µs | HTA µs | HTA path span µs | tracetui before "
+            "HTA's start µs | tracetui after HTA's end µs | tracetui in HTA's span µs | outside ops µs | sync µs "
+            "| zeroed calls µs | other threads µs | comparable µs | total / HTA | comparable / HTA |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name in TRACES + EXTRA_TRACES:
         kt = load_kineto(KINETO / f"{name}.json.gz")
-        steps = profiler_steps(kt)
-        wins = [(f"ProfilerStep#{n}", step_window(kt, n)) for n, _ in steps] or [("whole trace", trace_window(kt))]
-        hta = hta_rows(name, list(range(len(steps))) or [-1], reuse) if HTA_PY.exists() else []
+        wins = _windows(kt)
+        spec = None if wins[0][0] == "whole trace" else [
+            (label, kt.origin_us + w.start_us, kt.origin_us + w.end_us) for label, w in wins]
+        hta = hta_rows(name, spec, reuse) if HTA_PY.exists() else []
         for i, (label, w) in enumerate(wins):
             h = hta[i] if i < len(hta) else {"ok": False, "error": "HTA not run"}
+            mine = critical_path(kt, w, slack=False, method="hta")
             if not h.get("ok"):
-                o = ours(kt, w)
-                lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | HTA failed: "
-                             f"{h.get('error', '?')[:40]} | - | - | - | - | - | - | - | - | - | - | - |")
-                print(lines[-1], flush=True)
+                err = h.get("error", "?")
+                err = "no HTA instance has this window" if err.startswith("LookupError") else err[:60]
+                same.append(f"| {name} | {label} | - | {mine.total_us:,.1f} | HTA failed: {err} | - | - | - | - |")
+                if name in TRACES:
+                    o = ours(kt, w)
+                    diff.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | HTA failed: "
+                                f"{err} | - | - | - | - | - | - | - | - | - | - | - |")
+                print(same[-1], flush=True)
                 continue
             ht = h["total_us"]
             span = (h["min_ts"] + h["start_us"], h["min_ts"] + h["end_us"])
             o = ours(kt, w, span)
-            lines.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | {ht:,.0f} | "
-                         f"{span[1] - span[0]:,.0f} | {o['before']:,.0f} | {o['after']:,.0f} | {o['in_span']:,.0f} | "
-                         f"{o['outside']:,.0f} | "
-                         f"{o['sync']:,.0f} | {o['zeroed']:,.0f} | {o['other_threads']:,.0f} | {o['comparable']:,.0f} "
-                         f"| {o['total'] / ht:.3f} | {o['comparable'] / ht:.3f} |")
-            print(lines[-1], flush=True)
-    return lines
+            a, b = mine.span_us or (0.0, 0.0)
+            same.append(f"| {name} | {label} | {h['instance']} | {mine.total_us:,.1f} | {ht:,.1f} | "
+                        f"{mine.total_us / ht:.4f} | {b - a:,.0f} | {span[1] - span[0]:,.0f} | {o['total']:,.0f} |")
+            print(same[-1], flush=True)
+            if name not in TRACES:
+                continue
+            diff.append(f"| {name} | {label} | {o['total']:,.0f} | {o['carried']:,.0f} | {ht:,.0f} | "
+                        f"{span[1] - span[0]:,.0f} | {o['before']:,.0f} | {o['after']:,.0f} | {o['in_span']:,.0f} | "
+                        f"{o['outside']:,.0f} | "
+                        f"{o['sync']:,.0f} | {o['zeroed']:,.0f} | {o['other_threads']:,.0f} | {o['comparable']:,.0f} "
+                        f"| {o['total'] / ht:.3f} | {o['comparable'] / ht:.3f} |")
+    return (["### tracetui --method hta (HTA's definition) beside HTA", ""] + same
+            + ["", "### tracetui's elapsed-time path beside HTA, each difference in method measured", ""] + diff)
 
 
 # ---------------------------------------------------------------------- speed

@@ -2,6 +2,12 @@
 subprocess of bench/bench_critical.py; never imported by tracetui or its tests).
 
     /tmp/htavenv/bin/python bench/hta_critical_path.py TRACE.json.gz ANNOTATION INSTANCE...
+    /tmp/htavenv/bin/python bench/hta_critical_path.py TRACE.json.gz --window NAME START END ...
+
+``--window``: for each (NAME, START, END) triple (absolute µs), the instance of the annotation
+NAME whose window is [START, END] within 1 µs (HTA matches annotation names by substring and
+counts the GPU copies of the step annotations too, so its instance numbers are not step
+numbers); ``window_start``/``window_end`` in the output are the window HTA used.
 
 Prints one JSON line per instance: ``total_us`` (the sum of the path's edge weights),
 ``start_us``/``end_us`` (µs of the path's first and last node from HTA's trace start
@@ -19,8 +25,24 @@ import tempfile
 import time
 
 
+def _windows(ta, rank: int, annotation: str) -> list[tuple[float, float]]:
+    """The windows (relative µs) of the instances of ``annotation`` as HTA's
+    critical_path_analysis finds them (every name containing it, in the frame's order)."""
+    df = ta.t.get_trace(rank)
+    if annotation == "":
+        return [(float(df.ts.min()), float((df.ts + df.dur).max()))]
+    ids = [v for k, v in ta.t.symbol_table.get_sym_id_map().items() if annotation in k]
+    ann = df[df.name.isin(ids)]
+    return list(zip(ann.ts.astype(float).tolist(), (ann.ts + ann.dur).astype(float).tolist()))
+
+
 def main() -> None:
-    path, annotation, instances = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3:]]
+    path = sys.argv[1]
+    if sys.argv[2] == "--window":
+        rest = sys.argv[3:]
+        jobs = [(rest[i], float(rest[i + 1]), float(rest[i + 2])) for i in range(0, len(rest), 3)]
+    else:
+        jobs = [(sys.argv[2], int(x), None) for x in sys.argv[3:]]
     logging.disable(logging.WARNING)
     from hta.trace_analysis import TraceAnalysis
 
@@ -31,10 +53,18 @@ def main() -> None:
         load = time.process_time() - t0
         rank = next(iter(ta.t.traces))
         min_ts = float(ta.t.min_ts)
-        for inst in instances:
+        for annotation, inst, end in jobs:
             t1 = time.process_time()
-            row = {"instance": inst, "load_cpu_s": load, "min_ts": min_ts}
+            wins = _windows(ta, rank, annotation)
+            if end is not None:  # find the instance whose window is [inst, end] (absolute µs)
+                hit = [k for k, (a, b) in enumerate(wins) if abs(a + min_ts - inst) < 1 and abs(b + min_ts - end) < 1]
+                inst = hit[0] if hit else -1
+            row = {"annotation": annotation, "instance": inst, "load_cpu_s": load, "min_ts": min_ts}
+            if 0 <= inst < len(wins):
+                row.update(window_start=wins[inst][0] + min_ts, window_end=wins[inst][1] + min_ts)
             try:
+                if inst < 0:
+                    raise LookupError(f"no instance of {annotation!r} has this window")
                 res = ta.critical_path_analysis(rank=rank, annotation=annotation, instance_id=inst)
                 if res is None:
                     raise ValueError("annotation not found")

@@ -18,6 +18,7 @@ from collections import defaultdict
 from typing import Any
 
 from .. import units
+from ..critical import METHODS
 from ..critical import numbers as fmt
 from ..errors import TraceError, one_line
 from ..io import jsonout
@@ -40,6 +41,10 @@ def add_arguments(p: Any) -> None:
                    help="what-if: events whose name contains NAME (shell pattern with * ?) run PCT %% faster "
                         "(work carried in from before the window too); prints the projected path length "
                         "(repeatable)")
+    p.add_argument("--method", choices=METHODS, default="elapsed",
+                   help="elapsed (default): the window's elapsed time, every microsecond named; hta: "
+                        "HolisticTraceAnalysis 0.5.0's definition (the heaviest chain of dependencies, counting "
+                        "only the time HTA weighs), to compare with HTA (docs/critical_path.md)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="rows of the by-name and slack tables")
     p.add_argument("--segments", type=int, default=24, metavar="N", help="path segments listed in the text")
 
@@ -84,7 +89,9 @@ def critical_path_command(paths: list[str], args: Any) -> int:
     if linked.kineto is None:
         raise TraceError(paths[0], "critical-path needs a Kineto trace (GPU trace)")
     shrink = _shrinks(args)
-    cp = critical_path(linked.kineto, resolve_window(linked, args), shrink=shrink)
+    if shrink and args.method != "elapsed":
+        raise TraceError(None, "--shrink projects the elapsed time: it does not combine with --method hta")
+    cp = critical_path(linked.kineto, resolve_window(linked, args), shrink=shrink, method=args.method)
     if args.json:
         sys.stdout.write(jsonout.dumps(cp.to_json(), indent=True).decode() + "\n")
     else:
@@ -112,9 +119,12 @@ def render(cp: Any, *, top: int = 10, segments: int = 24) -> list[str]:
 
     w = cp.window
     out = [_clip(f"Critical path of {_name(w.name)} ({w.kind}) in {os.path.basename(cp.trace_path)}", WIDTH),
-           f"window {fmt.timestamp(w.start_us)} - {fmt.timestamp(w.end_us)} ({fmt.duration(w.end_us - w.start_us)}); "
-           f"last event ends at {fmt.timestamp(cp.end_us)}",
-           f"path {fmt.duration(cp.total_us)}: from the window start to the end of its last event"]
+           f"window {fmt.timestamp(w.start_us)} - {fmt.timestamp(w.end_us)} ({fmt.duration(w.end_us - w.start_us)})"]
+    if cp.method == "hta":
+        out += _hta_head(cp)
+    else:
+        out[-1] += f"; last event ends at {fmt.timestamp(cp.end_us)}"
+        out.append(f"path {fmt.duration(cp.total_us)}: from the window start to the end of its last event")
     if cp.carried_in_us > 0:
         out.append(f"  the first {fmt.duration(cp.carried_in_us)} ran work queued before the window (carried in)")
     st = cp.stats
@@ -132,6 +142,19 @@ def render(cp: Any, *, top: int = 10, segments: int = 24) -> list[str]:
     out += _slack(cp, top)
     out += _what_if(cp)
     return [ln.rstrip() for ln in out]
+
+
+def _hta_head(cp: Any) -> list[str]:
+    """The head of a path by HTA's definition: what its length counts and where it runs."""
+    out = [f"path {fmt.duration(cp.total_us)} by HTA's definition (--method hta): the heaviest chain",
+           "  of dependencies, counting only time inside ops and runtime calls (but not",
+           "  blocking ones), on the GPU, launch delays and GPU gaps, of the window's own",
+           "  events"]
+    if cp.span_us is not None:
+        a, b = cp.span_us
+        out.append(f"  it runs from {fmt.timestamp(a)} to {fmt.timestamp(b)} ({fmt.duration(b - a)})")
+    out.append("  (without --method hta: the window's elapsed time, every microsecond named)")
+    return out
 
 
 def _crossings(cp: Any) -> list[str]:
@@ -226,6 +249,9 @@ def job_critical_path_command(inputs: list[str], args: Any) -> int:
     """The path of one step across a job's ranks (the slowest step by default)."""
     from ..job.critical import job_critical_paths
 
+    if args.method != "elapsed":
+        raise TraceError(None, "--method hta works on one rank's trace (HTA's critical path has no edge "
+                               "between ranks)")
     if args.shrink:
         raise TraceError(None, "--shrink works on one rank's trace: a job's ranks wait on each other through "
                                "their collectives, which the what-if does not model")

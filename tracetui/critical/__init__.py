@@ -13,6 +13,11 @@ from __future__ import annotations
 
 from ..lazy import lazy_names
 
+#: what a path's ``method`` may be: "elapsed" (tracetui's answer: the window's elapsed time,
+#: every microsecond named) or "hta" (HolisticTraceAnalysis 0.5.0's heaviest path, to compare
+#: the two tools: :mod:`tracetui.critical.hta_method`)
+METHODS = ("elapsed", "hta")
+
 #: where each public name lives: loaded on first use, so the command line's parser (which imports
 #: ``tracetui.critical.numbers``) does not import the graph, the analysis and pandas
 _WHERE = {
@@ -23,12 +28,13 @@ _WHERE = {
     "path_edges": "solve", "what_if": "solve",
     "Window": "window", "annotation_window": "window", "default_window": "window", "event_window": "window",
     "profiler_steps": "window", "step_window": "window", "trace_window": "window", "window_at": "window",
-    "critical_path": "path", "path_graph": "path", "trace_rank": "path",
+    "critical_path": "path", "path_graph": "path", "trace_rank": "path"
 }
 
 __all__ = [
-    "KIND_NAMES", "CriticalPath", "Graph", "SegKind", "Segments", "Shrink", "Slack", "Window", "annotation_window",
-    "build_graph", "critical_path", "default_window", "earliest_times", "event_window", "path_graph",
+    "KIND_NAMES", "METHODS", "CriticalPath", "Graph", "SegKind", "Segments", "Shrink", "Slack", "Window",
+    "annotation_window", "build_graph", "critical_path", "default_window", "earliest_times", "event_window",
+    "path_graph",
     "profiler_steps", "step_window", "trace_rank", "trace_window", "window_at",
 ]
 

@@ -98,7 +98,10 @@ class CriticalPath:
     """The critical path of one window (see the module docstring).
 
     ``total_us`` is the path's length: from the window start to the end of its last
-    event; ``by_kind_us`` (keys :data:`~tracetui.critical.graph.KIND_NAMES`) sums to it."""
+    event; ``by_kind_us`` (keys :data:`~tracetui.critical.graph.KIND_NAMES`) sums to it.
+    With ``method`` ``"hta"`` (:mod:`tracetui.critical.hta_method`) it is the weight of
+    HTA's heaviest path instead, which runs over ``span_us`` (µs from the trace origin, its
+    first and last node) and counts only the time HTA weighs."""
 
     window: Window
     origin_us: float
@@ -113,6 +116,10 @@ class CriticalPath:
     #: µs from the window start until the path leaves work launched before the window (the
     #: previous step's GPU queue still running): part of ``total_us``
     carried_in_us: float = 0.0
+    #: "elapsed" (tracetui's answer) or "hta" (HTA's definition, for comparison)
+    method: str = "elapsed"
+    #: with method "hta": (first node, last node) of the path, µs from the trace origin
+    span_us: tuple[float, float] | None = None
 
     @property
     def by_kind_us(self) -> dict[str, float]:
@@ -129,6 +136,9 @@ class CriticalPath:
 
     @property
     def end_us(self) -> float:
+        """Where the path ends (µs from the origin)."""
+        if self.span_us is not None:
+            return self.span_us[1]
         return self.window.start_us + self.total_us
 
     # ---------------------------------------------------------------- navigation
@@ -181,11 +191,14 @@ class CriticalPath:
         s = self.segments
         doc: dict[str, Any] = {
             "trace": self.trace_path, "window": self.window.to_json(), "origin_us": self.origin_us,
-            "total_us": self.total_us, "carried_in_us": self.carried_in_us, "by_kind_us": self.by_kind_us,
+            "method": self.method, "total_us": self.total_us, "carried_in_us": self.carried_in_us,
+            "by_kind_us": self.by_kind_us,
             "segments": [s.row(i) for i in range(len(s))],
             "slack": self.slack.rows() if self.slack is not None else [],
             "crossings": self.crossings, "graph": self.stats,
         }
+        if self.span_us is not None:
+            doc["span_us"] = list(self.span_us)
         if self.what_if is not None:
             doc["what_if"] = self.what_if
         return doc
@@ -230,8 +243,10 @@ def _where(g: Graph, node: int) -> str:
     return g.trace.lanes[li].label if li >= 0 else "?"
 
 
-def segments_of(g: Graph, edges: np.ndarray, rank: int = -1) -> Segments:
-    """The path's edges as merged segments (zero-length ones dropped)."""
+def segments_of(g: Graph, edges: np.ndarray, rank: int = -1, weight: np.ndarray | None = None) -> Segments:
+    """The path's edges as merged segments (zero-length ones dropped).  ``weight`` (per edge of
+    ``g``): what each edge counts instead of its elapsed time (HTA's definition,
+    :mod:`tracetui.critical.hta_method`); a segment then lasts the sum of its weights."""
     if not edges.size:
         return _empty_segments()
     t = g.node_t
@@ -246,7 +261,7 @@ def segments_of(g: Graph, edges: np.ndarray, rank: int = -1) -> Segments:
     grp = np.cumsum(key_change) - 1
     first = np.flatnonzero(key_change)
     last = np.concatenate((first[1:] - 1, [edges.size - 1]))
-    dur = np.bincount(grp, weights=end - start)
+    dur = np.bincount(grp, weights=end - start if weight is None else weight[edges])
     keep = dur > 0
     first, last, dur = first[keep], last[keep], dur[keep]
     inferred = np.logical_or.reduceat(g.inferred[edges], np.flatnonzero(key_change))[keep]
