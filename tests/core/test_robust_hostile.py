@@ -158,6 +158,11 @@ COMMANDS = {
     "query error": ["query", "{kineto}", "SELECT CAST(name AS INTEGER) FROM events WHERE name LIKE '%\x1b%'"],
     "job query": ["query", "{job}", "SELECT rank, name FROM events WHERE name LIKE '%\x1b%' LIMIT 5",
                   "--workers", "1"],
+    "critical-path": ["critical-path", "{kineto}", "--segments", "400"],
+    "critical-path --json": ["critical-path", "--json", "{kineto}"],
+    "critical-path --method hta": ["critical-path", "{kineto}", "--method", "hta", "--segments", "400"],
+    "pair critical-path": ["critical-path", "{pair_kineto}", "{et}"],
+    "job critical-path": ["critical-path", "{job}", "--workers", "1"],
     "slice": ["slice", "{kineto}", "--window", "0:1000000", "-o", "{dir}/slice_\x1b]2;x\x07.json"],
 }
 
