@@ -90,3 +90,36 @@ async def test_job_screens_closed_at_once():
         closed = await _open_and_close_each(app, pilot, JOB_OPENERS)
         for name in ("RankPicker", "JobSummaryScreen"):
             assert closed.count(name) == 4, (name, closed)
+
+
+async def test_a_result_arriving_after_the_app_exited_is_dropped():
+    """A worker's result or a message can reach a screen after the app has popped every
+    screen (quitting): ``app.screen`` then raises ScreenStackError ("No screens on stack",
+    seen twice in the diff monkey walk under load).  The guards answer "not shown" instead."""
+    from textual.app import ScreenStackError
+
+    from tracetui.ui.shown import is_shown, show_when_computed, top_screen
+    from tracetui.ui.view.once import Once
+
+    app = TraceApp([BERT])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_app(app, pilot)
+        assert top_screen(app) is screen and is_shown(screen)
+        # the stack as the app leaves it while quitting (Textual pops every screen before the
+        # loop ends; a worker's call_from_thread can still run then)
+        stack = app._screen_stack
+        saved = stack[:]
+        stack.clear()
+        try:
+            with pytest.raises(ScreenStackError):
+                app.screen  # noqa: B018 -- what the guards must not do
+            assert top_screen(app) is None and not is_shown(screen)
+            # a value computed once and ready is shown at once, only while its screen is shown
+            once = Once()
+            once.future("sum", lambda: 1).result()
+            shown: list[int] = []
+            show_when_computed(screen, lambda: 1, shown.append, "test", once=once, name="sum")
+            assert shown == []
+        finally:
+            stack[:] = saved
+        assert top_screen(app) is screen

@@ -46,6 +46,7 @@ from .browser.loading_screen import (
 )
 from .key_order import KeyRouter
 from .notify import show_note
+from .shown import top_screen
 from .textual_guards import install_guards
 
 if TYPE_CHECKING:
@@ -301,7 +302,7 @@ class TraceApp(App[int]):
         self.call_after_refresh(self._show_config_notes)
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        screen = self.screen
+        screen = top_screen(self)
         if isinstance(screen, LoadingScreen):
             screen.set_progress(message.message, message.fraction)
 
@@ -315,7 +316,7 @@ class TraceApp(App[int]):
 
     def action_cancel_load(self) -> None:
         """``Esc`` on the loading screen: stop the load (at its next progress report) and quit."""
-        if not isinstance(self.screen, LoadingScreen):
+        if not isinstance(top_screen(self), LoadingScreen):
             return
         self.load_cancelled = True
         self.workers.cancel_group(self, "load")
@@ -468,7 +469,7 @@ class TraceApp(App[int]):
     async def _run_browser_action(self, screen: Screen, action: str) -> None:
         """A palette command runs after the palette closes: by then the browser screen may be
         gone (the app is quitting), and its widgets with it."""
-        if screen.is_attached and self.screen is screen:
+        if screen.is_attached and top_screen(self) is screen:
             await screen.run_action(action)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import partial, wraps
 from typing import Any, TypeVar
 
+from textual.app import App, ScreenStackError, UnknownModeError
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.worker import get_current_worker
@@ -24,9 +25,19 @@ Step = TypeVar("Step", bound=Callable[..., Any])
 Value = TypeVar("Value")
 
 
+def top_screen(app: App) -> Screen | None:
+    """The screen on top of ``app``'s stack; None once the stack is empty (the app exiting: a
+    worker's result or a message can still arrive then, and ``app.screen`` raises
+    ScreenStackError)."""
+    try:
+        return app.screen
+    except (ScreenStackError, UnknownModeError):
+        return None
+
+
 def is_shown(screen: Screen) -> bool:
     """True while ``screen`` is mounted and on top of the app's screen stack."""
-    return screen.is_attached and screen.app.screen is screen
+    return screen.is_attached and top_screen(screen.app) is screen
 
 
 def only_while_shown(step: Step) -> Step:
@@ -59,7 +70,7 @@ def show_when_computed(screen: Screen, compute: Callable[[], Value], show: Calla
     app = screen.app
 
     def done(value: Value) -> None:
-        if app.screen is screen:
+        if top_screen(app) is screen:
             show(value)
 
     if once is not None:

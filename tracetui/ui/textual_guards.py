@@ -119,6 +119,7 @@ def _guard_double_dismiss() -> None:
 
 def _guard_palette_search() -> None:
     from textual import work
+    from textual.app import ScreenStackError
     from textual.command import CommandList, CommandPalette
     from textual.css.query import NoMatches
 
@@ -135,7 +136,11 @@ def _guard_palette_search() -> None:
             await body(self, search_value)
         except NoMatches:
             # closed, emptied while it closes, or not yet composed: no list to fill
-            if self.is_attached and self.app.screen is self and self.query(CommandList):
+            try:  # (ui.shown.top_screen, which this layer may not import)
+                shown = self.is_attached and self.app.screen is self
+            except ScreenStackError:  # the app exiting: no screen left
+                shown = False
+            if shown and self.query(CommandList):
                 raise
 
     CommandPalette._gather_commands = _gather_commands  # type: ignore[method-assign]

@@ -27,6 +27,7 @@ from ... import units
 from ...critical import KIND_NAMES, critical_path, window_at
 from ...errors import LoadCancelled, TraceError
 from ..notify import show_note
+from ..shown import top_screen
 from ..view.path_marks import PathMarks, PathState
 from .critical_path_screen import CriticalPathScreen
 
@@ -180,7 +181,7 @@ class PathActions:
         self.apply_path()
         for w in warnings[:3]:
             show_note(self, w, severity="warning")
-        if self.app.screen is self:
+        if top_screen(self.app) is self:
             self.open_path_screen()
 
     def open_path_screen(self) -> None:
