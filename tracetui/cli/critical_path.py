@@ -82,15 +82,17 @@ def resolve_window(linked: Any, args: Any):
 
 def critical_path_command(paths: list[str], args: Any) -> int:
     """Load one trace (with its ET when given), compute the path, print it."""
-    from ..critical import critical_path
+    from ..critical import check_method, critical_path
     from ..store.traces import load_cached
 
     linked = load_cached(paths, use_cache=not args.no_cache)
     if linked.kineto is None:
         raise TraceError(paths[0], "critical-path needs a Kineto trace (GPU trace)")
     shrink = _shrinks(args)
-    if shrink and args.method != "elapsed":
-        raise TraceError(None, "--shrink projects the elapsed time: it does not combine with --method hta")
+    try:
+        check_method(args.method, shrink)
+    except ValueError as exc:
+        raise TraceError(None, str(exc)) from None
     cp = critical_path(linked.kineto, resolve_window(linked, args), shrink=shrink, method=args.method)
     if args.json:
         sys.stdout.write(jsonout.dumps(cp.to_json(), indent=True).decode() + "\n")

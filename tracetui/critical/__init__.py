@@ -28,14 +28,13 @@ _WHERE = {
     "path_edges": "solve", "what_if": "solve",
     "Window": "window", "annotation_window": "window", "default_window": "window", "event_window": "window",
     "profiler_steps": "window", "step_window": "window", "trace_window": "window", "window_at": "window",
-    "critical_path": "path", "path_graph": "path", "trace_rank": "path"
+    "critical_path": "path", "path_graph": "path", "trace_rank": "path", "check_method": "path",
 }
 
 __all__ = [
     "KIND_NAMES", "METHODS", "CriticalPath", "Graph", "SegKind", "Segments", "Shrink", "Slack", "Window",
-    "annotation_window", "build_graph", "critical_path", "default_window", "earliest_times", "event_window",
-    "path_graph",
-    "profiler_steps", "step_window", "trace_rank", "trace_window", "window_at",
+    "annotation_window", "build_graph", "check_method", "critical_path", "default_window", "earliest_times",
+    "event_window", "path_graph", "profiler_steps", "step_window", "trace_rank", "trace_window", "window_at",
 ]
 
 

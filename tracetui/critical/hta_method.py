@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kineto.kinds import Kind
-from ..tree.propagate import fill_down
+from ..kineto.kinds import GPU_WORK_KINDS, Kind
 from .graph import Family, Graph
 
 #: host calls whose whole span HolisticTraceAnalysis 0.5.0 weighs zero whether or not they
@@ -52,12 +51,11 @@ HTA_LAUNCH_CALLS = frozenset({"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaun
                               "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution",
                               "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync",
                               "hipMemcpyWithStream"})
-#: the host events that are nodes of HTA's graph (its "operator or CUDA runtime" query)
-HTA_OP_KINDS = (Kind.CPU_OP, Kind.RUNTIME, Kind.DRIVER)
 #: edge families HTA's graph has (the others are tracetui's: cross-thread, inferred, the source)
 _HTA_FAMILIES = (Family.HOST_ORDER, Family.GPU_ORDER, Family.LAUNCH, Family.STREAM_WAIT, Family.SYNC)
 #: weight of an edge HTA's graph does not have
 ABSENT = -np.inf
+_GPU_WORK = [int(k) for k in GPU_WORK_KINDS]
 
 
 def hta_weights(g: Graph) -> np.ndarray:
@@ -65,12 +63,11 @@ def hta_weights(g: Graph) -> np.ndarray:
     HTA's graph does not have (see the module docstring)."""
     trace, m = g.trace, g.m
     elapsed = g.node_t[g.dst] - g.node_t[g.src]
-    w = np.zeros(g.src.size, dtype=np.float64)
     fam = g.family
     in_hta = np.isin(fam, [int(f) for f in _HTA_FAMILIES]) & ~((fam == int(Family.SYNC)) & g.inferred)
     # nodes of events HTA's graph does not hold: carried-in work, GPU work without a launch
     ev = g.sel.events
-    gpu = np.isin(trace.kind[ev], [int(Kind.KERNEL), int(Kind.MEMCPY), int(Kind.MEMSET)])
+    gpu = np.isin(trace.kind[ev], _GPU_WORK)
     out_ev = g.sel.carried | (gpu & (trace.launch_of[ev] < 0))
     node_out = np.concatenate((out_ev, out_ev, [True])) if m else np.ones(1, dtype=bool)
     # a GPU event's start: one weighted edge, the launch (when HTA's queue rule allows one) or
@@ -94,12 +91,11 @@ def hta_weights(g: Graph) -> np.ndarray:
         chosen[o[last]] = True
         in_hta[cand] &= chosen[cand] | (fam[cand] == int(Family.STREAM_WAIT))
     keep = in_hta & ~node_out[g.src] & ~node_out[g.dst]
-    w[keep] = 0.0
+    w = np.where(keep, 0.0, ABSENT)
     weighed = keep & np.isin(fam, [int(Family.GPU_ORDER), int(Family.LAUNCH)])
     w[weighed] = elapsed[weighed]
     host = keep & (fam == int(Family.HOST_ORDER))
     w[host] = np.where(_weighs(trace, g.attr[host]), elapsed[host], 0.0)
-    w[~keep] = ABSENT
     return w
 
 
@@ -113,7 +109,7 @@ def hta_launch_rule(trace) -> np.ndarray:
     n = trace.n_events
     ok = np.zeros(n, dtype=bool)
     lo = trace.launch_of[:n].astype(np.int64)
-    gpu = np.isin(trace.kind[:n], [int(Kind.KERNEL), int(Kind.MEMCPY), int(Kind.MEMSET)]) & (lo >= 0)
+    gpu = np.isin(trace.kind[:n], _GPU_WORK) & (lo >= 0)
     named = np.array([str(x) in HTA_LAUNCH_CALLS for x in trace.names] or [False], dtype=bool)
     k = np.flatnonzero(gpu)
     k = k[named[trace.name_id[lo[k]]]]
@@ -131,14 +127,13 @@ def hta_launch_rule(trace) -> np.ndarray:
 
 def _weighs(trace, attr: np.ndarray) -> np.ndarray:
     """bool per host edge (by the innermost event open there): HTA weighs its time (an op or
-    a call is open, the innermost of them not one of :data:`HTA_ZERO_WEIGHT_CALLS`)."""
-    n = trace.n_events
-    own = np.full(trace.n_nodes, -1, dtype=np.int64)
-    ops = np.flatnonzero(np.isin(trace.kind, [int(k) for k in HTA_OP_KINDS]))
-    own[ops] = ops
-    op_of = fill_down(trace.parent, trace.depth, own, outermost=False)[:n]
+    a call is open, the innermost of them not one of :data:`HTA_ZERO_WEIGHT_CALLS`).  Runtime
+    and driver calls hold no op, so the innermost is the call itself, else the trace's
+    innermost cpu_op (``cpu_op_of``)."""
     zero_name = np.array([str(x) in HTA_ZERO_WEIGHT_CALLS for x in trace.names] or [False], dtype=bool)
-    op = np.where(attr >= 0, op_of[np.maximum(attr, 0)], -1)
+    a = np.maximum(attr, 0)
+    call = np.isin(trace.kind[a], [int(Kind.RUNTIME), int(Kind.DRIVER)])
+    op = np.where(attr < 0, -1, np.where(call, a, trace.cpu_op_of[a]))
     return (op >= 0) & ~zero_name[trace.name_id[np.maximum(op, 0)]]
 
 
@@ -170,5 +165,5 @@ def heaviest_path(g: Graph, weight: np.ndarray) -> tuple[np.ndarray, float]:
     return np.asarray(out, dtype=np.int64), total
 
 
-__all__ = ["ABSENT", "HTA_LAUNCH_CALLS", "HTA_OP_KINDS", "HTA_ZERO_WEIGHT_CALLS", "heaviest_path", "hta_launch_rule",
+__all__ = ["ABSENT", "HTA_LAUNCH_CALLS", "HTA_ZERO_WEIGHT_CALLS", "heaviest_path", "hta_launch_rule",
            "hta_weights"]

@@ -30,13 +30,19 @@ def critical_path(trace: KinetoTrace, window: Window | None = None, *, shrink: S
     return cp
 
 
-def path_graph(trace: KinetoTrace, window: Window | None = None, *, shrink: Sequence[Shrink] = (),
-               slack: bool = True, rank: int | None = None, method: str = "elapsed") -> tuple[CriticalPath, Graph]:
-    """:func:`critical_path` and the graph it was read from."""
+def check_method(method: str, shrink: Sequence[Shrink] = ()) -> None:
+    """ValueError when ``method`` is unknown, or is "hta" with what-if rules (they project the
+    elapsed time)."""
     if method not in METHODS:
         raise ValueError(f"method {method!r}: expected one of {', '.join(METHODS)}")
     if method == "hta" and shrink:
-        raise ValueError("--shrink projects elapsed time: it does not combine with --method hta")
+        raise ValueError("--shrink projects the elapsed time: it does not combine with --method hta")
+
+
+def path_graph(trace: KinetoTrace, window: Window | None = None, *, shrink: Sequence[Shrink] = (),
+               slack: bool = True, rank: int | None = None, method: str = "elapsed") -> tuple[CriticalPath, Graph]:
+    """:func:`critical_path` and the graph it was read from."""
+    check_method(method, shrink)
     window = window or default_window(trace)
     r = trace_rank(trace) if rank is None else rank
     g = build_graph(trace, window)
