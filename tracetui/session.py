@@ -1,122 +1,51 @@
 """The linked model the UI, the CLI and the Python API share.
 
-``load_trace(path)`` loads one file, detecting by *content* whether it is a Kineto trace
-("GPU trace"), an Execution Trace ("CPU trace") or a driver-call trace (JSON Lines of an
-eBPF or LD_PRELOAD tracer).  ``load_pair(a, b)`` loads both halves of a run, in either
-order, and links them (see ``tracetui.link``); ``open_traces`` also takes a driver-call
-trace beside a Kineto trace and links the two.
+``load_trace(path)`` loads one file of any format tracetui reads, recognised by *content*
+(:mod:`tracetui.formats`).  ``open_traces(paths)`` loads one trace, or a trace with the
+files that go beside it -- its Execution Trace, its driver-call trace -- in any order, and
+links them (see ``tracetui.link``); ``load_pair(a, b)`` is the ET + Kineto case.
+
+The steps are public so the cache (:mod:`tracetui.store.traces`) runs the same ones with
+traces it read from disk: :func:`check_count`, :func:`file_progress`, :func:`arrange` (which
+file plays which role) and :func:`assemble` (the driver link and the :class:`LinkedTrace`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from .driver.sniff import looks_like_driver_lines
+from . import formats
 from .driver.trace import DriverTrace
 from .errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from .io.files import FileBytes, read_trace_bytes, sniff_head, trace_path
-from .io.jsonrecover import content_end, nesting_error, only_padding_after
-from .kineto import KinetoTrace, load_kineto
+from .formats import FileKind
+from .io.files import trace_path
+from .io.formats import FileRole, Progress, no_progress
+from .kineto import KinetoTrace
 from .link import ETLink, link_et_kineto
 
 if TYPE_CHECKING:
     from .et import ETTrace
 
-Progress = Callable[[str, float], None]
-
-_SNIFF = 1 << 16
-#: top-level keys Kineto writes before its traceEvents array (an ET has schema/pid/time/start_ts)
-_KINETO_KEYS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"', b'"record_shapes"',
-                b'"cupti_version"', b'"roctracer_version"', b'"displayTimeUnit"', b'"baseTimeNanoseconds"')
-_ET_KEYS = (b'"schema"', b'"start_ts"', b'"finish_ts"')
+#: most files one run is opened from: a trace, its Execution Trace, its driver-call trace
+MAX_FILES = 3
 
 
-def detect_kind(fb: FileBytes) -> str:
-    """"kineto", "et", "driver" or "unknown", from the content (never the file name)."""
-    head = fb.data[:_SNIFF].lstrip()
-    kind = sniff_head(head)
-    if kind is not None:
-        return kind
-    if looks_like_driver_lines(fb.data[:_SNIFF]):
-        return "driver"
-    if head[:1] != b"{":
-        return "unknown"
-    try:
-        top = msgspec.json.decode(fb.data, type=dict[str, msgspec.Raw])
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
-        # truncated or odd: fall back to whichever key appears first
-        i, j = fb.data.find(b'"traceEvents"'), fb.data.find(b'"nodes"')
-        if i >= 0 and (j < 0 or i < j):
-            return "kineto"
-        if j >= 0:
-            return "et"
-        # neither array appears: a file cut inside its header; its visible keys tell the kind,
-        # and the loader then says where the file ends
-        if any(k in head for k in _KINETO_KEYS):
-            return "kineto"
-        if any(k in head for k in _ET_KEYS):
-            return "et"
-        return "kineto" if _cut_short(fb.data) else "unknown"
-    if "traceEvents" in top:
-        return "kineto"
-    if "nodes" in top:
-        return "et"
-    return "unknown"
-
-
-def _cut_short(data: bytes) -> bool:
-    """Is ``data`` a JSON object cut short (msgspec reports truncation, or an invalid
-    character/number with nothing but whitespace/NUL after it)?"""
-    try:
-        msgspec.json.decode(data, type=msgspec.Raw)
-    except msgspec.DecodeError as exc:
-        msg = str(exc)
-        if "truncated" in msg:
-            return True
-        at = msg.rsplit("(byte ", 1)
-        return len(at) == 2 and at[1].rstrip(")").isdigit() and only_padding_after(data, int(at[1].rstrip(")")))
-    return False
-
-
-def _load_any(path: str, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
-    fb = read_trace_bytes(path)
-    try:
-        kind = detect_kind(fb)
-    except RecursionError:  # no decoder reads it: say so in one line (exit 2), not a crash
-        raise nesting_error(path, fb.data) from None
-    if kind == "kineto":
-        return load_kineto(path, file_bytes=fb, progress=progress, release_bytes=True)
-    if kind == "et":
-        from .et import load_et
-
-        return load_et(path, file_bytes=fb)
-    if kind == "driver" or path.endswith((".jsonl", ".jsonl.gz")):
-        from .driver.loader import load_driver  # the reader loads when a driver-call trace is opened
-
-        return load_driver(path, file_bytes=fb, progress=progress)
-    if content_end(fb.data) == 0:
-        raise TraceFormatError(path, "file is empty")
-    raise TraceFormatError(path, "not a PyTorch profiler trace, Execution Trace or driver-call trace "
-                                 "(no 'traceEvents', 'nodes' or JSON object line found)")
-
-
-def load_trace(path: str | bytes | os.PathLike, progress: Progress | None = None) -> Union[KinetoTrace, "ETTrace"]:
-    """Load a Kineto trace or an Execution Trace, whichever the file holds (``path``: a
-    ``str``, ``bytes`` or ``os.PathLike``; anything else is a :class:`TraceFileError`)."""
-    return _load_any(trace_path(path), progress)
+def load_trace(path: str | bytes | os.PathLike, progress: Progress | None = None) -> Any:
+    """Load one trace file of any format, recognised by content (``path``: a ``str``,
+    ``bytes`` or ``os.PathLike``; anything else is a :class:`TraceFileError`)."""
+    return formats.load(trace_path(path), progress)
 
 
 @dataclass
 class LinkedTrace:
-    """A Kineto trace, optionally with its Execution Trace and the link between them.
+    """A trace, optionally with its Execution Trace and the link between them.
 
-    ``kineto`` may be a :class:`~tracetui.driver.trace.DriverTrace`: a driver-call trace
-    alone, or a Kineto trace with a driver-call trace linked to it (``driver_link``)."""
+    ``kineto`` is the trace the browser shows (a Kineto trace, or a trace of another format
+    in the same model); it may be a :class:`~tracetui.driver.trace.DriverTrace`: a
+    driver-call trace alone, or a Kineto trace with a driver-call trace linked to it
+    (``driver_link``)."""
 
     kineto: KinetoTrace | None
     et: "ETTrace | None" = None
@@ -142,61 +71,119 @@ class LinkedTrace:
         return out + self.warnings
 
 
+@dataclass
+class Loaded:
+    """One file of a run, loaded: its path, its format and the trace read from it."""
+
+    path: str
+    kind: FileKind
+    trace: Any
+
+
+@dataclass
+class Arrangement:
+    """The files of one run by role (each None when not given)."""
+
+    trace: Loaded | None = None
+    et: Loaded | None = None
+    driver: Loaded | None = None
+
+
 def load_pair(et_path: str | os.PathLike[str], kineto_path: str | os.PathLike[str],
               progress: Progress | None = None) -> LinkedTrace:
     """Load an ET and its Kineto trace (either order: detected by content) and link them."""
     return open_traces([trace_path(et_path), trace_path(kineto_path)], progress)
 
 
-def open_traces(paths: list[str], progress: Progress | None = None,
-                load_one: Callable[[str, Progress], object] | None = None,
-                link_one: Callable[["ETTrace", KinetoTrace], ETLink] | None = None) -> LinkedTrace:
-    """Load one trace, or a Kineto trace with its ET and/or its driver-call trace (any
-    order, detected by content) into a :class:`LinkedTrace`.
-
-    ``load_one(path, progress)`` loads a single file (default: :func:`load_trace`);
-    ``link_one(et, kineto)`` links an ET to its Kineto trace (default:
-    :func:`~tracetui.link.link_et_kineto`); the cache passes its own of both, to serve
-    Kineto traces and links from disk.
-    """
-    if not paths or len(paths) > 3:
+def check_count(paths: list[str]) -> None:
+    """One run is one to :data:`MAX_FILES` files."""
+    if not paths or len(paths) > MAX_FILES:
         raise TraceFormatError(None, "give one trace file, or a Kineto trace with its Execution Trace and/or its "
                                      "driver-call trace")
-    report = progress or (lambda msg, frac: None)
-    loader = load_one or _load_any
-    loaded = []
+
+
+def file_progress(paths: list[str], progress: Progress | None) -> list[Progress]:
+    """One progress callback per file, each reporting ``"<file>: <message>"`` on its share
+    of the whole."""
+    report = progress or no_progress
     scale = 1.0 / len(paths) if paths else 1.0
-    for k, p in enumerate(paths):
-        p = trace_path(p)
 
-        def sub(msg: str, frac: float, k: int = k, p: str = p) -> None:
-            report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
+    def one(k: int, p: str) -> Progress:
+        return lambda msg, frac: report(f"{os.path.basename(p)}: {msg}", (k + frac) * scale)
 
-        loaded.append(loader(p, sub))
-    drivers = [t for t in loaded if isinstance(t, DriverTrace)]
-    kin = [t for t in loaded if isinstance(t, KinetoTrace) and not isinstance(t, DriverTrace)]
-    ets = [t for t in loaded if not isinstance(t, KinetoTrace)]
-    if len(kin) > 1:
-        raise WrongTraceKindError(paths[1], "both files are Kineto traces; give an Execution Trace as the other")
-    if len(ets) > 1:
-        raise WrongTraceKindError(paths[1], "both files are Execution Traces; give the Kineto trace of the same run")
-    if len(drivers) > 1:
-        raise WrongTraceKindError(paths[1], "both files are driver-call traces; give the Kineto trace of the same run")
-    kt = kin[0] if kin else None
-    et = ets[0] if ets else None
-    if drivers and et is not None and kt is None:
-        raise WrongTraceKindError(paths[0], "a driver-call trace links to a Kineto trace, not to an Execution Trace")
+    return [one(k, p) for k, p in enumerate(paths)]
+
+
+def open_traces(paths: list[str], progress: Progress | None = None) -> LinkedTrace:
+    """Load one trace, or a trace with its ET and/or its driver-call trace (any order,
+    recognised by content) into a :class:`LinkedTrace`; no cache (the cache's own is
+    :func:`tracetui.store.traces.load_cached`)."""
+    check_count(paths)
+    paths = [trace_path(p) for p in paths]
+    loaded = []
+    for p, sub in zip(paths, file_progress(paths, progress)):
+        kind = formats.detect(p)
+        loaded.append(Loaded(p, kind, kind.spec.load(p, sub)))
+    arr = arrange(loaded)
     link = None
-    if kt is not None and et is not None:
-        report("linking ET to Kineto", 0.99)
-        link = (link_one or link_et_kineto)(et, kt)
-    if drivers:
+    if arr.trace is not None and arr.et is not None:
+        (progress or no_progress)("linking ET to Kineto", 0.99)
+        link = link_et_kineto(arr.et.trace, arr.trace.trace)
+    return assemble(arr, link, progress)
+
+
+def _partners(role: FileRole) -> str:
+    """The titles of the traces a file of ``role`` may go beside ("PyTorch profiler trace")."""
+    titles = [k.title for k in FileKind if k.role == FileRole.TRACE and role in k.spec.beside]
+    return " or ".join(titles) or "trace"
+
+
+def arrange(loaded: list[Loaded]) -> Arrangement:
+    """Which file plays which role; :class:`~tracetui.errors.WrongTraceKindError` naming the
+    file when two play the same one, or when a file cannot go beside the others."""
+    arr = Arrangement()
+    slot = {FileRole.TRACE: "trace", FileRole.ET: "et", FileRole.DRIVER: "driver"}
+    for item in loaded:
+        name = slot[item.kind.role]
+        have = getattr(arr, name)
+        if have is not None:
+            if item.kind.role == FileRole.TRACE:
+                what = f"{item.kind.title}s" if have.kind == item.kind else \
+                    f"traces ({have.kind.title} and {item.kind.title})"
+                raise WrongTraceKindError(item.path, f"both files are {what}; the other file must be the "
+                                                     f"{_either_title(have.kind.spec.beside)} of the same run")
+            raise WrongTraceKindError(item.path, f"both files are {item.kind.title}s; give the "
+                                                 f"{_partners(item.kind.role)} of the same run")
+        setattr(arr, name, item)
+    if arr.driver is not None and arr.et is not None and arr.trace is None:
+        raise WrongTraceKindError(arr.driver.path, f"a {arr.driver.kind.title} links to a "
+                                                   f"{_partners(FileRole.DRIVER)}, not to an {arr.et.kind.title}")
+    if arr.trace is not None:
+        for other in (arr.et, arr.driver):
+            if other is not None and other.kind.role not in arr.trace.kind.spec.beside:
+                raise WrongTraceKindError(other.path, f"this {other.kind.title} goes with a "
+                                                      f"{_partners(other.kind.role)}, not with the "
+                                                      f"{arr.trace.kind.title} given beside it")
+    return arr
+
+
+def _either_title(roles: frozenset[FileRole]) -> str:
+    titles = [k.title for k in FileKind if k.role in roles and k.role != FileRole.TRACE]
+    return " or ".join(titles) or "trace"
+
+
+def assemble(arr: Arrangement, link: ETLink | None, progress: Progress | None = None) -> LinkedTrace:
+    """The :class:`LinkedTrace` of an arranged run, given the ET link when there is one: a
+    driver-call trace beside a trace is linked to it here; alone, it is the trace."""
+    report = progress or no_progress
+    kt = arr.trace.trace if arr.trace is not None else None
+    if arr.driver is not None:
         if kt is None:
-            kt = drivers[0]
+            kt = arr.driver.trace
         else:
             from .link.driver_merge import link_driver
 
             report("linking the driver calls to Kineto", 0.99)
-            kt = link_driver(kt, drivers[0])
+            kt = link_driver(kt, arr.driver.trace)
     report("ready", 1.0)
-    return LinkedTrace(kt, et, link)
+    return LinkedTrace(kt, arr.et.trace if arr.et is not None else None, link)

@@ -15,6 +15,7 @@ from cache_helpers import assert_same_trace, cache_home  # noqa: F401 - the auto
 from shared_traces import ET_DIR, kineto_path
 
 import tracetui.store.traces as cache
+from tracetui import formats
 from tracetui.cli import main as cli_main
 from tracetui.kineto.persist import (
     CacheFormatError,
@@ -28,13 +29,13 @@ from tracetui.kineto.persist import (
 def count_parses(monkeypatch):
     """Count real (non-cache) loads done by load_cached."""
     calls = []
-    real = cache.load_trace
+    real = formats.load
 
-    def wrapped(path, progress=None):
+    def wrapped(path, progress=None, kind=None):
         calls.append(path)
-        return real(path, progress)
+        return real(path, progress, kind)
 
-    monkeypatch.setattr(cache, "load_trace", wrapped)
+    monkeypatch.setattr(formats, "load", wrapped)
     return calls
 
 
@@ -288,10 +289,12 @@ def test_child_process_without_writable_cache(tmp_path, monkeypatch, count_parse
 def test_sniff_and_threshold(tmp_path, monkeypatch):
     monkeypatch.delenv("TRACETUI_LOAD_SUBPROCESS", raising=False)
     small = str(kineto_path("mi250_minitoy_train.json.gz"))
-    assert cache._looks_like_kineto(small)
-    assert not cache._looks_like_kineto(str(ET_DIR / "torch_cpu_pair" / "et.json.gz"))
-    assert not cache._use_subprocess(small)  # 7 KB: loaded in-process
+    kind = formats.detect(small)
+    assert kind == formats.FileKind.KINETO and kind.spec.child_process
+    et = str(ET_DIR / "torch_cpu_pair" / "et.json.gz")
+    assert not cache._use_subprocess(et, formats.detect(et))  # the ET format is never parsed in a child
+    assert not cache._use_subprocess(small, kind)  # 7 KB: loaded in-process
     monkeypatch.setenv("TRACETUI_SUBPROCESS_MB", "0")
-    assert cache._use_subprocess(small)
+    assert cache._use_subprocess(small, kind)
     monkeypatch.setenv("TRACETUI_LOAD_SUBPROCESS", "0")
-    assert not cache._use_subprocess(small)
+    assert not cache._use_subprocess(small, kind)

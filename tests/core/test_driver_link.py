@@ -131,7 +131,7 @@ def test_two_driver_traces_or_a_driver_trace_with_an_et_alone_are_refused(bert_d
     with pytest.raises(WrongTraceKindError, match="both files are driver-call traces"):
         open_traces([str(path), str(path)])
     et = ET_DIR / "param_linear_cuda_pair" / "et.json.gz"
-    with pytest.raises(WrongTraceKindError, match="links to a Kineto trace"):
+    with pytest.raises(WrongTraceKindError, match="links to a PyTorch profiler trace"):
         open_traces([str(et), str(path)])
 
 

@@ -13,7 +13,8 @@ import pytest
 from shared_traces import ET_DIR
 from test_cache import assert_same_trace, cache_home  # noqa: F401 - the autouse fixture: a cache folder per test
 
-import tracetui.et as et_pkg
+import tracetui.et.loader as et_loader
+import tracetui.kineto.loader as kineto_loader
 import tracetui.session as session_mod
 import tracetui.store.links as links_mod
 import tracetui.store.traces as cache
@@ -31,7 +32,7 @@ PAIRS = [pytest.param("param_linear_cuda_pair", marks=pytest.mark.slow), "param_
 def calls(monkeypatch):
     """Counts of parses (per kind) and of link runs, whoever calls them."""
     seen: dict[str, int] = {"kineto": 0, "et": 0, "link": 0}
-    real_kineto, real_et, real_link = session_mod.load_kineto, et_pkg.load_et, links_mod.link_et_kineto
+    real_kineto, real_et, real_link = kineto_loader.load_kineto, et_loader.load_et, links_mod.link_et_kineto
 
     def kineto(*a, **k):
         seen["kineto"] += 1
@@ -45,8 +46,8 @@ def calls(monkeypatch):
         seen["link"] += 1
         return real_link(*a, **k)
 
-    monkeypatch.setattr(session_mod, "load_kineto", kineto)
-    monkeypatch.setattr(et_pkg, "load_et", et)
+    monkeypatch.setattr(kineto_loader, "load_kineto", kineto)
+    monkeypatch.setattr(et_loader, "load_et", et)
     for mod in (links_mod, session_mod, cache):
         monkeypatch.setattr(mod, "link_et_kineto", link)
     return seen

@@ -122,8 +122,8 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
         load_et(kin)
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path))
     assert main(["info", "--no-cache", str(kin), str(kin)]) == 2
-    assert capsys.readouterr().err == (f"tracetui: {kin}: both files are Kineto traces; give an Execution Trace "
-                                       "as the other\n")
+    assert capsys.readouterr().err == (f"tracetui: {kin}: both files are PyTorch profiler traces; the other file "
+                                       "must be the Execution Trace or driver-call trace of the same run\n")
 
 
 @pytest.mark.parametrize("keys, kind", [
@@ -136,12 +136,14 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
 def test_one_rule_names_the_format_for_the_sniffer_and_both_loaders(tmp_path, keys, kind):
     """io.files.kind_of_keys: the head sniff, the Kineto loader and the ET loader give the same
     answer (each loader names the other format when handed a file of it)."""
+    from tracetui import formats
     from tracetui.et import load_et
-    from tracetui.io.files import sniff_head
+    from tracetui.io.jsonkind import head_kind
 
     p = tmp_path / "doc.json"
     p.write_bytes(json.dumps(keys).encode())
-    assert sniff_head(p.read_bytes()) == kind
+    assert head_kind(p.read_bytes()) == kind
+    assert formats.detect(p).spec.name == kind
     if kind == "kineto":
         assert load_kineto(p).n_events == 1
         with pytest.raises(WrongTraceKindError, match="is a Kineto profiler trace"):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import msgspec
 
+#: the format's name (``tracetui.formats``)
+FORMAT_NAME = "driver"
 #: reasons a line that starts like an object is not an event (the reader counts them)
 BAD_JSON = "lines that start like a JSON object but are not valid JSON"
 NOT_OBJECT = "JSON values that are not objects"

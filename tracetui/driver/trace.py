@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ..kineto.trace import KinetoTrace
 from .schema import DIRECTION_CODES, LAYOUTS, What
+from .sniff import FORMAT_NAME
 
 #: ``retval`` of an event without a return value
 NO_VALUE = np.iinfo(np.int64).min
@@ -57,9 +58,7 @@ class LineStats:
 
 @dataclass
 class DriverTrace(KinetoTrace):
-    #: not kept by the Kineto trace cache (its columns do not hold the driver columns)
-    CACHEABLE: ClassVar[bool] = False
-
+    source_format: str = FORMAT_NAME
     first: int = 0
     what: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
     flags: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))

@@ -19,11 +19,12 @@ import numpy as np
 from ..errors import LoadWarning
 from ..io.colfile import CacheCorruptError, load_fields, save_fields
 from .decode import RawColumn
+from .sniff import FORMAT_NAME
 from .trace import ETTrace
 
 __all__ = ["KIND", "CLASSES", "save_et", "load_et_file", "et_from_fields"]
 
-KIND = "et"
+KIND = FORMAT_NAME
 #: the dataclasses an ET entry holds
 CLASSES: dict[str, type] = {c.__name__: c for c in (RawColumn, LoadWarning)}
 #: columns with one value per node
@@ -81,3 +82,11 @@ def _check(et: ETTrace) -> None:
         raise CacheCorruptError("tree arrays do not match")
     if ci.size and (int(ci.min()) < 0 or int(ci.max()) >= n):
         raise CacheCorruptError("tree ids out of range")
+
+
+def save(et: ETTrace, target: str | os.PathLike[str], extra: dict[str, Any]) -> int:
+    """:func:`save_et`, as :class:`~tracetui.io.formats.CacheSpec` calls it."""
+    return save_et(et, target, extra=extra)
+
+
+restore = et_from_fields

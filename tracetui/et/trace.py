@@ -29,6 +29,7 @@ from .decode import (
     node_texts,
 )
 from .model import ETArg, ETNode, build_args
+from .sniff import FORMAT_NAME
 from .tree import build_tree
 
 __all__ = ["ETTrace", "is_thread_root_name", "STATE"]
@@ -75,6 +76,9 @@ class ETTrace:
     ``names``), ``op_schema_ids`` (int32 into ``op_schemas``), ``depth`` (int32, 0 at the
     top), ``child_start``/``child_index`` (CSR children, each list in id order).
     """
+
+    #: the format it was read from (``tracetui.formats``)
+    source_format = FORMAT_NAME
 
     def __init__(
         self,

@@ -493,16 +493,3 @@ def kind_of_keys(has_events: bool, has_nodes: bool, has_schema: bool) -> str | N
     if et_keys and not has_events:
         return "et"
     return None
-
-
-def sniff_head(head: bytes) -> str | None:
-    """The kind of trace the first bytes of a JSON document announce: "kineto" (a bare
-    array of events, or an object whose keys say so, :func:`kind_of_keys`), "et", or None
-    when the head alone does not tell (callers decide with the whole document, or not at
-    all)."""
-    head = head.lstrip()
-    if head[:1] == b"[":
-        return "kineto"
-    if head[:1] != b"{":
-        return None
-    return kind_of_keys(b'"traceEvents"' in head, b'"nodes"' in head, b'"schema"' in head)

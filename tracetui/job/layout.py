@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..io.formats import FileRole
+
 
 @dataclass
 class RankFiles:
@@ -61,12 +63,12 @@ def _ranges(nums: list[int]) -> str:
 def group_ranks(infos: list[dict[str, Any]]) -> JobLayout:
     """Build the :class:`JobLayout` of identified files (see the module docstring)."""
     warnings: list[str] = []
-    kin = [i for i in infos if i["kind"] == "kineto" and not i["error"]]
-    ets = [i for i in infos if i["kind"] == "et" and not i["error"]]
+    kin = [i for i in infos if i["kind"] == FileRole.TRACE.value and not i["error"]]
+    ets = [i for i in infos if i["kind"] == FileRole.ET.value and not i["error"]]
     for i in infos:
         if i["error"]:
             warnings.append(i["error"])
-        elif i["kind"] not in ("kineto", "et"):
+        elif i["kind"] not in (FileRole.TRACE.value, FileRole.ET.value):
             warnings.append(f"{_short(i['path'])}: not a Kineto trace or an Execution Trace; skipped")
     sizes = Counter(i["world_size"] for i in kin if i["world_size"] is not None)
     world = sizes.most_common(1)[0][0] if sizes else None

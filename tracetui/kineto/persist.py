@@ -24,12 +24,13 @@ from ..io.colfile import (
     save_fields,
 )
 from .lanes import Lane
+from .sniff import FORMAT_NAME
 from .trace import FlowTable, GpuLinkStats, KinetoTrace
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "CacheCorruptError", "CacheFormatError", "KIND", "CLASSES", "load_trace_file",
            "read_header", "save_trace", "trace_from_fields"]
 
-KIND = "kineto"
+KIND = FORMAT_NAME
 #: the dataclasses a Kineto entry holds
 CLASSES: dict[str, type] = {c.__name__: c for c in (Lane, GpuLinkStats, FlowTable, LoadWarning)}
 
@@ -92,3 +93,13 @@ def _check(t: KinetoTrace) -> None:
         raise CacheCorruptError("tree arrays do not match")
     if nn and (int(t.parent.max()) >= nn or (t.child_index.size and int(t.child_index.max()) >= nn)):
         raise CacheCorruptError("tree ids out of range")
+
+
+def save(trace: KinetoTrace, target: str | os.PathLike[str], extra: dict[str, Any]) -> int:
+    """:func:`save_trace`, as :class:`~tracetui.io.formats.CacheSpec` calls it."""
+    return save_trace(trace, target, extra=extra)
+
+
+def restore(values: dict[str, Any], path: str) -> KinetoTrace:
+    """:func:`trace_from_fields`, as :class:`~tracetui.io.formats.CacheSpec` calls it."""
+    return trace_from_fields(values)

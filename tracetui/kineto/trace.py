@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -33,6 +33,7 @@ from . import schema
 from .columns import lenient_decode
 from .kinds import GPU_KINDS, GPU_WORK_KINDS, Kind, device_word_of
 from .lanes import Lane
+from .sniff import FORMAT_NAME
 
 #: events per msgspec call in :meth:`KinetoTrace.args_batch` (bounds the joined document's size)
 _ARGS_CHUNK = 65536
@@ -70,9 +71,6 @@ class FlowTable:
 
 @dataclass
 class KinetoTrace:
-    #: the on-disk cache (``store/traces.py``) may keep it: a trace read from one Kineto file
-    CACHEABLE: ClassVar[bool] = True
-
     path: str
     origin_us: int  #: absolute µs of relative time 0
     metadata: dict[str, Any]  #: top-level keys except traceEvents
@@ -118,6 +116,8 @@ class KinetoTrace:
     rejected: dict[str, int] = field(default_factory=dict)
     bytes_lost: int = 0  #: bytes after a truncation point
     nopy_parent: np.ndarray | None = None  #: parent skipping python_function nodes
+    #: the format the events were read from (``tracetui.formats``: ``kineto``, ``nsys`` ...)
+    source_format: str = FORMAT_NAME
     _nopy_csr: tuple[np.ndarray, np.ndarray] | None = None
     _ext_index: dict | None = None
     _preorder: Preorder | None = None

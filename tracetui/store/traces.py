@@ -50,25 +50,19 @@ from pathlib import Path
 
 from isal.isal_zlib import crc32
 
-from .. import __version__, config, errors
+from .. import __version__, config, errors, formats, session
 from ..errors import LoadWarning, TraceError
-from ..et import ETTrace
-from ..et import persist as et_persist
+from ..formats import FileKind
 from ..io.colfile import FORMAT_VERSION, CacheCorruptError, load_fields
-from ..io.files import open_regular, sniff_head, trace_path
-from ..kineto import KinetoTrace
-from ..kineto import persist as kineto_persist
-from ..kineto.persist import load_trace_file
+from ..io.files import open_regular, trace_path
+from ..io.formats import Progress, no_progress
 from ..link import link_et_kineto
-from ..session import LinkedTrace, load_trace, open_traces
+from ..session import LinkedTrace, Loaded
 from .links import SUFFIX as LINK_SUFFIX
 from .links import linked_with_cache
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, float], None]
-
-EDGE_BYTES = 64 * 1024
 #: bytes read per step while hashing a trace file
 HASH_STEP = 8 << 20
 DEFAULT_MAX_MB = 4096
@@ -140,14 +134,24 @@ def entry_path(path: str | os.PathLike[str], folder: Path | None = None) -> Path
     return (folder or cache_dir()) / f"trace-{digest}.ttc"
 
 
-#: the kinds of trace entry, with the dataclasses each holds
-_KINDS = {kineto_persist.KIND: kineto_persist.CLASSES, et_persist.KIND: et_persist.CLASSES}
+def _entry_classes() -> dict[str, dict[str, type]]:
+    """Every cache entry kind with the dataclasses it holds (:func:`tracetui.formats.cache_kinds`)."""
+    return {kind: spec.classes for kind, spec in formats.cache_kinds().items()}
+
+
+def _read_entry(target: str | os.PathLike[str], key: dict[str, object] | None, path: str):
+    """The trace stored at ``target`` for the trace file ``path``; raises as
+    :func:`~tracetui.io.colfile.load_fields` does."""
+    kind, values = load_fields(target, _entry_classes(), expect=key)
+    trace = formats.cache_kinds()[kind].restore(values, path)
+    trace.path = path
+    return trace
 
 
 def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = None,
-                damaged: list[LoadWarning] | None = None) -> KinetoTrace | ETTrace | None:
-    """The cached trace (Kineto or ET) for ``path`` if a valid entry exists, else None
-    (never raises).
+                damaged: list[LoadWarning] | None = None):
+    """The cached trace (of any cached format) for ``path`` if a valid entry exists, else
+    None (never raises).
 
     ``key``: the :func:`cache_key` of ``path`` when the caller already has it.  A damaged
     entry is removed, and a warning saying so is appended to ``damaged`` (the caller
@@ -156,11 +160,7 @@ def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = No
     target = entry_path(path)
     try:
         key = key if key is not None else cache_key(path)
-        kind, values = load_fields(target, _KINDS, expect=key)
-        if kind == et_persist.KIND:
-            trace = et_persist.et_from_fields(values, os.fspath(path))
-        else:
-            trace = kineto_persist.trace_from_fields(values)
+        trace = _read_entry(target, key, os.fspath(path))
     except FileNotFoundError:
         return None
     except CacheCorruptError as exc:
@@ -173,7 +173,6 @@ def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = No
     except Exception as exc:  # stale, unreadable: rebuild
         log.debug("tracetui cache: not using the entry for %s: %s", path, exc)
         return None
-    trace.path = os.fspath(path)
     try:
         os.utime(entry_path(path))  # recency for pruning
     except OSError:
@@ -181,15 +180,19 @@ def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = No
     return trace
 
 
-def write_cached(path: str | os.PathLike[str], trace: KinetoTrace | ETTrace,
-                 key: dict[str, object] | None = None) -> bool:
-    """Store ``trace`` (Kineto or ET) as the entry for ``path``; False (logged) when it
-    cannot be written.
+def write_cached(path: str | os.PathLike[str], trace, key: dict[str, object] | None = None,
+                 kind: FileKind | None = None) -> bool:
+    """Store ``trace`` as the entry for ``path``, as its format says (``kind``: the format it
+    was read from, else its ``source_format``); False (logged) when it cannot be written or
+    its format is not cached.
 
     ``key`` should be taken *before* the file was read; the entry is skipped when the
     file changed while it was being loaded.
     """
     try:
+        spec = formats.cache_spec_of(kind or formats.kind_of_trace(trace))
+        if spec is None:
+            return False
         now = cache_key(path)
         if key is not None and key != now:
             log.debug("tracetui cache: %s changed while loading; not cached", path)
@@ -197,10 +200,7 @@ def write_cached(path: str | os.PathLike[str], trace: KinetoTrace | ETTrace,
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         target = entry_path(path, folder)
-        if isinstance(trace, ETTrace):
-            et_persist.save_et(trace, target, extra=now)
-        else:
-            kineto_persist.save_trace(trace, target, extra=now)
+        spec.save(trace, target, now)
         prune(keep=target)
         return True
     except Exception as exc:
@@ -265,7 +265,9 @@ def clear() -> int:
 
 
 def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Callable[[], bool]] | None = None,
-              damaged: list[LoadWarning] | None = None, idents: dict[str, dict[str, object]] | None = None):
+              damaged: list[LoadWarning] | None = None, idents: dict[str, dict[str, object]] | None = None) -> Loaded:
+    """One file: its cache entry when a valid one exists, else its format's loader (in a
+    child process for a big file of a format that says so), then the entry written."""
     key = None
     if use_cache:
         try:
@@ -281,20 +283,21 @@ def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Cal
             cached = read_cached(path, key, damaged)
             if cached is not None:
                 progress("from cache", 1.0)
-                return cached
-            if _use_subprocess(path):
-                kt = _load_in_child(path, key, progress)
-                if kt is not None:
-                    return kt
-    loaded = load_trace(path, progress)
-    if use_cache and key is not None and (isinstance(loaded, ETTrace)
-                                          or isinstance(loaded, KinetoTrace) and loaded.CACHEABLE):
+                return Loaded(path, formats.kind_of_trace(cached), cached)
+    kind = formats.detect(path)
+    spec = kind.spec
+    if use_cache and key is not None and spec.cache is not None and _use_subprocess(path, kind):
+        trace = _load_in_child(path, kind, key, progress)
+        if trace is not None:
+            return Loaded(path, kind, trace)
+    loaded = formats.load(path, progress, kind)
+    if use_cache and key is not None and spec.cache is not None:
         if deferred is not None:
-            deferred.append(functools.partial(write_cached, path, loaded, key))
+            deferred.append(functools.partial(write_cached, path, loaded, key, kind))
         else:
             progress("writing cache", 1.0)
-            write_cached(path, loaded, key)
-    return loaded
+            write_cached(path, loaded, key, kind)
+    return Loaded(path, kind, loaded)
 
 
 # --------------------------------------------------------------------------- child process
@@ -305,33 +308,21 @@ def _estimated_json_bytes(path: str) -> int:
     return size * 10 if gz else size
 
 
-def _use_subprocess(path: str) -> bool:
+def _use_subprocess(path: str, kind: FileKind) -> bool:
+    if not kind.spec.child_process:
+        return False
     force = config.env("TRACETUI_LOAD_SUBPROCESS")
     if force in ("0", "1"):
         return force == "1"
     try:
         limit = config.env_megabytes("TRACETUI_SUBPROCESS_MB", DEFAULT_SUBPROCESS_MB)
-        return _looks_like_kineto(path) and _estimated_json_bytes(path) >= limit
+        return _estimated_json_bytes(path) >= limit
     except (OSError, ValueError, TraceError):
         return False
 
 
-def _looks_like_kineto(path: str) -> bool:
-    """Cheap sniff of the first 64 KiB of JSON (decompressed); anything unclear -> False."""
-    import zlib
-
-    with open_regular(path) as fh:
-        raw = fh.read(EDGE_BYTES)
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, EDGE_BYTES)
-        except zlib.error:
-            return False
-    return sniff_head(raw) == "kineto"
-
-
-def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> KinetoTrace | None:
-    """Parse ``path`` in a child process that writes the cache entry, then map it.
+def _load_in_child(path: str, kind: FileKind, key: dict[str, object], progress: Progress):
+    """Parse ``path`` (a file of ``kind``) in a child process that writes the cache entry, then read it.
 
     Returns None (the caller loads in-process) when the child cannot do it for any reason
     other than bad input; bad input raises the same TraceError the in-process load would.
@@ -353,7 +344,8 @@ def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> Kin
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=env)
-        proc.stdin.write(json.dumps({"path": path, "out": str(target), "key": key}).encode() + b"\n")
+        proc.stdin.write(json.dumps({"path": path, "kind": kind.spec.name, "out": str(target),
+                                     "key": key}).encode() + b"\n")
         proc.stdin.close()
         outcome = None
         for line in proc.stdout:
@@ -375,11 +367,10 @@ def _load_in_child(path: str, key: dict[str, object], progress: Progress) -> Kin
         if outcome is None or outcome[0] != "done" or proc.returncode != 0:
             log.debug("tracetui cache: child load of %s failed: %s (exit %s)", path, outcome, proc.returncode)
             return None
-        kt = load_trace_file(target, expect=key)
-        kt.path = path
+        trace = _read_entry(target, key, path)
         if temp is None:
             prune(keep=target)
-        return kt
+        return trace
     except TraceError:
         raise
     except Exception as exc:
@@ -404,18 +395,16 @@ def _child_main() -> None:
         out.flush()
 
     try:
-        from ..kineto import load_kineto
-        from ..kineto.persist import save_trace
-
+        spec = formats.kind_named(req["kind"]).spec
         code = code_fingerprint()  # of the code imported now, which builds the entry
-        kt = load_kineto(req["path"], progress=lambda m, f: send("progress", m, f))
+        trace = spec.load(req["path"], lambda m, f: send("progress", m, f))
         ident = file_identity(req["path"])
         if any(req["key"].get(k) != v for k, v in ident.items()):
             send("error", "the file changed while it was being loaded")
             out.close()
             os._exit(0)
         send("progress", "writing cache", 1.0)
-        save_trace(kt, req["out"], extra=dict(req["key"], code=code))
+        spec.cache.save(trace, req["out"], dict(req["key"], code=code))
         send("done")
     except TraceError as exc:
         send("trace_error", type(exc).__name__, exc.path, exc.problem, exc.position)
@@ -427,28 +416,37 @@ def _child_main() -> None:
 
 def load_cached(paths: list[str], *, use_cache: bool = True, progress: Progress | None = None,
                 deferred_writes: list[Callable[[], bool]] | None = None) -> LinkedTrace:
-    """Load one Kineto trace, one ET, or one of each (any order) and link them.
+    """Load one trace, or a trace with its ET and/or driver-call trace (any order), and link
+    them: :func:`tracetui.session.open_traces` through the cache.
 
-    Traces (Kineto and ET) come from the cache when a valid entry exists, and are stored in it
-    after a fresh load; ``use_cache=False`` neither reads nor writes the cache.
-    ``progress(message, fraction)`` is called as loading goes on.  ``deferred_writes``: a
-    list that receives the writes of the cache entries of traces loaded in this process
-    (callables; each returns :func:`write_cached`'s result) instead of running them,
-    so the caller can show the trace first (the browser) or write while it computes
-    (``tracetui summary``).  The write encodes the trace when it runs: the caller must not
-    change the trace's fields before then.
+    Traces come from the cache when a valid entry exists, else from their format's loader,
+    and are stored after a fresh load (formats that are cached); ``use_cache=False``
+    neither reads nor writes the cache.  ``progress(message, fraction)`` is called as
+    loading goes on.  ``deferred_writes``: a list that receives the writes of the cache
+    entries of traces loaded in this process (callables; each returns :func:`write_cached`'s
+    result) instead of running them, so the caller can show the trace first (the browser)
+    or write while it computes (``tracetui summary``).  The write encodes the trace when it
+    runs: the caller must not change the trace's fields before then.
     """
+    session.check_count(paths)
+    paths = [trace_path(p) for p in paths]
     damaged: list[LoadWarning] = []
     idents: dict[str, dict[str, object]] = {}  # file identities taken for the entries' keys, reused by the link's
-    linked = open_traces(paths, progress,
-                         load_one=lambda p, sub: _load_one(p, use_cache, sub, deferred_writes, damaged, idents),
-                         link_one=functools.partial(_link_cached, idents=idents) if use_cache else None)
-    # on the linked trace, not the Kineto trace: its (deferred) cache write must not store it
+    loaded = [_load_one(p, use_cache, sub, deferred_writes, damaged, idents)
+              for p, sub in zip(paths, session.file_progress(paths, progress))]
+    arr = session.arrange(loaded)
+    link = None
+    if arr.trace is not None and arr.et is not None:
+        (progress or no_progress)("linking ET to Kineto", 0.99)
+        et, kt = arr.et.trace, arr.trace.trace
+        link = _link_cached(et, kt, idents) if use_cache else link_et_kineto(et, kt)
+    linked = session.assemble(arr, link, progress)
+    # on the linked trace, not the trace itself: its (deferred) cache write must not store it
     linked.warnings += damaged
     return linked
 
 
-def _link_cached(et, kt: KinetoTrace, idents: dict[str, dict[str, object]] | None = None):
+def _link_cached(et, kt, idents: dict[str, dict[str, object]] | None = None):
     """The ET <-> Kineto link from the cache (:mod:`tracetui.store.links`), else computed
     and stored; keyed by both files' identities (``idents``: those already taken, by
     path), the version and the code fingerprint."""
