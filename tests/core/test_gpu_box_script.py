@@ -5,7 +5,9 @@ preloaded into ``shim_demo.c``, which calls a fake ``libcuda.so.1`` (``stub_libc
 ways a real program reaches the driver: linked symbols, ``dlsym`` on a ``dlopen`` handle, and
 entry points handed out by ``cuGetProcAddress_v2`` (the CUDA runtime's way).  The lines must be
 the LD_PRELOAD layout of ``../shared/FORMATS.md`` ("Driver-call traces"), every call must still
-reach the stub, and ``tracetui summary`` must read the file.  Skipped where no C compiler is.
+reach the stub, and ``tracetui summary`` must read the file (skipped where no C compiler is).
+Then the packing of the outputs into what the device tool brings back, the script's plan
+(``--dry-run``), and the pure parts of the Python helpers.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ CC = shutil.which("gcc") or shutil.which("cc")
 CUDA_INCLUDES = [p for p in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda") if p and Path(p, "include",
                                                                                                "cuda.h").is_file()]
 
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (gcc or cc) on PATH")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (gcc or cc) on PATH")
 
 #: the documented keys of the layout (pid added: several processes may share a file)
 BEGIN_KEYS = {"ts", "op_id", "pid", "tid", "depth", "phase", "name"}
@@ -81,6 +83,7 @@ def capture(built, tmp_path_factory) -> tuple[Path, dict]:
     return out, run_demo(built, out)
 
 
+@needs_cc
 def test_the_lines_are_the_preload_layout(capture):
     path, _ = capture
     objs, text = lines_of(path)
@@ -103,6 +106,7 @@ def test_the_lines_are_the_preload_layout(capture):
     assert text[0].startswith("# cuda_shim ") and "cuLaunchKernel=203" in text[-1]
 
 
+@needs_cc
 def test_every_call_is_recorded_and_reaches_the_real_function(capture):
     path, stub = capture
     objs, _ = lines_of(path)
@@ -112,6 +116,7 @@ def test_every_call_is_recorded_and_reaches_the_real_function(capture):
     assert stub["unknown_is_null"] is True
 
 
+@needs_cc
 def test_results_pointers_depth_and_threads(capture):
     path, _ = capture
     objs, _ = lines_of(path)
@@ -132,6 +137,7 @@ def test_results_pointers_depth_and_threads(capture):
         assert ts == sorted(ts)
 
 
+@needs_cc
 def test_tracetui_summary_reads_the_capture(capture, capsys):
     path, _ = capture
     assert main(["summary", str(path), "--json", "--no-cache"]) == 0
@@ -142,6 +148,7 @@ def test_tracetui_summary_reads_the_capture(capture, capsys):
                                                                            "cuGetProcAddress_v2": 1}
 
 
+@needs_cc
 def test_the_cap_stops_the_lines_not_the_calls(built, tmp_path):
     out = tmp_path / "capped.jsonl"
     stub = run_demo(built, out, CUDA_SHIM_MAX_MB="0.004")  # 4,194 bytes of call lines
@@ -154,6 +161,7 @@ def test_the_cap_stops_the_lines_not_the_calls(built, tmp_path):
     assert {k: stub[k] for k in EXPECTED} == EXPECTED
 
 
+@needs_cc
 def test_a_forked_child_writes_its_own_pid_and_op_ids(built, tmp_path):
     out = tmp_path / "forked.jsonl"
     run_demo(built, out, "fork")
@@ -166,7 +174,80 @@ def test_a_forked_child_writes_its_own_pid_and_op_ids(built, tmp_path):
     assert sum(t.startswith("# cuda_shim 1: pid ") for t in text) == 2 and f"pid {child}:" in "".join(text)
 
 
+@needs_cc
 def test_the_shim_builds_without_cuda_h(tmp_path):
     _cc("-Wall", "-Werror", "-fPIC", "-shared", "-DCUDA_SHIM_NO_CUDA_H", "-o", tmp_path / "shim.so",
         BOX / "cuda_shim.c", "-ldl", "-lpthread")
     assert (tmp_path / "shim.so").stat().st_size > 0
+
+
+# ---- the rest of the script's CPU side: packing, the plan, the helpers' pure parts -----------
+
+def _module(name: str):
+    """A helper of scripts/gpu_box/ imported by path (the folder is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"gpu_box_{name}", BOX / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_pack_out_keeps_every_tar_under_the_limit(tmp_path):
+    import gzip
+    import random
+    import tarfile
+
+    pack = _module("pack_out")
+    rnd = random.Random(36)
+    stage, out = tmp_path / "stage", tmp_path / "out"
+    (stage / "logs").mkdir(parents=True)
+    files = {"a.json.gz": rnd.randbytes(40_000), "b.pb": rnd.randbytes(30_000), "c.txt": rnd.randbytes(20_000),
+             "logs/d.log": rnd.randbytes(5_000), "big.jsonl": b'{"ts":1.0}\n' * 30_000,  # 330 kB, gzips small
+             "huge.gz": rnd.randbytes(300_000)}  # too big for a tar even so: left out
+    for name, data in files.items():
+        (stage / name).write_bytes(data)
+    limit = 64 * 1024
+    assert pack.main([str(stage), str(out), "--max-files", "2", "--max-bytes", str(limit)]) == 1
+    tars = sorted(out.glob("gpu_box_*.tar"))
+    assert [t.name for t in tars] == ["gpu_box_1.tar", "gpu_box_2.tar"]
+    got = {}
+    for t in tars:
+        assert t.stat().st_size <= limit
+        with tarfile.open(t) as tar:
+            members = tar.getmembers()
+            assert t.stat().st_size == pack.tar_bytes([pack.member_bytes(m.size, m.name) for m in members])
+            got.update({m.name: tar.extractfile(m).read() for m in members})
+    assert set(got) == {"a.json.gz", "b.pb", "c.txt", "logs/d.log", "big.jsonl.gz"}
+    assert gzip.decompress(got.pop("big.jsonl.gz")) == files["big.jsonl"]
+    assert all(got[k] == files[k] for k in got)
+
+
+def test_the_plan_names_every_step_and_runs_nothing(tmp_path):
+    env = dict(os.environ, GPU_BOX_WORK=str(tmp_path / "work"), OUT=str(tmp_path / "out"))
+    run = lambda *a: subprocess.run(["bash", str(REPO / "scripts" / "gpu_box.sh"), *a], env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=60)
+    plan = run("--dry-run", "--only", "driver,jax")
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    steps = [ln.split()[0].rstrip(":") for ln in lines if ln.startswith("  ")]
+    assert steps == ["env", "deps", "record", "snapshot", "jax", "driver", "bench_open", "bench_startup",
+                     "bench_job", "pack"]
+    assert [ln.split()[0] for ln in lines if ln.startswith("  ") and "not run" not in ln] == ["jax", "driver", "pack"]
+    assert any(ln.startswith("sizes: working tree ") for ln in lines)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
+    bad = run("--dry-run", "--only", "drivers")
+    assert bad.returncode == 2 and "no step 'drivers'" in bad.stderr
+
+
+def test_the_snapshot_and_xplane_helpers_read_plain_data():
+    snap = _module("memory_snapshot")
+    d = {"segments": [{"blocks": [{}, {}]}, {"blocks": [{}]}],
+         "device_traces": [[{"action": "alloc", "frames": [{}, {}]}, {"action": "free_requested", "frames": [{}]},
+                            {"action": "alloc", "frames": []}]]}
+    assert snap.snapshot_counts(d) == ("2 segments, 3 blocks, 3 trace entries (alloc 2, free_requested 1), "
+                                       "3 stack frames in the entries")
+    jax_profile = _module("jax_profile")
+    xplane = (REPO.parent / "shared" / "traces" / "xplane" / "mi300_jax_conv_tw003.xplane.pb").read_bytes()
+    assert jax_profile.plane_names(xplane) == ["/host:metadata", *[f"/device:GPU:{i}" for i in range(8)],
+                                               "/host:CPU"]
