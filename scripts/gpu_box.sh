@@ -42,7 +42,7 @@ say() { echo "  $*" >&3; }  # a line of the short log, from inside a step
 
 # ---------------------------------------------------------------------------------------------- steps
 step_env() {
-    say "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit: $(cat "$DATA/commit.txt" 2>/dev/null || git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    say "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || cat "$DATA/commit.txt" 2>/dev/null || echo unknown)"
     say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM, $(uname -sr)"
     if command -v nvidia-smi >/dev/null; then
         nvidia-smi
@@ -177,10 +177,14 @@ build_shim() {  # build_shim DIR: DIR/libcuda_shim.so; says how
     mkdir -p "$b"
     cc=$(find_cc) || { say "driver: no C compiler (gcc, cc) on PATH: the LD_PRELOAD recorder cannot be built, so no driver-call capture"; return 1; }
     inc=$(find_cuda_include) || inc=""
-    "$cc" -O2 -Wall -fPIC -shared -o "$b/libcuda_shim.so" "$HELP/cuda_shim.c" $inc -ldl -lpthread ||
-        { say "driver: the shim did not compile with $cc (see logs/driver.log)"; return 1; }
     local against="without cuda.h (types declared in the shim)"
-    [[ -n $inc ]] && against="against ${inc#-I}/cuda.h (every wrapper checked against its declaration)"
+    if [[ -n $inc ]] && "$cc" -O2 -Wall -fPIC -shared -o "$b/libcuda_shim.so" "$HELP/cuda_shim.c" "$inc" -ldl -lpthread; then
+        against="against ${inc#-I}/cuda.h (every wrapper checked against its declaration)"
+    else
+        [[ -n $inc ]] && say "driver: the shim does not compile against ${inc#-I}/cuda.h (a declaration differs: logs/driver.log); built without it"
+        "$cc" -O2 -Wall -fPIC -shared -DCUDA_SHIM_NO_CUDA_H -o "$b/libcuda_shim.so" "$HELP/cuda_shim.c" -ldl -lpthread ||
+            { say "driver: the shim did not compile with $cc (see logs/driver.log)"; return 1; }
+    fi
     say "driver: shim built with $($cc --version | head -1) $against"
 }
 
@@ -229,10 +233,11 @@ step_driver() {
             --no-cache --json >"$STAGE/logs/info_driver.json" || { say "driver: tracetui info --driver failed"; return 1; }
         "$PY" - "$STAGE/logs/info_driver.json" <<'EOF' | while read -r line; do say "$line"; done
 import json, sys
-k = json.load(open(sys.argv[1]))["driver_link"]
-print(f"driver link to the Kineto trace of the same run: {k['linked']:,} of {k['kineto_calls']:,} Kineto calls linked "
-      f"({k['confirmed']:,} confirmed by grid/block), {k['driver_calls']:,} driver calls, clock offset "
-      f"{k['offset_us']:+,.1f} us +- {k['uncertainty_us']:,.1f} us")
+k = json.load(open(sys.argv[1])).get("driver_link") or {}
+n = lambda key, f="{:,}": "-" if k.get(key) is None else f.format(k[key])  # noqa: E731
+print(f"driver link to the Kineto trace of the same run: {n('linked')} of {n('kineto_calls')} Kineto calls linked "
+      f"({n('confirmed')} confirmed by grid/block), {n('driver_calls')} driver calls, clock offset "
+      f"{n('offset_us', '{:+,.1f}')} us +- {n('uncertainty_us', '{:,.1f}')} us")
 EOF
     fi
 }
