@@ -17,8 +17,9 @@
 #   record        `tracetui record --device cuda`: the ET + Kineto pair of a small training step (rf_id link)
 #   snapshot      the same recording under torch.cuda.memory._record_memory_history: a memory snapshot + its pair
 #   jax           a jitted JAX training step under jax.profiler.trace: .xplane.pb (+ trace.json.gz)
-#   driver        the LD_PRELOAD recorder (scripts/gpu_box/cuda_shim.c) built here, then `tracetui record
-#                 --device cuda` run under it: a driver-call trace of libcuda calls + the pair of that run
+#   driver        the LD_PRELOAD recorder (scripts/gpu_box/cuda_shim.c) built here; a small CUDA program
+#                 (launch_probe.cu) run under it, then `tracetui record --device cuda`: a driver-call trace
+#                 of libcuda calls + the pair of that run
 #   bench_open    bench/bench_load.py on the 216k trace and its 11x tiling (2.4M events), decode over every
 #                 core (and in one process: "cold open 1 proc"); then the cold open of the tiling with 4
 #                 decode workers (tracetui's default cap) and 8
@@ -197,6 +198,19 @@ step_driver() {
         name=cuda_transformer_driver
         local libcuda
         libcuda=$( (ldconfig -p 2>/dev/null | grep -m1 'libcuda.so.1 ' | sed 's/.*=> //') || true)
+        # first the smallest CUDA program (launch_probe.cu) under the shim: which libcuda calls the
+        # runtime makes for cudaMalloc, cudaMemcpyAsync, a launch and the synchronizes
+        if command -v nvcc >/dev/null && nvcc -O2 -o "$b/launch_probe" "$HELP/launch_probe.cu"; then
+            CUDA_SHIM_OUT=$b/probe.jsonl LD_PRELOAD=$b/libcuda_shim.so "$b/launch_probe" | while read -r line; do say "driver probe: $line"; done
+            if [[ -s $b/probe.jsonl ]]; then
+                say "driver probe under the shim:$(grep -m1 '^# cuda_shim: pid' "$b/probe.jsonl" | sed 's/^[^:]*: pid [0-9]*://' | cut -c1-400)"
+                gzip -9 -n -c "$b/probe.jsonl" >"$STAGE/traces/launch_probe_driver.jsonl.gz"
+            else
+                say "driver probe: the shim wrote nothing for launch_probe"
+            fi
+        else
+            say "driver probe: no nvcc, or launch_probe.cu did not build (logs/driver.log): skipped"
+        fi
         say "driver: libcuda: ${libcuda:-not in the ldconfig cache}; recording tracetui record --device cuda under LD_PRELOAD (cap ${cap_mb} MB)"
         CUDA_SHIM_OUT=$trace CUDA_SHIM_MAX_MB=$cap_mb LD_PRELOAD=$b/libcuda_shim.so \
             "$PY" -m tracetui record --device cuda --name "$name" --out-dir "$STAGE/traces" --steps 2
@@ -206,7 +220,7 @@ step_driver() {
         name=stub_driver
         local c
         c=$(find_cc)
-        "$c" -fPIC -shared -Wl,-soname,libcuda.so.1 -o "$b/libcuda.so.1" "$HELP/stub_libcuda.c" -ldl &&
+        "$c" -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o "$b/libcuda.so.1" "$HELP/stub_libcuda.c" -ldl &&
             ln -sf libcuda.so.1 "$b/libcuda.so" &&
             "$c" -o "$b/shim_demo" "$HELP/shim_demo.c" -L"$b" -lcuda -ldl -lpthread -Wl,-rpath,"$b" || return 1
         say "driver: --cpu: the shim records the stub libcuda's calls (shim_demo.c), not a GPU run"

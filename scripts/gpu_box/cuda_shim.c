@@ -18,10 +18,15 @@
  *     for cuGetProcAddress_v2, Triton for its functions): a handle lookup ignores LD_PRELOAD, so
  *     dlsym itself is wrapped and answers a wrapped name with the wrapper;
  *  3. it asks cuGetProcAddress / cuGetProcAddress_v2 for entry points (the CUDA runtime gets
- *     every driver function this way, cudaGetDriverEntryPoint too): the wrapper calls the real
- *     one and, when the answer is a function listed below, hands back the wrapper instead.  The
- *     answer is identified by its address (the real function of each versioned name, looked up
- *     in libcuda), else by the name asked, the version and the per-thread-stream flag.
+ *     every driver function this way, cudaGetDriverEntryPoint too: the CUDA 13.0 runtime asks
+ *     for each name with the version that introduced it, "cuLaunchKernel" at 4000 and, with the
+ *     per-thread flag, at 7000, "cuCtxSynchronize" at 2000 and at 13000 ...): the wrapper calls
+ *     the real one and, when the answer is a function listed below, hands back the wrapper
+ *     instead.  The answer is identified by its address (the real function of each versioned
+ *     name, looked up in libcuda), else by the name asked, the version and the per-thread flag,
+ *     but only for versions up to SHIM_TABLE_CUDA_VERSION: a newer version may answer with an
+ *     ABI the table does not know (CUDA 13.0 added cuCtxSynchronize_v2(CUcontext) that way), and
+ *     a wrapper of the wrong ABI would corrupt the call.
  *
  * Environment: CUDA_SHIM_OUT (the file, appended to; default cuda_trace.jsonl; "%p" is replaced
  * by the process id), CUDA_SHIM_MAX_MB (stop writing call lines in a process after this many MB,
@@ -74,6 +79,8 @@ typedef struct CUlaunchConfig_st CUlaunchConfig;
 #define SHIM_VERSION "1"
 #define SHIM_NOT_FOUND 500 /* CUDA_ERROR_NOT_FOUND */
 #define SHIM_PER_THREAD_FLAG 2ULL /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+/* the table below lists every ABI of its functions up to this CUDA version (cuda.h of 13.0) */
+#define SHIM_TABLE_CUDA_VERSION 13000
 
 /* which default-stream flavour an entry is: any (no per-thread variant), legacy or per-thread */
 enum { PT_ANY = 0, PT_LEGACY = 1, PT_PER_THREAD = 2 };
@@ -136,6 +143,7 @@ enum { PT_ANY = 0, PT_LEGACY = 1, PT_PER_THREAD = 2 };
     Q(cuMemAlloc_v2, "cuMemAlloc", 3020, PT_ANY, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))  \
     P(cuMemFree_v2, "cuMemFree", 3020, PT_ANY, (CUdeviceptr dptr), (dptr))                                 \
     P(cuCtxSynchronize, "cuCtxSynchronize", 0, PT_ANY, (void), ())                                         \
+    P(cuCtxSynchronize_v2, "cuCtxSynchronize", 13000, PT_ANY, (CUcontext ctx), (ctx))                      \
     P(cuEventSynchronize, "cuEventSynchronize", 0, PT_ANY, (CUevent hEvent), (hEvent))
 
 /* ---- the table ------------------------------------------------------------------------------ */
@@ -385,6 +393,7 @@ static int match_answer(const char *symbol, void *answer, int version, cuuint64_
     resolve_all();
     for (int i = 0; i < N_FUNCS; i++)
         if (__atomic_load_n(&table[i].real, __ATOMIC_ACQUIRE) == answer) return i;
+    if (version > SHIM_TABLE_CUDA_VERSION) return -1; /* an ABI the table does not know may answer */
     int per_thread = (flags & SHIM_PER_THREAD_FLAG) != 0, best = -1;
     for (int i = 0; i < N_FUNCS; i++) {
         const struct entry *e = &table[i];

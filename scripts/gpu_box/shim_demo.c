@@ -7,7 +7,11 @@
  *                                     per-thread x1, cuMemAlloc x2, cuMemFree x1, cuMemcpyHtoDAsync
  *                                     per-thread x1, cuGetProcAddress (-> the v2 ABI) x1, through it
  *                                     cuStreamSynchronize per-thread x1 (which calls cuCtxSynchronize
- *                                     inside), cuEventSynchronize x1, an unknown name x1 (error 500)
+ *                                     inside), cuEventSynchronize x1, an unknown name x1 (error 500),
+ *                                     "cuCtxSynchronize" at 13000 (the _v2 ABI, given context 0x1234)
+ *                                     x1, cuEventSynchronize asked first at 13010 (a version newer than
+ *                                     the shim's table, its address not known yet: not wrapped, so
+ *                                     not recorded) x1
  *   threads:                          THREADS threads x LAUNCHES cuLaunchKernel each
  *   `shim_demo fork`:                 also a forked child that makes one cuLaunchKernel and exits
  *                                     (its lines carry its own pid and op_ids; not in the counts)
@@ -48,13 +52,15 @@ static void *launcher(void *arg) {
     return NULL;
 }
 
-static void *get(gpa_v2_t gpa, const char *name, cuuint64_t flags) {
+static void *get_at(gpa_v2_t gpa, const char *name, int version, cuuint64_t flags) {
     void *fn = NULL;
     int status = -1;
-    CUresult r = gpa(name, &fn, 13000, flags, &status);
+    CUresult r = gpa(name, &fn, version, flags, &status);
     if (r != 0) return NULL;
     return fn;
 }
+
+static void *get(gpa_v2_t gpa, const char *name, cuuint64_t flags) { return get_at(gpa, name, 13000, flags); }
 
 int main(int argc, char **argv) {
     cuInit(0);
@@ -76,8 +82,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     one_t stream_sync_pt = (one_t)get(gpa2, "cuStreamSynchronize", 2);
+    /* first asked at a version newer than the shim's table: its address is not known yet */
+    one_t event_sync_newer = (one_t)get_at(gpa, "cuEventSynchronize", 13010, 0);
     one_t event_sync = (one_t)get(gpa, "cuEventSynchronize", 0);
     void *unknown = get(gpa, "cuNoSuchFunction", 0);
+    one_t ctx_sync_v2 = (one_t)get(gpa, "cuCtxSynchronize", 0);
 
     launch(NULL, 2, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL);
     launch(NULL, 2, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL);
@@ -90,6 +99,8 @@ int main(int argc, char **argv) {
     htod_pt(a, host, sizeof host, NULL);
     stream_sync_pt(NULL);
     event_sync(NULL);
+    ctx_sync_v2((void *)0x1234);
+    event_sync_newer(NULL);
     release(b);
 
     pthread_t th[THREADS];
@@ -107,8 +118,9 @@ int main(int argc, char **argv) {
     unsigned long (*stub_calls)(const char *) = (unsigned long (*)(const char *))dlsym(h, "stub_calls");
     const char *names[] = {"cuInit", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuMemAlloc_v2", "cuMemFree_v2",
                            "cuMemcpyHtoDAsync_v2_ptsz", "cuStreamSynchronize_ptsz", "cuCtxSynchronize",
-                           "cuEventSynchronize", "cuGetProcAddress_v2"};
-    printf("{\"unknown_is_null\":%s", unknown ? "false" : "true");
+                           "cuCtxSynchronize_v2", "cuEventSynchronize", "cuGetProcAddress_v2"};
+    unsigned long (*last_ctx)(void) = (unsigned long (*)(void))dlsym(h, "stub_last_ctx");
+    printf("{\"unknown_is_null\":%s,\"last_ctx\":%lu", unknown ? "false" : "true", last_ctx());
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) printf(",\"%s\":%lu", names[i], stub_calls(names[i]));
     printf("}\n");
     return 0;

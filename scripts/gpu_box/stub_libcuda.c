@@ -10,8 +10,13 @@
  *   - cuEventSynchronize is handed out by cuGetProcAddress as an internal function whose
  *     address is not the exported one (the shim must then match the answer by name);
  *   - cuStreamSynchronize_ptsz calls cuCtxSynchronize through dlsym(RTLD_DEFAULT): a nested call;
+ *   - "cuCtxSynchronize" asked at version 13000 or later is cuCtxSynchronize_v2(CUcontext), as in
+ *     the CUDA 13.0 driver; stub_last_ctx() returns the context it was last given;
  *   - an unknown symbol gets 500 (CUDA_ERROR_NOT_FOUND).
- * Build: cc -fPIC -shared -Wl,-soname,libcuda.so.1 -o libcuda.so.1 stub_libcuda.c -ldl
+ * Build: cc -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o libcuda.so.1 stub_libcuda.c -ldl
+ * (-Bsymbolic: the stub's own references, the addresses cuGetProcAddress hands out above all, bind
+ * to its own functions, as the real driver's do; without it they would bind to the preloaded
+ * shim's wrappers of the same names and the test would not see the real hand-out path)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -24,13 +29,14 @@ typedef unsigned long long cuuint64_t;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUctx_st *CUcontext;
 
 enum { C_INIT, C_LAUNCH, C_LAUNCH_PTSZ, C_ALLOC, C_FREE, C_HTOD_ASYNC, C_HTOD_ASYNC_PTSZ, C_STREAM_SYNC,
-       C_STREAM_SYNC_PTSZ, C_CTX_SYNC, C_EVENT_SYNC, C_GPA, C_GPA_V2, N_COUNTS };
+       C_STREAM_SYNC_PTSZ, C_CTX_SYNC, C_CTX_SYNC_V2, C_EVENT_SYNC, C_GPA, C_GPA_V2, N_COUNTS };
 static const char *count_names[N_COUNTS] = {
     "cuInit", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoDAsync_v2",
     "cuMemcpyHtoDAsync_v2_ptsz", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuCtxSynchronize",
-    "cuEventSynchronize", "cuGetProcAddress", "cuGetProcAddress_v2"};
+    "cuCtxSynchronize_v2", "cuEventSynchronize", "cuGetProcAddress", "cuGetProcAddress_v2"};
 static unsigned long counts[N_COUNTS];
 #define COUNT(c) __atomic_fetch_add(&counts[c], 1, __ATOMIC_RELAXED)
 
@@ -79,6 +85,10 @@ CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, C
 
 CUresult cuCtxSynchronize(void) { COUNT(C_CTX_SYNC); return 0; }
 
+static CUcontext last_ctx;
+unsigned long stub_last_ctx(void) { return (unsigned long)last_ctx; }
+CUresult cuCtxSynchronize_v2(CUcontext ctx) { COUNT(C_CTX_SYNC_V2); last_ctx = ctx; return 0; }
+
 CUresult cuStreamSynchronize(CUstream s) { (void)s; COUNT(C_STREAM_SYNC); return 0; }
 
 CUresult cuStreamSynchronize_ptsz(CUstream s) {
@@ -110,6 +120,7 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
         {"cuStreamSynchronize", 0, 0, (void *)cuStreamSynchronize},
         {"cuStreamSynchronize", 0, 1, (void *)cuStreamSynchronize_ptsz},
         {"cuCtxSynchronize", 0, -1, (void *)cuCtxSynchronize},
+        {"cuCtxSynchronize", 13000, -1, (void *)cuCtxSynchronize_v2},
         {"cuEventSynchronize", 0, -1, (void *)internal_event_sync},
         {"cuGetProcAddress", 0, -1, (void *)cuGetProcAddress},
         {"cuGetProcAddress", 12000, -1, (void *)cuGetProcAddress_v2},
