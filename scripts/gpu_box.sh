@@ -395,6 +395,7 @@ export WORK=${GPU_BOX_WORK:-/tmp/gpu_box_work}
 export SITE=${GPU_BOX_SITE:-/tmp/site}
 export STAGE=$WORK/stage
 export PYTHONPATH=$REPO:$SITE${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1  # a step cut at its limit keeps what it printed in its log
 if [[ $MODE == gpu ]]; then
     export DEV=cuda JAX_PLATFORM=gpu SWEEP=${GPU_BOX_SWEEP:-4,8} JOB_RANKS=${GPU_BOX_JOB_RANKS:-8,64} STARTUP_REPEATS=3
     BUDGET=${BUDGET:-480}
