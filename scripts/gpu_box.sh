@@ -301,9 +301,9 @@ step_bench_startup() {
 step_bench_job() {
     need_data "$JOB8_NAME/rank0_kineto.json.gz" || return 1
     mkdir -p "$STAGE/bench"
-    say "bench_job: ranks $JOB_RANKS (8: the carried job itself; more: its ranks tiled $JOB_COPIES times each), local and cluster2"
+    say "bench_job: ranks $JOB_RANKS (8: the carried job itself; more: its ranks tiled $JOB_COPIES times each), modes ${JOB_MODES}"
     "$PY" "$HELP/bench_box.py" job --job8 "$DATA/$JOB8_NAME" -- --ranks "$JOB_RANKS" --copies "$JOB_COPIES" \
-        --modes local,cluster2 --work "$WORK/job" >"$STAGE/bench/bench_job.md"
+        --modes "$JOB_MODES" --work "$WORK/job" >"$STAGE/bench/bench_job.md"
     local rc=$?
     grep -E '^\| [0-9]+ \|' "$STAGE/bench/bench_job.md" | while read -r line; do say "$line"; done
     return $rc
@@ -398,9 +398,11 @@ export PYTHONPATH=$REPO:$SITE${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1  # a step cut at its limit keeps what it printed in its log
 if [[ $MODE == gpu ]]; then
     export DEV=cuda JAX_PLATFORM=gpu SWEEP=${GPU_BOX_SWEEP:-4,8} JOB_RANKS=${GPU_BOX_JOB_RANKS:-8,64} STARTUP_REPEATS=3
+    export JOB_MODES=${GPU_BOX_JOB_MODES:-local,cluster2,cluster16}
     BUDGET=${BUDGET:-480}
 else
     export DEV=cpu JAX_PLATFORM=cpu SWEEP=${GPU_BOX_SWEEP:-1,2} JOB_RANKS=${GPU_BOX_JOB_RANKS:-8,16} STARTUP_REPEATS=1
+    export JOB_MODES=${GPU_BOX_JOB_MODES:-local,cluster2}
     [[ $COPIES == 11 ]] && COPIES=2
     [[ $JOB_COPIES == 20 ]] && JOB_COPIES=2
     BUDGET=${BUDGET:-1800}
