@@ -4,13 +4,30 @@ of a subtree is :mod:`tracetui.export.tree_text` (the Python API's ``format_subt
 
 from __future__ import annotations
 
+import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import one_line
+from .common import add_inputs, load
 
 if TYPE_CHECKING:
     from ..session import LinkedTrace
+
+NAME = "tree"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="print the op tree as text")
+    add_inputs(p)
+    p.add_argument("--depth", type=int, default=None, help="deepest level to print (lane roots are level 0)")
+    p.add_argument("--select", default=None, metavar="SELECTOR", help="print only this subtree (see export)")
+    p.add_argument("--hide-python", action="store_true", help="skip python_function levels")
+
+
+def run(args: argparse.Namespace) -> int:
+    linked = load(args)
+    return print_tree_command(linked, depth=args.depth, selector=args.select, hide_python=args.hide_python)
 
 
 def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str | None,
