@@ -29,11 +29,11 @@ _EXPORTS = {
     "get_gpu_op_identifier": "tracetui.api",
     "kernel_metadata_scrape": "tracetui.api",
     "kernel_to_op_tracing": "tracetui.api",
-    "find_node": "tracetui.cli.tree_text",
-    "format_subtree": "tracetui.cli.tree_text",
-    "format_parent_chain": "tracetui.cli.tree_text",
-    "print_subtree": "tracetui.cli.tree_text",
-    "print_parent_chain": "tracetui.cli.tree_text",
+    "find_node": "tracetui.export.tree_text",
+    "format_subtree": "tracetui.export.tree_text",
+    "format_parent_chain": "tracetui.export.tree_text",
+    "print_subtree": "tracetui.export.tree_text",
+    "print_parent_chain": "tracetui.export.tree_text",
     "TraceError": "tracetui.errors",
 }
 

@@ -44,7 +44,8 @@ def test_tests_are_split_into_core_and_ui():
 
 
 def test_core_import_does_not_load_textual():
-    code = ("import sys, tracetui, tracetui.session, tracetui.api, tracetui.cli.tree_text; "
+    code = ("import sys, tracetui, tracetui.session, tracetui.api, tracetui.export.tree_text, "
+            "tracetui.cli.tree_text; "
             "assert not any(m == 'textual' or m.startswith('textual.') for m in sys.modules), 'textual loaded'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=60)
 

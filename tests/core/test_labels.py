@@ -15,8 +15,8 @@ import pytest
 from shared_traces import kineto_path, load_shared_kineto
 
 from tracetui.cli.info import trace_info
-from tracetui.cli.tree_text import format_subtree
 from tracetui.export import export_bytes, resolve_selector
+from tracetui.export.tree_text import format_subtree
 from tracetui.session import LinkedTrace
 
 

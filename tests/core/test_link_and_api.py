@@ -102,7 +102,7 @@ def test_round_trip_kernel_op_kernels():
 
 
 def test_api_chain_on_cpu_pair_and_tree_navigation():
-    from tracetui.cli.tree_text import find_node, format_parent_chain, format_subtree
+    from tracetui import find_node, format_parent_chain, format_subtree  # the public API
 
     lt = load_pair(SAMPLES / "cpu_transformer_et.json.gz", SAMPLES / "cpu_transformer_kineto.json.gz")
     assert lt.link.stats.linked == 2592 and lt.link.stats.heuristic == 0

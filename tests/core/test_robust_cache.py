@@ -22,7 +22,7 @@ from shared_traces import kineto_path
 
 import tracetui.store.traces as cache
 from tracetui.cli import main as cli_main
-from tracetui.cli.tree_text import format_subtree
+from tracetui.export.tree_text import format_subtree
 from tracetui.kineto.persist import CacheCorruptError, load_trace_file, read_header
 
 
@@ -107,7 +107,7 @@ def test_the_cli_shows_the_warning_once(capsys):
 _TRUNCATE_WHILE_USED = """
 import os, sys
 import tracetui.store.traces as cache
-from tracetui.cli.tree_text import format_subtree
+from tracetui.export.tree_text import format_subtree
 p, mode = sys.argv[1], sys.argv[2]
 kt = cache.read_cached(p)
 assert kt is not None, "no entry"

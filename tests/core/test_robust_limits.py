@@ -45,7 +45,7 @@ def test_deep_nesting_loads_with_exact_depths(deep_trace):
 
 @pytest.mark.slow
 def test_deep_nesting_walks_without_recursion(deep_trace):
-    from tracetui.cli.tree_text import format_parent_chain, format_subtree
+    from tracetui.export.tree_text import format_parent_chain, format_subtree
     from tracetui.kineto.rollup import subtree_gpu_totals
 
     kt = deep_trace

@@ -1,4 +1,4 @@
-"""The command line: argparse entry point (`main`), the text subcommands (info, tree, summary) and `record`."""
+"""The command line: the entry point (`main`, :mod:`tracetui.cli.entry`) and one module per command."""
 
 from .entry import main
 

@@ -9,23 +9,50 @@ every command).
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import one_line
 from ..findings import fmt
-from ..findings.engine import FindingsReport
-from ..findings.spec import Finding, Severity
 from ..io import jsonout
+from .common import add_inputs, add_job_options, paths
 
+if TYPE_CHECKING:
+    from ..findings.engine import FindingsReport
+    from ..findings.spec import Finding
+
+NAME = "check"
 EXIT_FINDINGS = 1
 #: text width when stdout is not a terminal
 PIPED_WIDTH = 80
 MAX_WIDTH = 100
 _INDENT = "   "
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="findings: what is wrong with this run, with the time at stake and the "
+                                         "evidence (docs/findings.md)")
+    add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (findings[], rules[], counts)")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="findings rules overrides (TOML: severities, thresholds, enabled); see docs/findings.md")
+    p.add_argument("--categories", default=None, metavar="FILE",
+                   help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
+    p.add_argument("--fail-on", default=None, choices=["info", "warning", "error"],
+                   help="exit 1 when a finding of this severity or above exists (a CI gate)")
+    p.add_argument("--evidence", type=int, default=5, metavar="N", help="event ids listed per finding (default 5)")
+    add_job_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..job import looks_like_job
+
+    files = paths(args)
+    return check_command(files, args, job=looks_like_job(files))
 
 
 def _width() -> int:
@@ -95,6 +122,8 @@ def render_text(report: FindingsReport, width: int | None = None, evidence: int 
 def exit_status(report: FindingsReport, fail_on: str | None) -> int:
     if fail_on is None:
         return 0
+    from ..findings.spec import Severity
+
     return EXIT_FINDINGS if report.at_or_above(Severity.parse(fail_on)) else 0
 
 

@@ -13,6 +13,7 @@ Text is written for 80 columns; ``--json`` prints the whole answer
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import defaultdict
 from typing import Any
@@ -22,12 +23,17 @@ from ..critical import METHODS
 from ..critical import numbers as fmt
 from ..errors import TraceError, one_line
 from ..io import jsonout
+from .common import add_inputs, add_job_options, paths
 
+NAME = "critical-path"
 WIDTH = 80
 
 
-def add_arguments(p: Any) -> None:
-    """The options of ``critical-path`` (the inputs are added by the entry)."""
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="why a step took as long as it did: its critical path across "
+                                         "threads, streams and ranks (docs/critical_path.md)")
+    add_inputs(p)
+    add_job_options(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--step", type=int, default=None, metavar="N", help="the window ProfilerStep#N")
     g.add_argument("--annotation", default=None, metavar="NAME",
@@ -47,6 +53,16 @@ def add_arguments(p: Any) -> None:
                         "only the time HTA weighs), to compare with HTA (docs/critical_path.md)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="rows of the by-name and slack tables")
     p.add_argument("--segments", type=int, default=24, metavar="N", help="path segments listed in the text")
+
+
+def run(args: argparse.Namespace) -> int:
+    """One trace (with its ET when given), or a job: the path across its ranks."""
+    from ..job import looks_like_job
+
+    files = paths(args)
+    if looks_like_job(files):
+        return job_critical_path_command(files, args)
+    return critical_path_command(files, args)
 
 
 def _shrinks(args: Any) -> list:

@@ -1,22 +1,42 @@
-"""``tracetui info``: what is in a trace and how well it linked."""
+"""``tracetui info TRACE [--et ET] [--json]``: what is in a trace and how well it linked (one rank's
+files; a job's input is told what is wrong with it)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from .. import units
-from ..analysis.et_summary import et_counts
-from ..driver.trace import DriverTrace, event_counts
 from ..errors import one_line
 from ..io import jsonout
-from ..session import LinkedTrace
+from .common import add_inputs, load
+
+if TYPE_CHECKING:
+    from ..session import LinkedTrace
+
+NAME = "info"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="event counts, GPU link and ET link statistics, warnings")
+    add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    linked = load(args)
+    return print_info(linked, as_json=args.json)
 
 
 def trace_info(linked: LinkedTrace) -> dict:
+    from ..analysis.et_summary import et_counts
+    from ..driver.trace import DriverTrace, event_counts
+
     out: dict = {"files": [t.path for t in (linked.kineto, linked.et) if t is not None]}
     kt = linked.kineto
     if kt is not None:

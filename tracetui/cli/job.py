@@ -117,11 +117,3 @@ def job_summary_command(inputs: list[str], *, use_cache: bool, as_json: bool, ru
     print_job_summary(summary)
     return 0
 
-
-def job_command(command: str, inputs: list[str], args: Any) -> int:
-    """Run ``command`` on a job; only ``summary`` takes one here (``open`` is routed to the
-    browser by the entry)."""
-    if command != "summary":
-        raise ValueError(f"not a job command: {command}")
-    return job_summary_command(inputs, use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
-                               top=args.top, workers=args.workers, scheduler=args.scheduler)

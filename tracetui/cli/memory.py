@@ -8,9 +8,26 @@ allocate most, overall and per profiler step (docs/memory.md).  ``--json`` print
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import Any
 
 from ..io import jsonout
+from .common import add_inputs, paths
+
+NAME = "memory"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="allocations per device, the peak and the ops that own it "
+                                         "(profile_memory=True)")
+    add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables (docs/memory.md)")
+    p.add_argument("--top", type=int, default=10, help="rows in the owner and op tables (default 10)")
+
+
+def run(args: argparse.Namespace) -> int:
+    return memory_command(paths(args), use_cache=not args.no_cache, as_json=args.json, top=args.top)
 
 
 def memory_command(paths: list[str], *, use_cache: bool, as_json: bool, top: int) -> int:

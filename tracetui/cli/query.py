@@ -9,21 +9,52 @@ most :data:`TABLE_ROWS` rows (and says how many more there were); CSV and JSON g
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from .. import units
 from ..errors import TraceError, one_line, printable_lines
-from ..query import QueryResult, QuerySession
 from ..query.cells import is_numeric
+from .common import add_job_options, paths
 from .fit_table import Col
-from .summary_render import console_out
 
+if TYPE_CHECKING:
+    from ..query import QueryResult
+
+NAME = "query"
 #: rows a table prints at most (CSV and JSON print every row)
 TABLE_ROWS = 1000
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="SQL over a trace or a whole job (tables: docs/query.md)")
+    p.add_argument("trace", help="a Kineto trace (or a driver-call trace), or a job: a folder, a glob, rank files")
+    p.add_argument("sql", nargs="?", default=None, help="the query (or --file)")
+    p.add_argument("--file", default=None, metavar="Q.SQL", help="read the query from this file")
+    p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE", help="the Execution Trace of the same run")
+    p.add_argument("--driver", dest="driver", default=None, metavar="DRIVER_TRACE",
+                   help="a driver-call trace of the same run (adds the calls, records, ioctls, phases tables)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="print CSV (a header line, then every row)")
+    fmt.add_argument("--json", action="store_true", help="print a JSON list of row objects")
+    p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+    add_job_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..job import looks_like_job
+
+    sql = read_query(args.sql, args.file)
+    fmt = "csv" if args.csv else "json" if args.json else "table"
+    files = paths(args)
+    job = looks_like_job(files)
+    return query_command(files, sql, fmt=fmt, use_cache=not args.no_cache, job=job, rules=args.rules,
+                         **({"workers": args.workers, "scheduler": args.scheduler} if job else {}))
 
 
 def read_query(sql: str | None, file: str | None) -> str:
@@ -65,6 +96,8 @@ def print_result(res: QueryResult, fmt: str) -> None:
         text = csv_text(res.columns, res.rows, units.value_text)
         sys.stdout.write(printable_lines(text) if sys.stdout.isatty() else text)
         return
+    from .summary_render import console_out
+
     out = console_out()
     cols = [Col(one_line(c), is_numeric(t)) for c, t in zip(res.columns, res.types)]
     rows = [[units.value_text(v) if col.numeric else Text(units.value_text(v)) for v, col in zip(r, cols)]
@@ -78,6 +111,8 @@ def print_result(res: QueryResult, fmt: str) -> None:
 
 def query_command(inputs: list[str], sql: str, *, fmt: str, use_cache: bool, job: bool, **job_options: Any) -> int:
     """Run one query on a trace (with its ET / driver trace) or a job and print the result."""
+    from ..query import QuerySession
+
     if job:
         session = QuerySession.for_job(inputs, use_cache=use_cache, **job_options)
     else:

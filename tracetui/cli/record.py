@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io.files import file_chunks, gzip_pieces, write_atomically
-
+NAME = "record"
 TORCH_MISSING_MESSAGE = "torch is not installed: pip install 'tracetui[record]'"
 
 #: Exit code for "cannot record here" (torch missing, CUDA asked for but absent).
@@ -125,6 +124,8 @@ def _build_model(torch: Any) -> Any:
 def _gzip_file(src: Path, dst: Path) -> None:
     """Gzip ``src`` into ``dst`` with header time 0 (no changing bytes from gzip itself),
     atomically (an existing ``dst`` is replaced only by a complete file)."""
+    from ..io.files import file_chunks, gzip_pieces, write_atomically
+
     write_atomically(dst, gzip_pieces(file_chunks(src)), durable=True)
 
 
@@ -249,6 +250,18 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: the last)")
     parser.add_argument("--delay-ms", type=float, default=20.0, help="with --ranks: the straggler's delay (default 20)")
     return parser
+
+
+def register(subparsers: Any) -> None:
+    """``tracetui record`` in the command list; its options are those of :func:`build_parser`, which
+    reads the words after ``record`` (the entry passes them through as ``argv``)."""
+    subparsers.add_parser(NAME, help="record a sample ET + Kineto pair with torch (pass --help for options)",
+                          add_help=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``tracetui record`` on ``args.argv``, the words after ``record``."""
+    return main(args.argv)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,14 +4,39 @@ folder (some ranks, each optionally cut the same way); see :mod:`tracetui.slicin
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+from .. import units
 from ..errors import TraceError, one_line
-from ..slicing import Cut, parse_ranks, parse_window, slice_job, slice_linked
+
+NAME = "slice"
 
 
-def slice_command(args: argparse.Namespace) -> int:
-    """Run ``tracetui slice`` with parsed ``args``; prints one line per file written."""
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="write a smaller, valid trace: one step, a time window, a subtree, "
+                                         "some ranks")
+    p.add_argument("trace", help="a Kineto trace, or a job (a folder, a glob, rank files)")
+    p.add_argument("more", nargs="*", default=[], help=argparse.SUPPRESS)
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--step", type=int, default=None, metavar="N",
+                      help="the work of step N: ProfilerStep#N, else the N-th repeated top-level annotation")
+    what.add_argument("--window", default=None, metavar="START:END",
+                      help=f"what ran between START and END, {units.US} after the trace start (as the browser shows)")
+    what.add_argument("--select", default=None, metavar="SELECTOR",
+                      help="one subtree: ext:<External id>, et:<ET node id>, name:<op name>[#<n>], node:<id>")
+    p.add_argument("--ranks", default=None, metavar="R",
+                   help="for a job: the ranks to keep, e.g. 0,3-5 (the job's other ranks are left out)")
+    p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
+                   help="the Execution Trace of the same run: written beside OUT, cut to the same ops")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the output file (a job: a folder); .gz compresses")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``tracetui slice`` with parsed ``args`` (one trace or a job); prints one line per file written."""
     from ..job import looks_like_job
+    from ..slicing import Cut, parse_ranks, parse_window, slice_job, slice_linked
 
     cut = Cut(step=args.step, window=parse_window(args.window) if args.window else None, select=args.select)
     inputs = [args.trace] + list(args.more)

@@ -1,4 +1,5 @@
-"""``tracetui summary``: print the whole-trace summary as rich tables or one JSON object.
+"""``tracetui summary``: print the whole-trace summary as rich tables or one JSON object (a whole
+job: the cross-rank summary of :mod:`tracetui.cli.job`).
 
 Kept apart from :mod:`tracetui.analysis.summary` so that answering from a stored summary
 (:mod:`tracetui.store.summaries`) imports neither pandas nor the analysis code.
@@ -6,10 +7,37 @@ Kept apart from :mod:`tracetui.analysis.summary` so that answering from a stored
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
+from typing import Any
 
 from ..io import jsonout
+from .common import add_inputs, add_job_options, paths
+
+NAME = "summary"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="GPU time breakdown, kernel categories, top kernels/ops, streams, launches")
+    add_inputs(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="kernel category rules (TOML) tried before the defaults; see docs/categories.md")
+    p.add_argument("--top", type=int, default=15, help="rows in the kernel and op tables (default 15)")
+    add_job_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..job import looks_like_job
+
+    files = paths(args)
+    if looks_like_job(files):
+        from .job import job_summary_command
+
+        return job_summary_command(files, use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
+                                   top=args.top, workers=args.workers, scheduler=args.scheduler)
+    return summary_command(files, use_cache=not args.no_cache, as_json=args.json, rules=args.rules, top=args.top)
 
 
 def _import_analysis() -> None:

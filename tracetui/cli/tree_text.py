@@ -1,94 +1,41 @@
-"""Tree navigation as Trace2Tree users script it: find a node, print a subtree, print
-the parent chain.  Text only (no Textual); durations are shown in microseconds."""
+"""``tracetui tree TRACE [--depth N] [--select SELECTOR] [--hide-python]``: print the op tree
+as text, every lane or one subtree; an Execution Trace alone prints its node tree.  The text
+of a subtree is :mod:`tracetui.export.tree_text` (the Python API's ``format_subtree``)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
-from .. import units
 from ..errors import one_line
-from ..kineto.kinds import Kind
-from ..kineto.rollup import subtree_gpu_totals
-from ..kineto.trace import KinetoTrace
-from ..session import LinkedTrace
+from .common import add_inputs, load
+
+if TYPE_CHECKING:
+    from ..session import LinkedTrace
+
+NAME = "tree"
 
 
-def find_node(kt: KinetoTrace, external_id: int, pid: Any = None, tid: Any = None) -> int | None:
-    """The cpu_op (or user_annotation) with this External id on (pid, tid); None if absent."""
-    hits = kt.find_by_external_id(external_id, pid, tid)
-    return hits[0] if hits else None
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="print the op tree as text")
+    add_inputs(p)
+    p.add_argument("--depth", type=int, default=None, help="deepest level to print (lane roots are level 0)")
+    p.add_argument("--select", default=None, metavar="SELECTOR", help="print only this subtree (see export)")
+    p.add_argument("--hide-python", action="store_true", help="skip python_function levels")
 
 
-def describe_node(kt: KinetoTrace, node: int) -> str:
-    """One line: category, name, duration (µs) and ids; text from the file (names, pids and
-    tids written as strings) with control characters escaped (:func:`~tracetui.errors.one_line`)."""
-    if kt.is_lane_node(node):
-        return f"[lane] {one_line(kt.name(node))}"
-    kind = Kind(int(kt.kind[node])).name.lower()
-    bits = [f"[{kind}] {one_line(kt.name(node))}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
-    if kt.external_id[node] >= 0:
-        bits.append(f"ext={int(kt.external_id[node])}")
-    if kt.correlation[node] >= 0:
-        bits.append(f"corr={int(kt.correlation[node])}")
-    if kt.rf_id[node] > 0:
-        bits.append(f"rf_id={int(kt.rf_id[node])}")
-    if kt.is_gpu_event(node):
-        bits.append(one_line(f"dev={kt.pids[node]} stream={kt.tids[node]}"))
-    return " ".join(bits)
-
-
-#: levels of indentation (two spaces each) before lines carry a depth tag instead
-MAX_INDENT = 64
-
-
-def indent(level: int) -> str:
-    """Two spaces per level up to :data:`MAX_INDENT` levels; deeper lines get the same
-    indentation plus a ``[d=level] `` tag, so a 50,000-deep chain stays linear in size."""
-    if level <= MAX_INDENT:
-        return "  " * level
-    return "  " * MAX_INDENT + f"[d={level}] "
-
-
-def format_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, hide_python: bool = False,
-                   gpu_totals: tuple | None = None) -> str:
-    """The subtree under ``node`` as indented text (iterative, no recursion limit; levels below
-    :data:`MAX_INDENT` are tagged ``[d=N]``, N counted from ``node``)."""
-    gtime, gcount = gpu_totals or subtree_gpu_totals(kt)
-    word = kt.device_word().lower()  # "gpu" or "device": what the time and count are of
-    lines: list[str] = []
-    stack: list[tuple[int, int]] = [(node, 0)]
-    while stack:
-        x, lvl = stack.pop()
-        line = indent(lvl) + describe_node(kt, x)
-        if gcount[x] and not kt.is_gpu_work(x):
-            line += f" {word}={gtime[x]:.3f}{units.US_ASCII} {word}_events={int(gcount[x])}"
-        lines.append(line)
-        if depth is not None and lvl >= depth:
-            continue
-        kids = kt.nopy_children(x) if hide_python else kt.children(x)
-        for c in kids[::-1].tolist():
-            stack.append((c, lvl + 1))
-    return "\n".join(lines)
-
-
-def format_parent_chain(kt: KinetoTrace, node: int) -> str:
-    """The node and its ancestors, root first, one per line (indented as in :func:`format_subtree`)."""
-    chain = [node] + kt.ancestors(node)
-    return "\n".join(indent(i) + describe_node(kt, x) for i, x in enumerate(reversed(chain)))
-
-
-def print_subtree(kt: KinetoTrace, node: int, *, depth: int | None = None, file: TextIO | None = None) -> None:
-    print(format_subtree(kt, node, depth=depth), file=file or sys.stdout)
-
-
-def print_parent_chain(kt: KinetoTrace, node: int, *, file: TextIO | None = None) -> None:
-    print(format_parent_chain(kt, node), file=file or sys.stdout)
+def run(args: argparse.Namespace) -> int:
+    linked = load(args)
+    return print_tree_command(linked, depth=args.depth, selector=args.select, hide_python=args.hide_python)
 
 
 def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str | None,
                        hide_python: bool) -> int:
     """``tracetui tree``: print every lane (or one selected subtree) as text."""
+    from ..export.tree_text import format_subtree
+    from ..kineto.rollup import subtree_gpu_totals
+
     kt = linked.kineto
     if kt is None:
         if linked.et is None:
@@ -110,6 +57,8 @@ def print_tree_command(linked: LinkedTrace, *, depth: int | None, selector: str 
 def format_et_subtree(et, pos: int, *, depth: int | None = None) -> str:
     """An Execution Trace's subtree under position ``pos`` as indented text: per node its name,
     ``id``, ``rf_id``, ET ``tid`` and ``seq_id`` (when it has one).  An ET has no times."""
+    from ..export.tree_text import indent
+
     lines: list[str] = []
     stack: list[tuple[int, int]] = [(pos, 0)]
     while stack:
