@@ -58,6 +58,14 @@ def kind_of_trace(trace: Any) -> FileKind:
     return kind_named(getattr(trace, "source_format", _KINETO.name))
 
 
+def other_format(trace: Any) -> FileKind | None:
+    """The format of a trace in the Kineto model that was read from another format than a
+    PyTorch profiler trace or a driver-call trace (those say what they are in their own
+    words): what ``info`` and the status line name; None for those two."""
+    kind = kind_of_trace(trace)
+    return None if kind in (FileKind.KINETO, FileKind.DRIVER) else kind
+
+
 def recognise(head: Head) -> FileKind | None:
     """The format of a file with this head: the surest match, the first in the list among
     equals; None when no format claims it."""

@@ -34,11 +34,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def trace_info(linked: LinkedTrace) -> dict:
+    from .. import formats
     from ..analysis.et_summary import et_counts
     from ..driver.trace import DriverTrace, event_counts
 
     out: dict = {"files": [t.path for t in (linked.kineto, linked.et) if t is not None]}
     kt = linked.kineto
+    other = formats.other_format(kt) if kt is not None else None
+    if other is not None:
+        out["format"] = {"name": other.spec.name, "title": other.title}
     if kt is not None:
         out["kineto"] = {
             "events": event_counts(kt).kineto,
@@ -76,9 +80,12 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
     con = Console()
     for f in info["files"]:
         con.print(Text(one_line(f), style="bold"))
+    if "format" in info:
+        con.print(Text(f"{info['format']['title']} (in the Kineto model: the same categories and args)"))
     if "kineto" in info:
         k = info["kineto"]
-        t = Table(title="Kineto events by category")
+        t = Table(title=f"{info['format']['title']} events by category" if "format" in info
+                  else "Kineto events by category")
         t.add_column("category")
         t.add_column("events", justify="right")
         for c, v in sorted(k["categories"].items(), key=lambda kv: -kv[1]):

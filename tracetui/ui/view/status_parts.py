@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from ... import units
+from ... import formats, units
 from ...driver.facts import driver_of
 from ...driver.trace import event_counts
 from ...errors import one_line
@@ -26,12 +26,13 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "steps", "search", "path", "findings", "sort", "matches",
-            "export", "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices", "python")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "format", "steps", "search", "path", "findings", "sort",
+            "matches", "export", "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices",
+            "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Left-to-right order on screen.
-DISPLAY_ORDER = ("rank", "title", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
+DISPLAY_ORDER = ("rank", "title", "format", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
                  "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python", "export",
                  "findings", "warnings")
 
@@ -103,6 +104,9 @@ def trace_parts(linked) -> list[Part]:
     trace: the Kineto counts and the driver link."""
     kt = linked.kineto
     parts = [_part("title", linked.title, style="bold")]
+    other = formats.other_format(kt) if kt is not None else None
+    if other is not None:  # not a PyTorch profiler trace: say what it is
+        parts.append(_part("format", other.title, other.spec.name, style="cyan"))
     drv = driver_of(kt)
     if drv is not None and drv.link is None:
         parts += _driver_parts(drv)
