@@ -1,8 +1,9 @@
-"""Trace text is data (issue 24): no control sequence from a file reaches the terminal.
+"""Trace text is data (issues 24 and 40): no control sequence from a file reaches the terminal.
 
 Every command of the CLI runs on hostile copies of shared traces (:mod:`hostile`: OSC 52,
-OSC 2, terminal queries, C1 controls, BEL, CR, BS, DEL, NUL and a bidi override appended to
-every string the trace shows, in a file whose name holds ESC and BEL too) with its output
+OSC 2, terminal queries, C1 controls, BEL, CR, BS, DEL, NUL, bidi controls and marks and
+invisible characters appended to every string the trace shows, in a file whose name holds
+ESC, BEL and U+200B too) with its output
 on a pseudo-terminal, as a user sees it; the bytes the terminal receives must hold no
 control character but newline once the command's own colour sequences are removed, and
 the hostile names must be shown, escaped (``\\x1b``), not dropped.
@@ -22,9 +23,11 @@ from findings_traces import write_barrier_job
 from hostile import (
     CONTROL,
     EVIL_NAME,
+    INVISIBLE,
     PAYLOAD,
     evil,
     terminal_residue,
+    unsafe_characters,
     write_hostile_driver,
     write_hostile_kineto,
     write_hostile_pair,
@@ -55,6 +58,43 @@ def test_one_line_escapes_c0_c1_del_and_passes_printable_unicode():
     assert not CONTROL.search(LoadWarning("x", PAYLOAD).message)
 
 
+def test_one_line_escapes_bidi_marks_and_invisible_characters():
+    """Issue 40: the invisible and bidi-mark characters are escaped as Python writes them in a
+    string literal, so two names that differ only by one never read alike."""
+    assert one_line("aten::mm\u200b") == r"aten::mm\u200b" != one_line("aten::mm")
+    assert one_line(INVISIBLE) == (r"\u200b\u200c\u200d\u200e\u200f\u061c\u2060\u2061\u2062\u2063\u2064\ufeff"
+                                   r"\xad\u180e\u034f\u115f\u3164\U000e0041\U000e007f\u2066\u2067\u2068\u2069"
+                                   r"\u202a\u202c❤\ufe0f\u2028\u2029")  # VS16 too, after an emoji
+    assert unsafe_characters(one_line(PAYLOAD), allow="") == []
+    assert printable_lines("a\nb\u200b\tc\ufeff") == "a\nb\\u200b\tc\\ufeff"
+    assert str(TraceError(f"/tmp/{EVIL_NAME}.json", "bad")).endswith(r"\x1b[6n\u200b.json: bad")
+
+
+def test_the_escaped_characters_are_the_controls_bidi_and_invisible_ones_of_unicode():
+    """Every assigned code point of this Python's Unicode database (and the unassigned ones the
+    escape list names): escaped exactly when :func:`hostile.is_unsafe` says so from its
+    category (controls, format characters but those with a glyph, separators, surrogates)
+    and the invisible letters and marks (fillers, grapheme joiner, variation selectors)."""
+    import unicodedata
+
+    from hostile import is_unsafe
+
+    wrong = []
+    for cp in range(0x110000):
+        ch = chr(cp)
+        escaped = one_line(ch) != ch
+        if unicodedata.category(ch) == "Cn":  # unassigned here: only the ranges Unicode reserves as ignorable
+            if escaped != (cp == 0x2065 or 0xFFF0 <= cp <= 0xFFF8 or 0x13430 <= cp <= 0x1343F
+                           or 0xE0000 <= cp <= 0xE0FFF):
+                wrong.append(f"U+{cp:04X} (unassigned)")
+        elif escaped != is_unsafe(ch):
+            wrong.append(f"U+{cp:04X}")
+    assert wrong == []
+    # the form: a C0 or C1 control as \xNN, the rest as \uXXXX or \UXXXXXXXX (one character each)
+    assert [one_line(c) for c in "\x1b\x9b\xad\u200b\U000e0001\n\t\r"] == [
+        r"\x1b", r"\x9b", r"\xad", r"\u200b", r"\U000e0001", r"\n", r"\t", r"\r"]
+
+
 def test_styled_text_keeps_its_styles_on_the_same_characters():
     t = Text("ab\x1b]2;x\x9bcd\nef")
     t.stylize("bold", 1, 4)  # "b\x1b]"
@@ -76,6 +116,11 @@ def test_json_output_escapes_raw_c1_and_del_and_reads_back_the_same():
     value = {"name": "a\x9b6n\x7f\u202e\x1b"}
     out = dumps(value)
     assert out == b'{"name":"a\\u009b6n\\u007f\\u202e\\u001b"}' and loads(out) == value
+    # the invisible characters too (a tag beyond the BMP as a surrogate pair): the same strings
+    value = {"name": "aten::mm" + INVISIBLE, INVISIBLE: 1}
+    out = dumps(value)
+    assert unsafe_characters(out.decode(), allow="") == [] and b"aten::mm\\u200b" in out
+    assert loads(out) == value and json.loads(out) == value
 
 
 def _on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
@@ -173,6 +218,7 @@ def test_every_command_writes_no_control_character_to_the_terminal(command, host
     code, shown = _on_terminal(args, _env(tmp_path))
     assert code == (2 if command == "query error" else 0), shown[-2000:]
     assert terminal_residue(shown) == [], command
+    assert "\\u200b" in shown  # the invisible character of the names (or the file name), shown
     if command == "check --json":  # no finding on the hostile copy (its sync calls have other names)
         assert "\\u001b]2;title" in shown  # the file name, with JSON's own escapes
     elif "json" in command or "chrome" in command:
