@@ -167,3 +167,32 @@ def write_hostile_driver(folder: Path) -> Path:
     path = folder / f"{EVIL_NAME}.jsonl"
     path.write_text("\n".join(out) + "\n")
     return path
+
+
+#: the masquerade pairs (issue 40): names that differ only by a zero width space
+LOOKALIKE_OPS = ("aten::mm", "aten::mm\u200b")
+LOOKALIKE_KERNELS = ("mm_kernel", "mm_kernel\u200b")
+#: the kernel of h100_bert_inference renamed (17 launches)
+_BERT_GEMM = "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>"
+
+
+def write_lookalike_kineto(folder: Path) -> Path:
+    """h100_bert_inference with its 26 ``aten::addmm`` ops named, in turn, by the two names of
+    :data:`LOOKALIKE_OPS` (13 each) and its 17 cutlass wmma GEMM kernels by those of
+    :data:`LOOKALIKE_KERNELS` (9 and 8): two rows of every table that a terminal would show
+    alike unless the invisible character is escaped."""
+    doc = json.loads(gzip.open(kineto_path("h100_bert_inference.json.gz")).read())
+    ops = kernels = 0
+    for ev in doc["traceEvents"]:
+        if not isinstance(ev, dict):
+            continue
+        if ev.get("cat") == "cpu_op" and ev.get("name") == "aten::addmm":
+            ev["name"] = LOOKALIKE_OPS[ops % 2]
+            ops += 1
+        elif ev.get("cat") == "kernel" and str(ev.get("name", "")).startswith(_BERT_GEMM):
+            ev["name"] = LOOKALIKE_KERNELS[kernels % 2]
+            kernels += 1
+    assert (ops, kernels) == (26, 17), "h100_bert_inference as the manifest counts it"
+    path = folder / "lookalike.json"
+    path.write_text(json.dumps(doc))
+    return path

@@ -31,6 +31,7 @@ from hostile import (
     write_hostile_driver,
     write_hostile_kineto,
     write_hostile_pair,
+    write_lookalike_kineto,
 )
 from pilot import error_dialog_shown, open_app, open_diff, press, screen_text
 from shared_traces import SHARED
@@ -352,3 +353,34 @@ async def test_the_query_bar_and_result_screen_of_a_hostile_trace(tmp_path):
         await query("SELECT CAST(name AS INTEGER) FROM kernels")
         assert app.screen is main and "Conversion Error" in screen_text(app)
         check(app, "query: DuckDB's message quoting a name")
+
+
+@pytest.mark.slow
+async def test_the_summaries_screen_shows_lookalike_names_apart(tmp_path):
+    """Issue 40's masquerade pair (:func:`hostile.write_lookalike_kineto`) at 80x24: the kernels
+    tab and the ops tab each show the pair as two different names (cut to the name column:
+    ``mm_kernel\\u2…`` beside ``mm_kernel``, ``aten::m…`` beside ``aten::mm``; without the
+    escape both read ``aten::mm``), and Enter on the first takes the tree to an op whose row
+    reads ``aten::mm\\u200b``."""
+    from pilot import open_summaries
+
+    def names(count_column: int, counts: set[str]) -> list[str]:
+        """The name cells of the rows whose count is one of ``counts``."""
+        rows = [line.split() for line in screen_text(app).splitlines()]
+        return [r[0] for r in rows if len(r) > count_column and r[count_column] in counts]
+
+    app = TraceApp([str(write_lookalike_kineto(tmp_path))], use_cache=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_app(app, pilot)
+        await open_summaries(app, pilot)
+        check(app, "kernels tab")
+        kernels = names(2, {"9", "8"})  # name, category, count
+        assert len(kernels) == len(set(kernels)) == 2 and "mm_kernel" in kernels
+        assert any(k.startswith("mm_kernel\\u2") for k in kernels)
+        await press(pilot, "2")
+        check(app, "ops tab")
+        ops = names(1, {"13"})  # name, count
+        assert len(ops) == len(set(ops)) == 2 and "aten::mm" in ops
+        await press(pilot, "enter")  # the first row (most GPU time): the op with U+200B
+        check(app, "the tree at its longest occurrence")
+        assert "aten::mm\\u200b" in screen_text(app)
