@@ -24,8 +24,8 @@ from dataclasses import dataclass
 #:   isolates U+2066-2069);
 #: * what is invisible, so that two names differing only by it would print alike: every
 #:   Default_Ignorable_Code_Point (DerivedCoreProperties.txt: the ranges below are Unicode
-#:   14.0's, as ``perl -MUnicode::UCD`` lists them, and unchanged in 15.0 and 16.0: 4,174
-#:   code points; variation selectors included, U+FE0F after an emoji too), and the format
+#:   14.0's, as ``perl -MUnicode::UCD`` lists them: 4,174 code points, the total of 16.0's
+#:   file too; variation selectors included, U+FE0F after an emoji too), and the format
 #:   controls that property leaves out by name although they draw nothing (U+FFF9-FFFB,
 #:   U+13430-1343F);
 #:
