@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from .. import units
-from ..errors import TraceError, one_line, printable_lines
+from ..errors import TraceError, one_line
 from ..query.cells import is_numeric
 from .common import add_job_options, paths
 from .fit_table import Col
@@ -93,8 +93,7 @@ def print_result(res: QueryResult, fmt: str) -> None:
     if fmt == "csv":
         from ..export.csv_json import csv_text
 
-        text = csv_text(res.columns, res.rows, units.value_text)
-        sys.stdout.write(printable_lines(text) if sys.stdout.isatty() else text)
+        sys.stdout.write(csv_text(res.columns, res.rows, units.value_text))  # (every cell: one_line)
         return
     from .summary_render import console_out
 
