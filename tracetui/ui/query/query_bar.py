@@ -174,6 +174,7 @@ class QueryBar(Vertical):
         if state is None or not sql.strip() or self.running:
             return
         state.remember(sql)
+        state.begin()
         self.input.reset_history()
         self._started = time.perf_counter()
         self._tick()
@@ -202,8 +203,8 @@ class QueryBar(Vertical):
                 self.state.interrupt()
             self.workers.cancel_group(self, "query")
             secs = self._stop_ticking()
-            self.say(f"stopped after {units.s_text(secs, '.1f')} (a table being built finishes in the background)",
-                     error=True)
+            self.say(f"query cancelled: stopped after {units.s_text(secs, '.1f')} (Esc); "
+                     "a table being built is finished in the background and kept", error=True)
             return
         self.close()
         self.post_message(self.Closed())
