@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     job = looks_like_job(files)
     return query_command(files, sql, fmt=fmt, use_cache=not args.no_cache, job=job, rules=args.rules,
                          allow_files=args.allow_files, timeout_s=args.timeout or None,
-                         **({"workers": args.workers, "scheduler": args.scheduler} if job else {}))
+                         **({"workers": args.workers, "scheduler": args.scheduler, "follow_links": args.follow_links}
+                            if job else {}))
 
 
 def read_query(sql: str | None, file: str | None) -> str:
