@@ -36,10 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 #: seconds a query may run unless told otherwise (``tracetui query --timeout``, the API): a
-#: query over the documented tables answers in well under a second on the shared traces and
-#: in a few seconds on a million-event trace, so 30 s is ten times the slowest real query seen
-#: while a runaway one (a cross join, ``range(1000000000000)``) returns the terminal (or a
-#: program's request) in half a minute
+#: query over the documented tables answers in milliseconds on the shared traces and a GROUP BY
+#: over a million events in about 0.3 s (README, ``bench/bench_query.py``; building a table is
+#: not counted), so 30 s leaves a heavy join a hundred times that, while a runaway query (a
+#: cross join, ``range(1000000000000)``) gives the terminal, or a program's request, back in
+#: half a minute
 DEFAULT_TIMEOUT_S = 30.0
 #: share of the available memory DuckDB may use for one session (the rest: the tables'
 #: frames, the rows fetched into Python, the browser)
@@ -54,8 +55,9 @@ _FILE = re.compile(r'Cannot access (?:file|directory) "(.*?)" - file system oper
 _LOCKED = re.compile(r'Cannot change configuration option "(.*?)" - the configuration has been locked')
 _NETWORK = re.compile(r'File (\S+://\S*) requires the extension')
 _EXTERNAL = "Cannot enable external access"
-#: statements about extensions the Python client cannot name (its StatementType lacks them)
+#: the extension a statement names
 _NAME = re.compile(r"^\s*([\w.\-]+)")
+#: statements about extensions (UPDATE EXTENSIONS: the Python client's StatementType lacks it)
 _EXTENSION_WORDS = re.compile(r"\s*(update\s+extensions|force\s+install|install|load)\b", re.IGNORECASE)
 
 
