@@ -183,6 +183,9 @@ def test_the_cli_refuses_a_copy_and_a_bad_timeout(tmp_path, capsys):
     q.write_text("INSTALL httpfs;\n")
     assert main(["query", BERT, "--file", str(q)]) == 2
     assert capsys.readouterr().err == f"tracetui: query: INSTALL httpfs: {EXT}\n"
+    assert main(["query", BERT, "SELECT count(*) FROM range(1e12)"]) == 2  # DuckDB 2: range takes no DOUBLE
+    err = capsys.readouterr().err
+    assert err.startswith("tracetui: query: Binder Error: No function matches") and err.count("\n") == 1
     assert main(["query", BERT, "SELECT 1", "--timeout", "-1"]) == 2
     assert capsys.readouterr().err == "tracetui: query: --timeout -1: give the seconds a query may run (0: no limit)\n"
     assert sorted(os.listdir(tmp_path)) == ["q.sql"]
