@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .. import units
 from ..errors import TraceError, one_line
 from ..session import LinkedTrace
 from . import sandbox
@@ -212,7 +213,7 @@ class QuerySession:
             raise QueryError("query", "cancelled")
         out = sandbox.call_with_limit(lambda: self._fetch(sql, max_rows), self.con.interrupt, self.timeout_s, cancel)
         if isinstance(out.error, duckdb.InterruptException) and (out.timed_out or out.cancelled):
-            raise QueryError("query", f"stopped after {self.timeout_s:g} s ({sandbox.TIMEOUT_OPTION})"
+            raise QueryError("query", f"stopped after {units.s_text(self.timeout_s or 0)} ({sandbox.TIMEOUT_OPTION})"
                              if out.timed_out else "cancelled")
         if isinstance(out.error, duckdb.Error):
             raise QueryError("query", sandbox.explain(type(out.error).__name__, _message(out.error), self.allow_files,

@@ -48,6 +48,8 @@ MEMORY_SHARE = 0.5
 #: the command-line options the messages name
 FILES_OPTION = "--allow-files"
 TIMEOUT_OPTION = "--timeout"
+#: DuckDB's suffix for a size in bytes (its memory_limit takes a number with a unit)
+DUCKDB_BYTES = "b"
 #: how often the waiting thread looks at a cancel request while a query runs
 POLL_S = 0.05
 
@@ -79,7 +81,7 @@ def connect(allow_files: bool, memory_bytes: int | None, threads: int) -> Any:
         "threads": max(1, int(threads)),
     }
     if memory_bytes:
-        config["memory_limit"] = f"{max(memory_bytes >> 20, 64)}MiB"
+        config["memory_limit"] = str(max(memory_bytes, 64 << 20)) + DUCKDB_BYTES
     con = duckdb.connect(":memory:", config=config)
     if not allow_files:
         con.execute("SET enable_external_access = false")
