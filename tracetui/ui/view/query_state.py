@@ -5,10 +5,11 @@ The session is made when the first query runs (in the query worker: DuckDB's imp
 first tables take about a second on a large trace) and kept for the next ones, so a table
 is built once.  Runs are serialised by a lock (a query typed while one still runs waits
 for it, in its own worker).  :meth:`QueryState.begin` (the UI thread, as a query is sent)
-and :meth:`QueryState.interrupt` (Esc) share one cancel flag, which the session reads once its
-tables are built and watches while its statement runs: Esc stops the query at once, or before
-it starts.  The browser's sessions are the CLI's sandbox (``query/sandbox.py``: no files,
-network or extensions, settings locked) with no time limit (Esc stops a query) and at most
+gives each query its own cancel flag, which :meth:`QueryState.interrupt` (Esc) sets and the
+session reads once its tables are built and watches while its statement runs: Esc stops the
+query at once, or before it starts (and a query sent right after it does not clear it).
+The browser's sessions are the CLI's sandbox (``query/sandbox.py``: no files, network or
+extensions, settings locked) with no time limit (Esc stops a query) and at most
 :data:`BROWSER_ROWS` rows fetched.  In a job the session covers every rank (tables with a
 ``rank`` column, ``collectives``) and lives as long as the job: switching ranks keeps it.
 """
@@ -71,19 +72,22 @@ class QueryState:
         return self._session is not None
 
     # ------------------------------------------------------------------ running
-    def begin(self) -> None:
-        """A query is being sent (UI thread): forget an earlier cancel."""
-        self._cancel.clear()
+    def begin(self) -> threading.Event:
+        """A query is being sent (UI thread): its cancel flag, for :meth:`run`."""
+        self._cancel = threading.Event()
+        return self._cancel
 
-    def run(self, sql: str, max_rows: int = BROWSER_ROWS) -> tuple[QueryResult, float]:
-        """Run ``sql`` (worker thread); returns the result and the wall seconds it took
-        (tables built on the way included).  Raises QueryError / TraceError; QueryError
-        "cancelled" after :meth:`interrupt`."""
+    def run(self, sql: str, max_rows: int = BROWSER_ROWS,
+            cancel: threading.Event | None = None) -> tuple[QueryResult, float]:
+        """Run ``sql`` (worker thread) with the flag :meth:`begin` gave (default: the last
+        one); returns the result and the wall seconds it took (tables built on the way
+        included).  Raises QueryError / TraceError; QueryError "cancelled" after :meth:`interrupt`."""
+        cancel = cancel or self._cancel
         with self._lock:
             t0 = time.perf_counter()
             if self._session is None:
                 self._session = self._make()
-            result = self._session.run(sql, max_rows=max_rows, cancel=self._cancel)
+            result = self._session.run(sql, max_rows=max_rows, cancel=cancel)
             elapsed = time.perf_counter() - t0
             self.column_names = tuple(self._session.column_names())
         return result, elapsed
