@@ -32,6 +32,14 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
                    help="for a job: processes that load ranks in parallel (default: one per core)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="for a job: load and summarise ranks on this Dask scheduler (needs tracetui[cluster])")
+    add_follow_links(p)
+
+
+def add_follow_links(p: argparse.ArgumentParser) -> None:
+    """``--follow-links``: read the files of a job's folder (or glob) that lead outside it."""
+    p.add_argument("--follow-links", action="store_true",
+                   help="for a job: also read the files of the folder (or glob) that are links to files outside "
+                        "it (skipped with a warning by default)")
 
 
 def paths(args: argparse.Namespace) -> list[str]:
