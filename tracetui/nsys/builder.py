@@ -21,7 +21,7 @@ from ..errors import LoadWarning
 from ..io.formats import Progress
 from ..kineto import schema as ks
 from ..kineto.build import build_trace
-from ..kineto.columns import DecodedEvents, Interned
+from ..kineto.columns import DecodedEvents, Interned, join_releasing
 from ..kineto.decode import DecodedTrace
 from ..kineto.schema import KEY_DEFAULTS, KEY_FIELDS
 from ..kineto.trace import KinetoTrace
@@ -109,7 +109,20 @@ def device_properties(ex: Export) -> list[dict[str, Any]]:
     return [out[k] for k in sorted(out)]
 
 
+#: a column whose values span at most this many integers is interned by a table, not a sort
+_TABLE_SPAN = 1 << 24
+
+
 def _interned(values: np.ndarray) -> Interned:
+    """Integer ids (pids, tids, devices, streams) as Kineto's interned column."""
+    if not values.size:
+        return Interned(np.zeros(0, dtype=np.int32), [])
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo < _TABLE_SPAN:
+        seen = np.zeros(hi - lo + 1, dtype=bool)
+        seen[values - lo] = True
+        code = np.cumsum(seen, dtype=np.int32) - 1
+        return Interned(code[values - lo], (np.flatnonzero(seen) + lo).tolist())
     uniq, inv = np.unique(values, return_inverse=True)
     return Interned(inv.reshape(-1).astype(np.int32), [int(v) for v in uniq.tolist()])
 
@@ -119,12 +132,13 @@ def decoded_trace(ex: Export, parts: list[events.EventColumns], warnings: list[L
     host_pairs: set[tuple[int, int]] = set()
     for p in parts:
         if p.what in (host.NVTX_RANGES, host.API_CALLS) and p.n:
-            pairs = np.unique(np.stack([p.pid, p.tid], axis=1), axis=0)
-            host_pairs.update(map(tuple, pairs.tolist()))
+            pairs = np.unique((p.pid << schema.ID_BITS) | p.tid)  # both are 24-bit ids of a globalTid
+            host_pairs.update(zip((pairs >> schema.ID_BITS).tolist(), (pairs & schema.ID_MASK).tolist()))
     procs, threads = _names(ex, host_pairs)
     t0 = min((int(p.start.min()) for p in parts if p.n), default=0)
     devices = sorted({int(d) for p in parts if p.what == events.SYNCS for d in np.unique(p.pid).tolist()})
     meta = _meta_part(procs, threads, {d: DEVICE_PROCESS_SORT + d for d in devices if d not in procs}, t0)
+    # last: the build drops metadata rows and their args, and a blob cut at its end is cut in place
     parts = [*parts, meta] if meta.n else parts
     cats: dict[str, int] = {}
     names: dict[str, int] = {}
@@ -152,7 +166,7 @@ def decoded_trace(ex: Export, parts: list[events.EventColumns], warnings: list[L
         name=Interned(np.concatenate(name_codes), list(names)), pid=_interned(cat("pid")), tid=_interned(cat("tid")),
         ts_int=start // 1000, ts_frac=(start % 1000).astype(np.float64) / 1000.0,
         dur=(end - start).astype(np.float64) / 1000.0, flow_id=[None] * n,
-        args_blob=b"".join(p.args for p in parts), args_offsets=offsets, key_args=key_args, n_elements=n)
+        args_blob=join_releasing([p.args for p in parts]), args_offsets=offsets, key_args=key_args, n_elements=n)
     metadata: dict[str, Any] = {schema.META_NSYS: {k: ex.meta[k] for k in (schema.PRODUCT_VERSION,
                                                                            schema.SCHEMA_VERSION) if k in ex.meta}}
     props = device_properties(ex)

@@ -39,10 +39,10 @@ CHUNK_ROWS = 1 << 18
 #: the SQL functions the queries use (the authorizer allows no other)
 ALLOWED_FUNCTIONS = frozenset({
     "group_concat", "count", "min", "max", "coalesce", "ifnull", "nullif", "length", "substr", "instr", "printf",
-    "format", "json_quote", "json", "json_valid", "char",
+    "format", "json_quote", "char",
 })
 #: the pragmas the reader asks (read-only ones)
-ALLOWED_PRAGMAS = frozenset({"table_info", "table_xinfo"})
+ALLOWED_PRAGMAS = frozenset({"table_info", "table_xinfo", "encoding"})
 #: what one event's args end with in a block's args string
 ARGS_END = b"\n"
 
@@ -231,7 +231,8 @@ class Block:
 
     n: int
     cols: dict[str, np.ndarray]
-    args: bytes  #: every row's JSON object followed by :data:`ARGS_END`
+    args: bytes  #: every row's JSON object followed by :data:`ARGS_END` (a query with args)
+    text: bytes = b""  #: every row's text, back to back (a query with text)
 
 
 def int_expr(expr: str, default: int = -1) -> str:
@@ -245,14 +246,14 @@ class Query:
     """What :func:`fetch_blocks` reads from one table.
 
     ``columns``: integer columns (name -> SQL expression); ``args``: each row's args as an SQL
-    expression of JSON text; ``where``: which rows (an expression of this module, no
+    expression of JSON text (or None); ``where``: which rows (an expression of this module, no
     parameter); ``group``: expressions whose distinct values each get a block of their own;
     ``params``: the parameters of ``columns``, ``args`` and ``group`` in the order they appear
     in the SQL (group, columns, args)."""
 
     table: str
     columns: dict[str, str]
-    args: str
+    args: str | None
     where: str = "1"
     group: tuple[str, ...] = ()
     params: tuple[Any, ...] = ()
@@ -260,10 +261,13 @@ class Query:
     join: str = ""
     #: the whole FROM clause instead (a subquery of the table), holding :data:`ROWS` once
     source: str = ""
+    #: text of each row, joined with nothing between (its byte lengths: a column of its own)
+    text: str | None = None
 
     def sql(self) -> str:
         aggs = [f"CAST(group_concat({int_expr(e)}) AS BLOB)" for e in self.columns.values()]
-        aggs.append(f"CAST(group_concat({self.args}, char(10)) AS BLOB)")
+        aggs.append(f"CAST(group_concat({self.args}, char(10)) AS BLOB)" if self.args else "NULL")
+        aggs.append(f"CAST(group_concat({self.text}, '') AS BLOB)" if self.text else "NULL")
         keys = "".join(f"{g}, " for g in self.group)
         if self.source:
             if self.source.count("?") != 2 or ROWS not in self.source:  # pragma: no cover - a bug of this package
@@ -296,8 +300,8 @@ def fetch_blocks(ex: Export, q: Query, chunk: int = CHUNK_ROWS) -> Iterator[tupl
                 if not n:
                     continue
                 cols = {c: _ints(ex.path, q.table, c, row[k + 1 + i], n) for i, c in enumerate(names)}
-                args = bytes(row[k + 1 + len(names)] or b"") + ARGS_END
-                yield tuple(row[:k]), Block(n, cols, args)
+                args = bytes(row[k + 1 + len(names)] or b"") + ARGS_END if q.args else b""
+                yield tuple(row[:k]), Block(n, cols, args, bytes(row[k + 2 + len(names)] or b""))
 
 
 def _ints(path: str, table: str, column: str, text: bytes | None, n: int) -> np.ndarray:
