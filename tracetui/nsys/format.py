@@ -19,5 +19,5 @@ def _load(path: str, progress: Progress | None = None):
 
 FORMAT = Format(
     name=sniff.FORMAT_NAME, title="Nsight Systems SQLite export", role=FileRole.TRACE, suffixes=sniff.SUFFIXES,
-    recognise=sniff.recognise, load=_load, looks_for="SQLite export of an Nsight Systems report", cache=CACHE,
+    recognise=sniff.recognise, load=_load, looks_for="SQLite header", cache=CACHE,
     child_process=True)

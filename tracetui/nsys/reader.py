@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TraceFormatError
-from ..io.files import open_regular, trace_path
+from ..io.files import GZIP_MAGIC, open_regular, trace_path
 from . import schema
 from .sniff import REPORT_SUFFIXES, SQLITE_MAGIC
 
@@ -83,6 +83,8 @@ def connect(path: str) -> sqlite3.Connection:
         low = os.path.basename(p).lower()
         if low.endswith(REPORT_SUFFIXES):
             raise TraceFormatError(p, f"an Nsight Systems report, not its SQLite export: {export_hint()}")
+        if magic.startswith(GZIP_MAGIC):
+            raise TraceFormatError(p, "a compressed file: an SQLite export is read uncompressed (decompress it first)")
         raise TraceFormatError(p, "not an SQLite database (no 'SQLite format 3' header)")
     uri = "file:" + urllib.parse.quote(os.path.abspath(p)) + "?mode=ro&immutable=1"
     try:
@@ -193,7 +195,10 @@ def _check(ex: Export) -> None:
     missing = [t for t in schema.REQUIRED_TABLES if t not in ex.tables]
     if missing:
         raise TraceFormatError(p, f"an SQLite database but not an Nsight Systems export: no {' or '.join(missing)} "
-                                  f"table ({export_hint()})")
+                                  "table")
+    (encoding,), = ex.rows("PRAGMA encoding")
+    if str(encoding).upper() != "UTF-8":
+        raise TraceFormatError(p, f"the database's text is {encoding}, not UTF-8: not an export tracetui reads")
     for t in schema.REQUIRED_TABLES:
         need = [c for c in schema.OTHER_COLUMNS[t] if c not in ex.tables[t]]
         if need:
