@@ -54,6 +54,12 @@ EVENT_COLUMNS: dict[str, tuple[str, ...]] = {
     MEMSET: ("start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "bytes"),
     SYNC: ("start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "syncType"),
 }
+#: columns of the event tables read when an export has them (older schemas lack some)
+OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    KERNEL: ("localMemoryPerThread", "graphId", "graphNodeId"), RUNTIME: ("eventClass", "returnValue"),
+    NVTX: ("text", "textId", "domainId"), MEMCPY: ("srcKind", "dstKind"), MEMSET: ("memKind", "value"),
+    SYNC: ("eventId", "eventSyncId"),
+}
 #: columns of the other tables read (a table that lacks one is not read)
 OTHER_COLUMNS: dict[str, tuple[str, ...]] = {
     STRING_IDS: ("id", "value"),
