@@ -23,11 +23,10 @@ from .events import (
     TID_OF_TID,
     EventColumns,
     corr_key,
-    fields,
     gather,
+    json_args,
     make_part,
     names_of,
-    obj,
     strings,
     when,
 )
@@ -46,13 +45,14 @@ def runtime_calls(ex: Export) -> EventColumns | None:
     if schema.RUNTIME not in ex.tables:
         return None
     cols = ex.tables[schema.RUNTIME]
-    pieces = [fields((ks.CORRELATION, "%lld", corr_key(PID_OF_TID))),
-              when("correlationId IS NOT NULL", (schema.FILE_CORRELATION, "%d", "correlationId"))]
-    if "returnValue" in cols:
-        pieces.append(when("returnValue IS NOT NULL", (schema.RETURN_VALUE, "%lld", "returnValue")))
+    pieces = [when("correlationId IS NOT NULL", (schema.FILE_CORRELATION, "%d", "correlationId"))]
+    if "returnValue" in cols:  # 0 (success) is not written
+        pieces.append(when("returnValue IS NOT NULL AND returnValue <> 0",
+                           (schema.RETURN_VALUE, "%lld", "returnValue")))
     q = Query(schema.RUNTIME, {"start": "start", "end": '"end"', "pid": PID_OF_TID, "tid": TID_OF_TID,
                                "corr": corr_key(PID_OF_TID), "name": "nameId",
-                               "cls": "eventClass" if "eventClass" in cols else "0"}, obj(*pieces))
+                               "cls": "eventClass" if "eventClass" in cols else "0"},
+              json_args([(ks.CORRELATION, "%lld", corr_key(PID_OF_TID))], *pieces))
     got, args, lens, _, _ = gather(list(fetch_blocks(ex, q)), ex.path, API_CALLS)
     if not lens.size:
         return None
