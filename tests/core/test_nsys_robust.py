@@ -58,6 +58,13 @@ CASES = {
     "a view for a table": (lambda t: _other_sqlite(t, "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)",
                                                    "CREATE VIEW StringIds AS SELECT 1 AS id, 'x' AS value"),
                            "not an Nsight Systems export: no StringIds table"),
+    "a virtual table for a table": (lambda t: _other_sqlite(t, "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)",
+                                                            "CREATE VIRTUAL TABLE StringIds USING fts5(id, value)"),
+                                    "not an Nsight Systems export: no StringIds table"),
+    "a table without rowid": (lambda t: copy_with(t, f"DROP TABLE {MEMSET}", f"CREATE TABLE {MEMSET} (start INTEGER "
+                                                     'PRIMARY KEY, "end" INTEGER, deviceId, contextId, streamId, '
+                                                     "correlationId, globalPid, bytes) WITHOUT ROWID"),
+                              f"table {MEMSET} has no rowid"),
     "unknown major version": (lambda t: copy_with(t, "UPDATE META_DATA_EXPORT SET value = '4.0.1' WHERE name = "
                                                      "'EXPORT_SCHEMA_VERSION'"),
                               "export schema version 4.0.1: tracetui reads schema 3.x"),

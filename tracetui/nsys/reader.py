@@ -176,9 +176,14 @@ def open_export(path: str) -> Export:
     con = connect(p)
     try:
         with reading(p):
-            found = con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            found = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
             tables: dict[str, frozenset[str]] = {}
-            for (name,) in found:
+            for name, sql in found:
+                create = " ".join(str(sql or "").upper().split())
+                if create.startswith("CREATE VIRTUAL"):  # a module's code behind a table's name: not read
+                    continue
+                if name in schema.EVENT_COLUMNS and "WITHOUT ROWID" in create:
+                    raise TraceFormatError(p, f"table {name} has no rowid: not an export tracetui reads")
                 if name in schema.EVENT_COLUMNS or name in schema.OTHER_COLUMNS or name == schema.GPU_INFO:
                     cols = con.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()
                     tables[name] = frozenset(str(c[1]) for c in cols)
