@@ -51,7 +51,7 @@ def read_parts(ex: Export, report: Progress) -> tuple[list[events.EventColumns],
     report("reading memcpys and memsets", 0.4)
     copies, sets = events.memcpys(ex), events.memsets(ex)
     report("reading synchronisations", 0.45)
-    syncs = events.syncs(ex, events.context_devices(ex, [kernels, copies, sets]))
+    syncs = events.syncs(ex, events.context_devices(ex))
     parts = [p for p in (nvtx, calls, kernels, copies, sets, syncs) if p is not None]
     warnings += _not_read(ex)
     return parts, warnings

@@ -12,7 +12,7 @@ name.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,7 +59,6 @@ class EventColumns:
     ext: np.ndarray
     args: bytes
     lens: np.ndarray
-    extra: dict[str, np.ndarray] = field(default_factory=dict)  #: other columns a caller asked for
 
 
 # ------------------------------------------------------------------------- JSON args in SQL
@@ -133,8 +132,7 @@ def make_part(what: str, cols: dict[str, np.ndarray], args: bytes, lens: np.ndar
     ph_col = cols.get("ph")
     return EventColumns(what, n, cats, cat.astype(np.int32), names, name.astype(np.int32),
                 ph_col.astype(np.uint8) if ph_col is not None else np.full(n, ord(ph), np.uint8),
-                cols["start"], cols["end"], args=args, lens=lens, **get,
-                extra={k: v for k, v in cols.items() if k not in get and k not in ("start", "end", "ph")})
+                cols["start"], cols["end"], args=args, lens=lens, **get)
 
 
 def strings(ex: Export, ids: np.ndarray) -> dict[int, str]:
@@ -243,7 +241,7 @@ def memsets(ex: Export) -> EventColumns | None:
 
 
 # ------------------------------------------------------------------------------------ syncs
-def context_devices(ex: Export, parts: list[EventColumns | None]) -> dict[tuple[int, int], int]:
+def context_devices(ex: Export) -> dict[tuple[int, int], int]:
     """(process, context) -> device: CUPTI's synchronisation records carry no device (the
     export's ``deviceId`` there is not the context's), so a record's device is that of its
     context, from ``TARGET_INFO_CUDA_CONTEXT_INFO`` or else the GPU work of the context."""

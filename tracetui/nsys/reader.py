@@ -37,10 +37,7 @@ from .sniff import REPORT_SUFFIXES, SQLITE_MAGIC
 #: rows per query: bounds the strings SQLite builds (an args string is ~300 B per row)
 CHUNK_ROWS = 1 << 18
 #: the SQL functions the queries use (the authorizer allows no other)
-ALLOWED_FUNCTIONS = frozenset({
-    "group_concat", "count", "min", "max", "coalesce", "ifnull", "nullif", "length", "substr", "instr", "printf",
-    "format", "json_quote", "char",
-})
+ALLOWED_FUNCTIONS = frozenset({"group_concat", "count", "min", "max", "coalesce", "length", "printf", "char"})
 #: the pragmas the reader asks (read-only ones)
 ALLOWED_PRAGMAS = frozenset({"table_info", "table_xinfo", "encoding"})
 #: what one event's args end with in a block's args string
@@ -323,7 +320,7 @@ def _ints(path: str, table: str, column: str, text: bytes | None, n: int) -> np.
 
 def split_args(blob: bytes, n: int, path: str, what: str) -> tuple[bytes, np.ndarray]:
     """(the args of ``n`` rows joined, their lengths) from a block's args string: each row's
-    JSON ends with :data:`ARGS_END` (JSON from ``printf``/``json_quote`` holds no raw newline)."""
+    JSON ends with :data:`ARGS_END` (the args are numbers written by ``printf``: no newline in them)."""
     buf = np.frombuffer(blob, dtype=np.uint8)
     ends = np.flatnonzero(buf == ARGS_END[0])
     if ends.shape[0] != n:  # pragma: no cover - one newline per row by construction
