@@ -168,3 +168,19 @@ def test_the_file_is_never_written(tmp_path):
     assert tr.kind_counts()["kernel"] == 3442
     assert (p.read_bytes(), os.stat(p).st_mtime_ns) == before
     assert sorted(os.listdir(folder)) == [p.name]  # no journal, WAL or shm file beside it
+
+
+def test_what_is_not_read_or_shared_is_said(tmp_path):
+    """Ranges with no end, graphs traced whole and a stream two processes use: each a warning."""
+    (g112,), = query(nsys_path(), "SELECT globalPid FROM PROCESSES WHERE pid = 112")
+    p = copy_with(tmp_path, f'UPDATE {NVTX} SET "end" = NULL WHERE rowid IN (5, 6, 7)',
+                  "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER, \"end\" INTEGER, deviceId INTEGER, "
+                  "streamId INTEGER, correlationId INTEGER, globalPid INTEGER, graphId INTEGER)",
+                  "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1, 2, 0, 7, 1, 1, 1), (3, 4, 0, 7, 2, 1, 1)",
+                  f"UPDATE {KERNEL} SET deviceId = 0, streamId = 7 WHERE globalPid = {g112} AND rowid % 2 = 0")
+    tr = load_nsys(p)
+    said = {w.kind: w for w in tr.warnings}
+    assert said["nsys_open_range"].count == 3 and "no end" in said["nsys_open_range"].message
+    assert said["nsys_not_read"].count == 2 and "--cuda-graph-trace=node" in said["nsys_not_read"].message
+    assert said["nsys_shared_stream"].count == 1 and "GPU 0 stream 7" in said["nsys_shared_stream"].message
+    assert "nsys_shared_stream" not in {w.kind for w in load_nsys(nsys_path()).warnings}

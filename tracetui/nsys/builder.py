@@ -53,8 +53,28 @@ def read_parts(ex: Export, report: Progress) -> tuple[list[events.EventColumns],
     report("reading synchronisations", 0.45)
     syncs = events.syncs(ex, events.context_devices(ex))
     parts = [p for p in (nvtx, calls, kernels, copies, sets, syncs) if p is not None]
-    warnings += _not_read(ex)
+    warnings += _not_read(ex) + _shared_streams([p for p in (kernels, copies, sets) if p is not None])
     return parts, warnings
+
+
+def _shared_streams(gpu: list[events.EventColumns]) -> list[LoadWarning]:
+    """Streams (device, stream id) that GPU work of several processes uses: Kineto's model keys
+    a stream lane by device and stream only, so their work shares a lane: say so."""
+    if not gpu:
+        return []
+    dev = np.concatenate([p.device for p in gpu]) & 0x7F
+    stream = np.concatenate([p.stream for p in gpu]) & 0xFFFFFFFF
+    corr = np.concatenate([p.corr for p in gpu])
+    proc = np.where(corr >= 0, corr // schema.CORRELATION_KEY_BASE, schema.ID_MASK) & schema.ID_MASK
+    used = np.unique((dev << 56) | (stream << 24) | proc)
+    lanes, per_lane = np.unique(used >> 24, return_counts=True)
+    shared = lanes[per_lane > 1]
+    if not shared.size:
+        return []
+    which = ", ".join(f"GPU {int(k) >> 32} stream {int(k) & 0xFFFFFFFF}" for k in shared[:4].tolist())
+    return [LoadWarning("nsys_shared_stream", f"{shared.size:,} streams are used by more than one process "
+                        f"({which}{' ...' if shared.size > 4 else ''}): each shows their GPU work on one lane",
+                        int(shared.size))]
 
 
 def _not_read(ex: Export) -> list[LoadWarning]:

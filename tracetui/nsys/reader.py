@@ -181,7 +181,7 @@ def open_export(path: str) -> Export:
                     continue
                 if name in schema.EVENT_COLUMNS and "WITHOUT ROWID" in create:
                     raise TraceFormatError(p, f"table {name} has no rowid: not an export tracetui reads")
-                if name in schema.EVENT_COLUMNS or name in schema.OTHER_COLUMNS or name == schema.GPU_INFO:
+                if name in schema.EVENT_COLUMNS or name in schema.OTHER_COLUMNS or name in schema.OTHER_TABLES:
                     cols = con.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()
                     tables[name] = frozenset(str(c[1]) for c in cols)
         ex = Export(p, con, tables)

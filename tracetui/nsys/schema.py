@@ -40,6 +40,8 @@ ENUM_MEM_KIND = "ENUM_CUDA_MEM_KIND"
 ENUM_SYNC_TYPE = "ENUM_CUPTI_SYNC_TYPE"
 ENUM_EVENT_CLASS = "ENUM_NSYS_EVENT_CLASS"
 
+#: tables looked at with the columns they have (GPU properties; graphs traced whole, only counted)
+OTHER_TABLES = (GPU_INFO, GRAPH_TRACE)
 #: tables every export has: without them a file is no export
 REQUIRED_TABLES = (STRING_IDS, META_EXPORT)
 #: the event tables, each read when present (an export writes a table only when it captured
