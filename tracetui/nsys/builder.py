@@ -139,10 +139,11 @@ def _interned(values: np.ndarray) -> Interned:
         return Interned(np.zeros(0, dtype=np.int32), [])
     lo, hi = int(values.min()), int(values.max())
     if hi - lo < _TABLE_SPAN:
+        off = values - lo if lo else values
         seen = np.zeros(hi - lo + 1, dtype=bool)
-        seen[values - lo] = True
+        seen[off] = True
         code = np.cumsum(seen, dtype=np.int32) - 1
-        return Interned(code[values - lo], (np.flatnonzero(seen) + lo).tolist())
+        return Interned(code[off], (np.flatnonzero(seen) + lo).tolist())
     uniq, inv = np.unique(values, return_inverse=True)
     return Interned(inv.reshape(-1).astype(np.int32), [int(v) for v in uniq.tolist()])
 
@@ -180,7 +181,9 @@ def decoded_trace(ex: Export, parts: list[events.EventColumns], warnings: list[L
     n = int(lens.shape[0])
     key = {"correlation": cat("corr"), "external_id": cat("ext"), "stream": cat("stream"), "device": cat("device"),
            "seq": cat("seq")}
-    key_args = {f: key.get(f, np.full(n, KEY_DEFAULTS[f], dtype=np.int64)) for f in KEY_FIELDS}
+    # the args an export never has (Record function id, Fwd thread id ...): one value, not a column
+    # (the build takes its rows of every key arg, which makes columns of them)
+    key_args = {f: key.get(f, np.broadcast_to(np.int64(KEY_DEFAULTS[f]), (n,))) for f in KEY_FIELDS}
     ev = DecodedEvents(
         ph=Interned(ph_lut[ph_all], [chr(c) for c in ph_vals]), cat=Interned(np.concatenate(cat_codes), list(cats)),
         name=Interned(np.concatenate(name_codes), list(names)), pid=_interned(cat("pid")), tid=_interned(cat("tid")),
