@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
 import sqlite3
 
 import pytest
@@ -115,13 +116,17 @@ def test_the_cli_says_it_on_one_line_and_exits_2(case, tmp_path, capsys):
     assert CASES[case][1] in out.err and str(p) in out.err
 
 
-def test_damage_anywhere_is_an_error_line_or_a_trace(tmp_path):
-    """Bytes overwritten at 8 places across the file: each load gives a trace or one line."""
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_damage_anywhere_is_an_error_line_or_a_trace(tmp_path, seed):
+    """512 random bytes written at one of 8 places across the file (each seed its own bytes):
+    each load gives a trace or one line, in bounded time (a rowid turned huge by the damage
+    once made the reader step through 2**62 empty rowid ranges)."""
     src = nsys_path().read_bytes()
+    rnd = random.Random(seed)
     seen = set()
     for i, at in enumerate(range(4096, len(src) - 4096, len(src) // 9)):
         p = tmp_path / f"damaged{i}.sqlite"
-        p.write_bytes(src[:at] + os.urandom(512) + src[at + 512:])
+        p.write_bytes(src[:at] + rnd.randbytes(512) + src[at + 512:])
         try:
             tr = load_nsys(p)
             seen.add("trace")
@@ -130,6 +135,14 @@ def test_damage_anywhere_is_an_error_line_or_a_trace(tmp_path):
             seen.add("error")
             assert "\n" not in str(exc) and str(exc).startswith(str(p))
     assert seen  # every case was one of the two
+
+
+def test_rowids_far_apart_are_read_row_by_row_not_range_by_range(tmp_path):
+    """Kernels whose rowids are 10**15 apart: 3,442 queries at worst, not 10**15 / 2**18 of them."""
+    p = copy_with(tmp_path, f"UPDATE {KERNEL} SET rowid = rowid * 1000000000000000")
+    assert query(p, f"SELECT max(rowid) FROM {KERNEL}")[0][0] == 3442 * 10**15
+    tr = load_nsys(p)
+    assert tr.kind_counts()["kernel"] == 3442 and tr.gpu_stats.linked == 2092
 
 
 def test_absent_optional_tables_are_fine(tmp_path):

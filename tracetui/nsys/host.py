@@ -15,6 +15,7 @@ import json
 
 import numpy as np
 
+from ..errors import TraceFormatError
 from ..kineto import schema as ks
 from ..kineto.kinds import Kind
 from . import schema
@@ -88,6 +89,8 @@ def nvtx(ex: Export) -> tuple[EventColumns | None, int]:
     names: dict[str, int] = {}
     for _, b in fetch_blocks(ex, q, chunk=NVTX_CHUNK_ROWS):
         c = b.cols
+        if int(c["tlen"].sum()) != len(b.text) or int(c["tlen"].min()) < 0:  # pragma: no cover - same values twice
+            raise TraceFormatError(ex.path, f"{schema.NVTX}: the texts of {b.n:,} rows do not add up to their lengths")
         is_range = (c["flags"] >> 1) != schema.NVTX_MARK
         pos = np.searchsorted(dom_ids, c["domain"])
         known = (pos < dom_ids.size) & (dom_ids[np.minimum(pos, max(dom_ids.size - 1, 0))] == c["domain"]) \

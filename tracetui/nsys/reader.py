@@ -292,23 +292,30 @@ class Query:
 def fetch_blocks(ex: Export, q: Query, chunk: int = CHUNK_ROWS) -> Iterator[tuple[tuple, Block]]:
     """The rows of ``q.table`` in rowid ranges of ``chunk`` rows, each range as a
     :class:`Block` (or, with ``q.group``, one block per distinct group key in each range),
-    yielded with its group key (``()`` without ``q.group``)."""
+    yielded with its group key (``()`` without ``q.group``).
+
+    A range that holds no row is skipped to the next rowid there is (an index seek): rowids
+    spread wide apart (a damaged or hostile file: 1 and 2**62) cost one query per row at
+    worst, never one per empty range."""
     span = ex.rowid_range(q.table)
     if span is None:
         return
     sql = q.sql()
     names = list(q.columns)
     k = len(q.group)
-    lo, hi = span
+    a, hi = span
+    nxt = f"SELECT min(rowid) FROM {quote_name(q.table)} WHERE rowid >= ?"
     with reading(ex.path):
-        for a in range(lo, hi + 1, chunk):
-            for row in ex.con.execute(sql, (*q.params, a, a + chunk)):
+        while a is not None and a <= hi:
+            b = min(a + chunk, hi + 1)
+            for row in ex.con.execute(sql, (*q.params, a, b)):
                 n = int(row[k])
                 if not n:
                     continue
                 cols = {c: _ints(ex.path, q.table, c, row[k + 1 + i], n) for i, c in enumerate(names)}
                 args = bytes(row[k + 1 + len(names)] or b"") + ARGS_END if q.args else b""
                 yield tuple(row[:k]), Block(n, cols, args, bytes(row[k + 2 + len(names)] or b""))
+            a = ex.con.execute(nxt, (b,)).fetchone()[0] if b <= hi else None
 
 
 def _ints(path: str, table: str, column: str, text: bytes | None, n: int) -> np.ndarray:
