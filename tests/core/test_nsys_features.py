@@ -66,6 +66,11 @@ def test_nvtx_ranges_of_the_user_are_annotations_and_steps(tmp_path):
     second = int(ann[1])
     below = [e for e in range(tr.n_events) if tr.kind[e] == int(Kind.CPU_OP) and _under(tr, e, second)]
     assert len(below) == inside
+    # critical-path --step finds the same steps (issue 37: NVTX ranges as annotations and steps)
+    from tracetui.critical import step_window
+
+    w = step_window(tr, 2)
+    assert w.kind == "step" and (w.start_us, w.end_us) == (float(tr.ts[second]), float(tr.ts[second] + tr.dur[second]))
 
 
 def _idle_cuts(thread: int, parts: int) -> list[int]:
