@@ -13,7 +13,9 @@ import argparse
 def add_inputs(p: argparse.ArgumentParser) -> None:
     """The input files of a trace command: a trace, an optional second file, ``--et``, ``--driver``
     (and the rank files of a job, unnamed in the help), and ``--no-cache``."""
-    p.add_argument("trace", help="a Kineto trace (.json or .json.gz); an Execution Trace is detected by content")
+    p.add_argument("trace", help="a trace file, recognised by content: a PyTorch profiler trace (.json, .json.gz), "
+                                 "an Execution Trace, a driver-call trace, an Nsight Systems SQLite export ... "
+                                 "(docs/formats.md)")
     p.add_argument("second", nargs="?", default=None,
                    help="optional second file: the Execution Trace (or Kineto trace) of the same run")
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
