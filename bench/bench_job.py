@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", default="8,64", help="job sizes (default 8,64)")
     ap.add_argument("--copies", type=int, default=60, help="time tiles per rank of the made-up jobs (default 60)")
-    ap.add_argument("--modes", default="local,cluster2", help="local and/or clusterN (a LocalCluster of N workers; default local,cluster2)")
+    ap.add_argument("--modes", default="local,cluster2",
+                    help="local and/or clusterN (a LocalCluster of N workers; default local,cluster2)")
     ap.add_argument("--work", default="/tmp/tracetui_bench_job", help="where made-up jobs are written")
     ap.add_argument("--one", nargs=2, metavar=("MODE", "JOB"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
