@@ -23,7 +23,9 @@ from test_robust_oracle import elements_of
 
 from tracetui.errors import TraceFormatError
 from tracetui.et import load_et
+from tracetui.io.files import read_trace_bytes
 from tracetui.io.jsonrecover import content_end, content_start
+from tracetui.io.padding import PADDING_KEPT
 from tracetui.job import open_job
 from tracetui.kineto import load_kineto
 from tracetui.session import load_trace
@@ -59,25 +61,43 @@ def test_content_bounds_equal_strip_on_any_mix_of_padding():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pad", [b" ", b"\x00"])
-def test_a_cut_trace_behind_256_mib_of_padding_is_recovered(pad, tmp_path):
-    """A 256 KiB gzip file: the trace cut inside an event, then 256 MiB of spaces or NULs
-    (a preallocated file).  The byte-at-a-time scan this replaces took minutes on it
-    (bench/bench_padding.py has the numbers); the complete events before the cut are kept."""
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_cut_trace_behind_long_padding_is_recovered(pad, compressed, tmp_path):
+    """The trace cut inside an event, then spaces or NULs (a preallocated file): 128 MiB of
+    them gzipped (a 128 KiB file, under the 256 MB where the expansion check starts), 256 MiB
+    plain.  The byte-at-a-time scan this replaces took minutes on it (bench/bench_untrusted.py);
+    the complete events before the cut are kept, and the padding past the 1 MiB kept
+    (``PADDING_KEPT``) is counted, never held: a plain file's is not even read."""
     raw = gzip.decompress(kineto_path(SYNC).read_bytes())
     cut = raw.index(b'"name"', len(raw) // 2) + 3  # inside an event
-    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    body = [comp.compress(raw[:cut])] + [comp.compress(pad * (1 << 20)) for _ in range(256)] + [comp.flush()]
-    p = tmp_path / "padded.json.gz"
-    p.write_bytes(b"".join(body))
+    mib = 128 if compressed else 256
+    if compressed:
+        comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        body = [comp.compress(raw[:cut])] + [comp.compress(pad * (1 << 20)) for _ in range(mib)] + [comp.flush()]
+        p = tmp_path / "padded.json.gz"
+        p.write_bytes(b"".join(body))
+    else:
+        p = tmp_path / "padded.json"
+        with open(p, "wb") as fh:
+            fh.write(raw[:cut])
+            for _ in range(mib):
+                fh.write(pad * (1 << 20))
+    fb = read_trace_bytes(p)
+    assert fb.data == raw[:cut] + pad * PADDING_KEPT and fb.padding == (mib << 20) - PADDING_KEPT
     kt = load_kineto(p)
     alone = tmp_path / "cut.json.gz"  # the same cut without the padding (tests/core/test_robust_truncation.py)
     alone.write_bytes(gzip.compress(raw[:cut]))
     want = load_kineto(alone)
     assert kt.n_events == want.n_events and 0 < kt.n_events < load_kineto(kineto_path(SYNC)).n_events
     warn = next(w.message for w in kt.warnings if w.kind == "truncated")
-    assert warn == next(w.message for w in want.warnings if w.kind == "truncated")
     complete = elements_of(raw).complete_before(cut)  # the stdlib oracle's count
-    assert warn.startswith(f"file is cut short at byte {cut:,} (decompressed): kept the {complete:,} complete events")
+    assert warn.startswith(f"file is cut short at byte {cut:,}{' (decompressed)' if compressed else ''}: kept the "
+                           f"{complete:,} complete events")
+    assert warn.replace(" (decompressed)", "") == next(w.message for w in want.warnings
+                                                       if w.kind == "truncated").replace(" (decompressed)", "")
+    assert [w.message for w in kt.warnings if w.kind == "padding"] == [
+        f"{fb.padding:,} bytes of padding (whitespace or NUL) after byte {cut + PADDING_KEPT:,}"
+        f"{' (decompressed)' if compressed else ''} were skipped"]
 
 
 # ------------------------------------------------------------------ nesting depth
