@@ -234,3 +234,79 @@ def test_a_lone_surrogate_escape_is_read_as_the_replacement_character(tmp_path):
     et = load_trace(tmp_path / "et.json")
     assert any(w.kind == "lone_surrogate" for w in et.warnings)
     assert any(n.startswith("\ufffdaten::") for n in et.names)
+
+
+# ------------------------------------------------------------------ numbers as strings, keys written twice
+def _raw_events(name: str = SYNC) -> tuple[bytes, list[int]]:
+    """The file's JSON and the byte offset of each event's opening brace (from the stdlib
+    oracle, independent of the loader)."""
+    raw = gzip.decompress(kineto_path(name).read_bytes())
+    el = elements_of(raw)
+    starts = [raw.index(b"{", (el.ends[i - 1] if i else el.array_start) + 1) for i in range(len(el.values))]
+    return raw, starts
+
+
+def test_a_number_written_as_a_string_is_read_and_counted(tmp_path):
+    """``"dur": "10"`` and ``"ts": "5"``: read as the numbers they hold (the same columns as the
+    numbers give), each counted as a repair with the first traceEvents index: not silent."""
+    doc = _doc()
+    events = doc["traceEvents"]
+    durs = [i for i, e in enumerate(events) if isinstance(e.get("dur"), (int, float))][3:9]
+    tss = [i for i, e in enumerate(events) if isinstance(e.get("ts"), int)][10:14]
+    as_numbers = load_trace(_write(tmp_path / "numbers.json", doc))
+    for i in durs:
+        events[i]["dur"] = str(events[i]["dur"])
+    for i in tss:
+        events[i]["ts"] = str(events[i]["ts"])
+    p = _write(tmp_path / "strings.json", doc)
+    kt = load_trace(p)
+    assert (kt.ts == as_numbers.ts).all() and (kt.dur == as_numbers.dur).all() and kt.n_events == as_numbers.n_events
+    msg = next(w.message for w in kt.warnings if w.kind == "repaired")
+    assert msg == (f"{len(durs) + len(tss)} fields of an unexpected type were coerced (events kept): "
+                   f"{len(durs)} 'dur' a string (read as the number it holds) (first: traceEvents[{durs[0]}]); "
+                   f"{len(tss)} 'ts' a string (read as the number it holds) (first: traceEvents[{tss[0]}])")
+    for i in durs:  # the typed fast path takes a string ts: counted there too
+        events[i]["dur"] = float(events[i]["dur"])
+    only_ts = load_trace(_write(tmp_path / "ts.json", doc))
+    assert [w.message for w in only_ts.warnings if w.kind == "repaired"] == [
+        f"{len(tss)} fields of an unexpected type were coerced (events kept): {len(tss)} 'ts' a string (read as the "
+        f"number it holds) (first: traceEvents[{tss[0]}])"]
+    out = _run("info", "--json", "--no-cache", p, tmp_path=tmp_path)  # stdout a pipe
+    assert out.returncode == 0 and out.stderr == "" and msg in json.loads(out.stdout)["warnings"]
+
+
+@pytest.mark.parametrize("key", ["name", "dur", "ph", "ts", "pid"])
+def test_a_key_written_twice_is_counted(key, tmp_path):
+    """``{"name": "dup", "name": "aten::mm", ...}``: the decoders keep the last value without a
+    word; tracetui counts the events and names the first."""
+    raw, starts = _raw_events()
+    doc = _doc()
+    hit = [i for i, e in enumerate(doc["traceEvents"]) if key in e][5:12]
+    first_value = {"name": b'"dup"', "dur": b"123456", "ph": b'"i"', "ts": b"1", "pid": b"99"}[key]
+    out = bytearray(raw)
+    for i in reversed(hit):  # the duplicate first: the file's own value is the last, and is kept
+        at = starts[i] + 1
+        out[at:at] = b'"' + key.encode() + b'": ' + first_value + b", "
+    p = tmp_path / "dup.json"
+    p.write_bytes(bytes(out))
+    kt, want = load_trace(p), load_trace(kineto_path(SYNC))
+    assert kt.n_events == want.n_events and kt.names == want.names and (kt.dur == want.dur).all()
+    msg = next(w.message for w in kt.warnings if w.kind == "duplicate_keys")
+    assert msg == (f"{len(hit)} events hold a key twice (the last value is used): {len(hit)} '{key}' "
+                   f"(first: traceEvents[{hit[0]}])")
+    cli = _run("info", "--json", "--no-cache", str(p), tmp_path=tmp_path)
+    assert cli.returncode == 0 and msg in json.loads(cli.stdout)["warnings"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["v100x2_nccl_216k.json.gz", "mtia_inference_rank0.json.gz",
+                                  "a100_cudagraph_nccl_rank0.json.gz"])
+def test_real_traces_pass_the_cheap_duplicate_check(name, monkeypatch):
+    """The count of key tokens alone clears a real trace: the exact (slow) read never runs."""
+    import tracetui.kineto.duplicates as duplicates
+
+    def never(*a):
+        raise AssertionError("the exact read ran on a real trace")
+
+    monkeypatch.setattr(duplicates, "_exact", never)
+    assert not [w for w in load_kineto(kineto_path(name)).warnings if w.kind == "duplicate_keys"]
