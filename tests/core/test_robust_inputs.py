@@ -267,3 +267,21 @@ def test_the_start_of_a_trace_then_spaces_gzipped_is_a_bomb(tmp_path):
     p.write_bytes(gzip.compress(b'{"traceEvents":[' + b" " * (64 * MIB), 6))
     _one_line(_cli("info", str(p), tmp_path=tmp_path), p, "no events: the file is cut short at byte 16 "
               f"(decompressed), before its first complete event, then {64 * MIB:,} bytes of padding")
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_more_json_than_a_trace_may_hold_is_refused(compressed, tmp_path, monkeypatch):
+    """``$TRACETUI_MAX_TRACE_MB`` (default 8,000 MB) caps a trace's JSON whatever the memory:
+    a plain file before it is read, a compressed one while it inflates."""
+    raw = _trace() * 40  # 1.4 MB of JSON (not one document: refused before that matters)
+    p = tmp_path / ("big.json.gz" if compressed else "big.json")
+    p.write_bytes(gzip.compress(raw) if compressed else raw)
+    monkeypatch.setenv("TRACETUI_MAX_TRACE_MB", "1")
+    with pytest.raises(TraceError) as err:
+        load_kineto(p)
+    if compressed:
+        assert str(err.value).startswith(f"{p}: decompresses to more than 1.0 MB (stopped at compressed byte ")
+        assert str(err.value).endswith("), more JSON than a trace may hold (TRACETUI_MAX_TRACE_MB raises it)")
+    else:
+        assert str(err.value) == f"{p}: holds 1.4 MB of JSON, more than a trace may (1.0 MB; TRACETUI_MAX_TRACE_MB " \
+                                 "raises it)"
