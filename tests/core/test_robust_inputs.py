@@ -285,3 +285,20 @@ def test_more_json_than_a_trace_may_hold_is_refused(compressed, tmp_path, monkey
     else:
         assert str(err.value) == f"{p}: holds 1.4 MB of JSON, more than a trace may (1.0 MB; TRACETUI_MAX_TRACE_MB " \
                                  "raises it)"
+
+
+@pytest.mark.slow
+@needs_zstd
+def test_a_job_folder_of_zstd_ranks_opens(tmp_path):
+    """``.zst`` is among the names a job folder is listed by; the ranks are told apart by
+    their content (distributedInfo), as gzip ones are."""
+    from shared_traces import SHARED
+
+    from tracetui.job import open_job
+
+    job = SHARED / "multirank" / "param_dlrm_8ranks"
+    for r in (0, 1):
+        (tmp_path / f"rank{r}_kineto.json.zst").write_bytes(
+            _zstd(gzip.decompress((job / f"rank{r}_kineto.json.gz").read_bytes())))
+    opened = open_job([str(tmp_path)], workers=1, use_cache=False)
+    assert sorted(opened.results) == [0, 1]
