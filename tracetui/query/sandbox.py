@@ -92,7 +92,7 @@ def connect(allow_files: bool, memory_bytes: int | None, threads: int) -> Any:
 def memory_bytes() -> int | None:
     """What DuckDB may use: :data:`MEMORY_SHARE` of the memory available now (None: DuckDB's
     own default, where nothing can be read)."""
-    from ..io.files import available_memory_bytes
+    from ..io.limits import available_memory_bytes
 
     avail = available_memory_bytes()
     return None if avail is None else int(avail * MEMORY_SHARE)
