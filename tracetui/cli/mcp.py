@@ -67,5 +67,12 @@ def run(args: argparse.Namespace) -> int:
         out = tempfile.mkdtemp(prefix="tracetui-mcp-")
     roots = Roots.of([*args.root, out])  # the slices written are read back by the other tools
     print(f"tracetui mcp: serving {roots.describe()}; slices go to {out}", file=sys.stderr)
-    serve(Tools(roots, out, default_budget(args.max_mb), args.timeout or None, workers=args.workers))
+    try:
+        serve(Tools(roots, out, default_budget(args.max_mb), args.timeout or None, workers=args.workers))
+    finally:
+        if not args.out:
+            try:
+                os.rmdir(out)  # the temp folder goes when no slice was written into it
+            except OSError:
+                pass
     return 0
