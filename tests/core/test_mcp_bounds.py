@@ -154,14 +154,22 @@ def test_a_query_is_capped_and_never_touches_files(tools, tmp_path):
     assert "(this server's queries never read or write files)" in str(err.value) and "--allow-files" not in str(
         err.value)
     assert not (tmp_path / "x.csv").exists()
+    wide = tools.query(str(BERT), "SELECT x, repeat('a', 500) AS pad FROM range(1000) t(x)")
+    (note,) = wide[bounds.NOTE]  # cut by characters, and more rows than a query answers: one note
+    assert note["what"] == "rows" and note["kept"] == len(wide["rows"]) < bounds.QUERY_ROWS
+    assert note["of"] == f"more than {bounds.QUERY_ROWS}" and f"OFFSET {note['kept']}" in note["ask"]
     assert tools.query(str(BERT), "CREATE VIEW k AS SELECT * FROM kernels")["statement"] == "create"
     assert tools.query(str(BERT), "SELECT count(*) AS n FROM k")["rows"] == [{"n": 60}]  # the session keeps it
 
 
-def test_list_traces_names_the_files_and_job_folders_by_content(tools):
+def test_list_traces_names_the_files_and_job_folders_by_content(tools, monkeypatch):
     got = tools.list_traces(str(SHARED / "multirank"), rows=100)
     assert {f["format"] for f in got["files"]} == {"kineto", "et"} and len(got["files"]) == 16
     assert got["folders"] == [{"path": str(SHARED.resolve() / "multirank" / "param_dlrm_8ranks"), "trace_files": 16}]
+    assert "incomplete" not in got
+    monkeypatch.setattr("tracetui.mcp_server.tools.LIST_FILES", 3)  # a root as big as a disk stays cheap
+    got = tools.list_traces(str(SHARED / "multirank"))
+    assert len(got["files"]) == 3 and got["incomplete"].startswith("stopped after looking at 3 files")
 
 
 # ---------------------------------------------------------------------------- the command

@@ -4,8 +4,8 @@ every number is checked against the command line's ``--json`` of the same trace 
 subprocess), and every refusal (a path outside the roots, a link out of a root, a device, a
 FIFO, a query that writes or reads a file, a 10M-row answer) is one line or a capped answer.
 
-One server serves the module (started once: the SDK's import and the first load take seconds);
-the comparisons that run a second command line are marked slow.
+One server serves the module (started once: it answers its first request after 1.5-2.5 s); the
+comparisons, which run the command line too (1-2 s each, a job's 5 s), are marked slow.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tracetui.mcp_server import bounds  # noqa: E402
 BERT = str(kineto_path("h100_bert_inference.json.gz").resolve())
 MI300 = str(kineto_path("mi300_resnet_train_checkpointing.json.gz").resolve())
 JOB = str((SHARED / "multirank" / "param_dlrm_8ranks").resolve())
+PAIR = SHARED.resolve() / "et" / "param_dlrm_rank0_cuda_pair"
 TOOLS = {"list_traces", "summary", "check", "critical_path", "memory", "diff", "query", "tree", "slice"}
 
 
@@ -150,6 +151,7 @@ def test_every_tool_is_listed_with_a_schema_and_a_description(agent):
     assert tools["summary"].input_schema["properties"]["rows"]["anyOf"][0]["maximum"] == bounds.MAX_ROWS
 
 
+@pytest.mark.slow
 def test_check_answers_the_clis_findings(agent):
     got = agent.answer("check", trace=BERT)
     full = cli_json("check", BERT)
@@ -182,6 +184,16 @@ def test_summary_memory_and_tree_answer_the_clis(agent):
     assert got["lines"] == lines[:note["kept"]] and note["of"] == len(lines) > bounds.TREE_LINES
     page = agent.answer("tree", trace=BERT, depth=20, part="lines", offset=note["kept"])
     assert page["value"] == lines[note["kept"]:note["kept"] + bounds.TREE_LINES]
+
+
+@pytest.mark.slow
+def test_an_et_pair_answers_the_clis_summary(agent):
+    kineto, et = str(PAIR / "kineto.json.gz"), str(PAIR / "et.json.gz")
+    full = cli_json("summary", kineto, "--et", et)
+    got = agent.answer("summary", trace=kineto, et=et)
+    assert_cut_of(got, full)
+    assert_notes_count(got, full)
+    assert got["trace"] == full["trace"] and got["source"] == full["source"]
 
 
 @pytest.mark.slow

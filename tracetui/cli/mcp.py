@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .. import units
 from ..errors import TraceError
 from ..query.sandbox import DEFAULT_TIMEOUT_S, TIMEOUT_OPTION
 
@@ -26,8 +27,9 @@ def register(subparsers: Any) -> None:
                    help="a folder whose traces the server may read (repeatable); nothing outside the roots is read")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="the folder the slice tool writes into (created; default: a new temp folder)")
-    p.add_argument("--max-mb", type=float, default=None, metavar="MB",
-                   help="memory the traces kept loaded may take (default: a quarter of the memory available)")
+    p.add_argument("--max-mb", type=float, default=None, metavar=units.MB,
+                   help=f"memory the traces kept loaded may take, in {units.MB} (default: a quarter of the memory "
+                        "available)")
     p.add_argument(TIMEOUT_OPTION, type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop a query after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
     p.add_argument("--workers", type=int, default=None, metavar="N",

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TraceFileError
 from ..session import LinkedTrace
 
 #: share of the memory available at the start that loaded traces may take (unless ``--max-mb``)
@@ -60,10 +61,10 @@ class KeptTrace:
 
 
 def default_budget(max_mb: float | None = None) -> int:
-    """Bytes the loaded traces may take: ``max_mb`` MiB when given, else :data:`MEMORY_SHARE`
-    of the memory available now."""
+    """Bytes the loaded traces may take: ``max_mb`` megabytes (SI, as :mod:`tracetui.units`)
+    when given, else :data:`MEMORY_SHARE` of the memory available now."""
     if max_mb is not None:
-        return int(max_mb * (1 << 20))
+        return int(max_mb * 1e6)
     from ..io.files import available_memory_bytes
 
     avail = available_memory_bytes()
@@ -74,7 +75,10 @@ def identity(paths: list[str]) -> tuple:
     """The key of a load: each file's real path, size and mtime."""
     out = []
     for p in paths:
-        st = os.stat(p)
+        try:
+            st = os.stat(p)
+        except OSError as exc:  # gone since the roots allowed it
+            raise TraceFileError(p, f"cannot be read ({exc.strerror or exc})") from None
         out.append((p, st.st_size, st.st_mtime_ns))
     return tuple(out)
 

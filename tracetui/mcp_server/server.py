@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from .. import __version__
+from .. import __version__, units
 from ..errors import TraceError, one_line
 from . import bounds
 from .resources import RESOURCES
@@ -31,7 +31,7 @@ tracetui://query-tables first) and slice (a smaller trace to share).  Paths are 
 relative to a root.  Every answer is JSON of at most {bounds.MAX_CHARS:,} characters; lists keep
 {bounds.LIST_ROWS} items unless rows= asks for more (up to {bounds.MAX_ROWS}); what was cut is
 listed under "truncated" with the call that asks for the rest (part= and offset=).  Times are
-µs unless a key says otherwise (_ms, _s); event ids are the `node:<id>` selectors of tree,
+{units.US} unless a key says otherwise (_ms, _s); event ids are the `node:<id>` selectors of tree,
 critical_path and slice.  Words: tracetui://glossary; rules of check: tracetui://findings-rules."""
 
 Trace = Annotated[str, Field(description="a trace file (Kineto .json/.json.gz, driver-call .jsonl ...) or, where "
@@ -125,8 +125,9 @@ def build(tools: Tools) -> Any:
                                                                        "time order")] = 1,
                       select: Annotated[str | None, Field(description="the window of one op: node:<id>, "
                                                                       "ext:<External id>, name:<op>[#n]")] = None,
-                      method: Annotated[str, Field(description="elapsed (the window's elapsed time, every µs "
-                                                               "named) or hta (HolisticTraceAnalysis' definition)")]
+                      method: Annotated[str, Field(description=f"elapsed (the window's elapsed time, every "
+                                                               f"{units.US} named) or hta (HolisticTraceAnalysis' "
+                                                               "definition)")]
                       = "elapsed",
                       shrink: Annotated[list[str] | None, Field(description="what-if: NAME=PCT, events whose name "
                                                                             "contains NAME run PCT% faster")] = None,
@@ -168,8 +169,8 @@ def build(tools: Tools) -> Any:
     @server.tool(annotations=reads, structured_output=False)
     def query(trace: Trace,
               sql: Annotated[str, Field(description="DuckDB SQL over the tables of tracetui://query-tables, e.g. "
-                                                    "SELECT name, sum(dur_us) AS us FROM kernels GROUP BY name "
-                                                    "ORDER BY us DESC LIMIT 10")],
+                                                    "SELECT name, sum(dur_us) AS gpu FROM kernels GROUP BY name "
+                                                    "ORDER BY gpu DESC LIMIT 10")],
               et: Et = None, driver: Driver = None,
               rows: Annotated[int | None, Field(ge=1, le=bounds.QUERY_ROWS, description=f"rows answered at most "
                                                                                          f"(default and most: "
@@ -202,7 +203,7 @@ def build(tools: Tools) -> Any:
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
                  structured_output=False)
     def slice(trace: Trace, et: Et = None, step: Step = None,
-              window: Annotated[str | None, Field(description="START:END, µs after the trace start")] = None,
+              window: Annotated[str | None, Field(description=f"START:END, {units.US} after the trace start")] = None,
               select: Annotated[str | None, Field(description="one subtree: node:<id>, ext:<External id>, "
                                                               "et:<ET node id>, name:<op>[#n]")] = None,
               ranks: Annotated[str | None, Field(description="a job folder: the ranks to keep, e.g. 0,3-5")] = None

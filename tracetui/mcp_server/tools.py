@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .. import units
 from ..errors import TraceError
 from ..io import jsonout
 from . import bounds
@@ -30,6 +31,8 @@ from .roots import Roots
 NO_FILES = " (this server's queries never read or write files)"
 #: how deep :meth:`Tools.list_traces` looks under a folder
 LIST_DEPTH = 4
+#: files :meth:`Tools.list_traces` looks at, at most (a root that is a whole disk stays cheap)
+LIST_FILES = 2000
 
 
 def plain(doc: Any) -> Any:
@@ -108,13 +111,17 @@ class Tools:
         starts = [self.roots.resolve(folder, folder=True, what="folder")] if folder else list(self.roots.folders)
         files: list[dict[str, Any]] = []
         folders: list[dict[str, Any]] = []
+        seen = 0
         for start in starts:
             for here, dirs, names in os.walk(start):
+                if seen >= LIST_FILES:
+                    break
                 if here != start and os.path.relpath(here, start).count(os.sep) + 1 >= LIST_DEPTH:
                     dirs[:] = []
                 dirs.sort()
                 n = 0
-                for name in sorted(names):
+                for name in sorted(names)[:LIST_FILES - seen]:
+                    seen += 1
                     path = os.path.join(here, name)
                     try:
                         kind = formats.detect(self.roots.resolve(path))
@@ -125,6 +132,9 @@ class Tools:
                 if n > 1:
                     folders.append({"path": here, "trace_files": n})
         doc = {"roots": list(self.roots.folders), "slices_folder": self.out_dir, "folders": folders, "files": files}
+        if seen >= LIST_FILES:
+            doc["incomplete"] = (f"stopped after looking at {LIST_FILES:,} files: give folder= to list one folder "
+                                 "under the roots")
         return bound(doc, tool="list_traces", part=part, offset=offset, rows=rows)
 
     def summary(self, trace: str, et: str | None = None, driver: str | None = None, *, top: int = 15,
@@ -273,16 +283,18 @@ class Tools:
             doc["statement"] = res.statement
         out = bound(doc, tool="query", rows=bounds.MAX_ROWS)
         notes = out.get(bounds.NOTE, [])
-        for n in notes:
-            n["ask"] = (f"add LIMIT {n['kept']} OFFSET <n> to the SQL to page through the rows (aggregate to see them "
-                        "all at once)")
+        rows_note = next((n for n in notes if n["what"] == "rows"), None)
+        if rows_note is not None:  # cut to fit the characters: the query pages itself
+            rows_note["ask"] = (f"add LIMIT {rows_note['kept']} OFFSET <n> to the SQL to page through the rows "
+                                "(or aggregate)")
         if res.truncated:
             shown = len(out["rows"])
-            if not notes:
-                notes.append({"what": "rows", "kept": shown, "from": 0})
-            notes[0]["of"] = f"more than {len(res.rows)}"
-            notes[0]["ask"] = (f"a query answers {limit} rows at most: add LIMIT {shown} OFFSET {shown} to the SQL "
-                               "for the next rows, or aggregate")
+            if rows_note is None:
+                rows_note = {"what": "rows", "kept": shown, "from": 0}
+                notes.insert(0, rows_note)
+            rows_note["of"] = f"more than {len(res.rows)}"
+            rows_note["ask"] = (f"a query answers {limit} rows at most: add LIMIT {shown} OFFSET {shown} to the SQL "
+                                "for the next rows, or aggregate")
             out[bounds.NOTE] = notes
         return out
 
@@ -328,7 +340,7 @@ class Tools:
             if wanted is not None:
                 raise BadRequest("ranks needs a job folder")
             if cut == Cut():
-                raise BadRequest("say what to keep: step, window (START:END, µs) or select")
+                raise BadRequest(f"say what to keep: step, window (START:END, {units.US}) or select")
             report = slice_linked(self._kept(files).linked, cut, self._new_name(files[0]))
         doc = {"files": [{"path": p, "what": w} for p, w in report.files.items()], "warnings": report.warnings}
         return bound(plain(doc), tool="slice")
