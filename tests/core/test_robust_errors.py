@@ -22,8 +22,8 @@ from tracetui.kineto import load_kineto
 MI250 = gzip.open(KINETO / "mi250_minitoy_train.json.gz").read()
 _MID = MI250.index(b'"ph"', 30000)
 
-NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace or driver-call trace (no 'traceEvents', 'nodes' or "
-               "JSON object line found)")
+NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace, driver-call trace or JAX/XLA XPlane profile (no "
+               "'traceEvents', 'nodes', JSON object line or XSpace plane found)")
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),

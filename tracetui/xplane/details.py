@@ -1,0 +1,253 @@
+"""What the stats of the events that are read say (correlation ids, XLA ops, kernel details,
+copies, steps), per event; and every event's args (:meth:`EventArgs.blob`): Kineto's args
+first (``device``, ``stream``, ``correlation``, ``grid``, ``block``, ``registers per thread``,
+``shared memory``, ``bytes``), then every stat under its own name.
+
+A stat whose name is one the Kineto model reads from args (``device``, ``stream``,
+``correlation``, ``External id`` ...) is kept as ``xplane <name>``, so a host span's ``device``
+stat never reads as a GPU's.  Strings that recur (``hlo_op``, ``kernel_details``) are compared
+in numpy (:func:`~.wire.intern_ranges`) and parsed once per distinct text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import LoadWarning
+from ..kineto import schema as ks
+from . import schema as s
+from .args import SRC_FILE, SRC_POOL, ArgRows, TextPool, float_texts, int_texts, json_texts, plain_ascii, write_blob
+from .reader import Space
+from .wire import intern_ranges
+
+#: Kineto's args written first, in this order
+KINETO_KEYS = (ks.DEVICE, ks.STREAM, ks.CORRELATION, ks.GRID, ks.BLOCK, ks.REGISTERS_PER_THREAD, ks.SHARED_MEMORY,
+               ks.BYTES, s.ARG_LINE)
+#: arg names the Kineto model reads: a stat so named is renamed (``xplane <name>``)
+_RESERVED = frozenset(KINETO_KEYS) | frozenset(ks.KEY_JSON.values()) | ks.DISTINCTIVE_ARG_NAMES
+
+
+def parse_details(text: str) -> dict[str, str]:
+    """The ``key:value`` words of a ``kernel_details`` / ``memcpy_details`` text."""
+    return dict(s.DETAIL_WORD.findall(text))
+
+
+def _dims(v: str | None) -> list[int] | None:
+    if not v:
+        return None
+    try:
+        out = [int(x) for x in v.split(",")]
+    except ValueError:
+        return None
+    return out if len(out) == 3 and all(x >= 0 for x in out) else None
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def kernel_args(text: str) -> dict[str, object]:
+    """Kineto's launch args read from a ``kernel_details`` text (what it does not say is absent):
+    ``grid`` and ``block`` as [x, y, z], ``registers per thread`` (``regs``) and ``shared memory``
+    (bytes: ``static_shared`` + ``dynamic_shared`` on NVIDIA, ``group_mem`` on AMD)."""
+    d = parse_details(text)
+    out: dict[str, object] = {}
+    for key, word in ((ks.GRID, s.DETAIL_GRID), (ks.BLOCK, s.DETAIL_BLOCK)):
+        dims = _dims(d.get(word))
+        if dims is not None:
+            out[key] = dims
+    regs = _int(d.get(s.DETAIL_REGISTERS))
+    if regs is not None:
+        out[ks.REGISTERS_PER_THREAD] = regs
+    shared = [_int(d[w]) for w in s.DETAIL_SHARED if w in d]
+    if shared and None not in shared:
+        out[ks.SHARED_MEMORY] = sum(shared)  # type: ignore[arg-type]
+    return out
+
+
+class EventArgs:
+    """Per event read (length n, in the order of ``idx``): ``correlation``, ``device``,
+    ``stream`` (int64, -1: none), ``hlo_op`` (int32 into ``hlo_ops``, -1: none), ``memcpy`` /
+    ``memset`` (a copy's or set's details stat), ``step_annotation`` (a ``step_num`` stat)."""
+
+    def __init__(self, space: Space, idx: np.ndarray, on_gpu: np.ndarray, device: np.ndarray,
+                 stream: np.ndarray) -> None:
+        n = idx.size
+        self.n = n
+        self.on_gpu = on_gpu
+        st = space.stats
+        out_of = np.full(space.events.n + 1, -1, dtype=np.int64)
+        out_of[idx] = np.arange(n)
+        self.rows = np.flatnonzero((out_of[st.event] >= 0) & (st.key >= 0)) if st.n else np.zeros(0, np.int64)
+        self.row_event = out_of[st.event[self.rows]]
+        self.warnings: list[LoadWarning] = []
+        self.device = np.where(on_gpu, device, -1).astype(np.int64)
+        self.stream = np.where(on_gpu, stream, -1).astype(np.int64)
+        self.correlation = np.full(n, -1, dtype=np.int64)
+        rows, ev = self._of(space, s.STAT_CORRELATION_ID, (s.V_UINT, s.V_INT))
+        vals = st.raw[rows].view(np.int64)
+        ok = vals >= 0
+        self.correlation[ev[ok]] = vals[ok]
+        self.hlo_op = np.full(n, -1, dtype=np.int32)
+        rows, ev = self._of(space, s.STAT_HLO_OP, (s.V_STR, s.V_REF))
+        codes, self.hlo_ops = _texts(space, rows)
+        self.hlo_op[ev] = codes
+        self.memcpy = self._has(space, s.STAT_MEMCPY_DETAILS)
+        self.memset = self._has(space, s.STAT_MEMSET_DETAILS)
+        self.step_annotation = self._has(space, s.STAT_STEP_NUM)
+        self._moved: tuple[np.ndarray, list[str]] = (np.zeros(0, np.int64), [])
+
+    def _of(self, space: Space, name: str, kinds: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Stat rows named ``name`` of a kind in ``kinds`` (the last of an event's), and their events."""
+        code = space.stat_code(name)
+        st = space.stats
+        sel = np.flatnonzero((st.key[self.rows] == code) & np.isin(st.kind[self.rows], kinds))
+        ev = self.row_event[sel]
+        last = np.ones(sel.size, dtype=bool)
+        last[:-1] = ev[1:] != ev[:-1]
+        return self.rows[sel[last]], ev[last]
+
+    def _has(self, space: Space, name: str) -> np.ndarray:
+        out = np.zeros(self.n, dtype=bool)
+        out[self.row_event[space.stats.key[self.rows] == space.stat_code(name)]] = True
+        return out
+
+    def add_moved(self, events: np.ndarray, line_names: list[str]) -> None:
+        """Events shown on another line's lane: their own line's name goes into their args."""
+        self._moved = (events.astype(np.int64), line_names)
+
+    def blob(self, n: int, space: Space):
+        """(blob, offsets) of every event's args (:func:`~.args.write_blob`)."""
+        pool = TextPool()
+        parts: list[ArgRows] = []
+        key_at = {k: i for i, k in enumerate(KINETO_KEYS)}
+        gpu = np.flatnonzero(self.on_gpu)
+        for key, col in ((ks.DEVICE, self.device), (ks.STREAM, self.stream)):
+            parts.append(ArgRows.of(gpu, key_at[key], SRC_POOL, *int_texts(pool, col[gpu])))
+        has = np.flatnonzero(self.correlation >= 0)
+        parts.append(ArgRows.of(has, key_at[ks.CORRELATION], SRC_POOL, *int_texts(pool, self.correlation[has])))
+        parts += self._details_rows(space, pool, key_at)
+        moved, names = self._moved
+        if moved.size:
+            parts.append(ArgRows.of(moved, key_at[s.ARG_LINE], SRC_POOL, *json_texts(pool, names)))
+        stat_rows, keys = self._stat_rows(space, pool, len(KINETO_KEYS))
+        parts.append(stat_rows)
+        return write_blob(n, ArgRows.concat(parts), [*KINETO_KEYS, *keys], pool, space.u8)
+
+    def _details_rows(self, space: Space, pool: TextPool, key_at: dict[str, int]) -> list[ArgRows]:
+        """Kineto's launch args of the kernels with a ``kernel_details`` stat, and the ``bytes``
+        of copies with a ``size`` in their ``memcpy_details``: parsed once per distinct text."""
+        out: list[ArgRows] = []
+        rows, ev = self._of(space, s.STAT_KERNEL_DETAILS, (s.V_STR, s.V_REF))
+        gpu = self.on_gpu[ev]
+        rows, ev = rows[gpu], ev[gpu]
+        codes, texts = _texts(space, rows)
+        parsed = [kernel_args(t) for t in texts]
+        for key in (ks.GRID, ks.BLOCK, ks.REGISTERS_PER_THREAD, ks.SHARED_MEMORY):
+            have = np.array([key in p for p in parsed] + [False], dtype=bool)
+            sel = np.flatnonzero(have[codes])
+            if sel.size:
+                starts, lens = json_texts(pool, [p.get(key) for p in parsed])
+                out.append(ArgRows.of(ev[sel], key_at[key], SRC_POOL, starts[codes[sel]], lens[codes[sel]]))
+        rows, ev = self._of(space, s.STAT_MEMCPY_DETAILS, (s.V_STR, s.V_REF))
+        codes, texts = _texts(space, rows)
+        size = [_int(parse_details(t).get(s.DETAIL_SIZE)) for t in texts]
+        have = np.array([v is not None for v in size] + [False], dtype=bool)
+        sel = np.flatnonzero(have[codes] & self.on_gpu[ev])
+        if sel.size:
+            starts, lens = json_texts(pool, size)
+            out.append(ArgRows.of(ev[sel], key_at[ks.BYTES], SRC_POOL, starts[codes[sel]], lens[codes[sel]]))
+        return out
+
+    def _stat_rows(self, space: Space, pool: TextPool, base: int) -> tuple[ArgRows, list[str]]:
+        """Every stat of every event read, as args rows under its name (renamed when reserved)."""
+        st = space.stats
+        rows, ev = self.rows, self.row_event
+        kind = st.kind[rows]
+        key = base + st.key[rows]
+        keys = [f"{s.RENAMED_STAT}{nm}" if nm in _RESERVED else nm for nm in space.stat_names]
+        parts: list[ArgRows] = []
+        orders: list[np.ndarray] = []  # the stat rows of each part: the args keep the file's order
+        for code, texts in ((s.V_UINT, lambda r: int_texts(pool, st.raw[r])),
+                            (s.V_INT, lambda r: int_texts(pool, st.raw[r].view(np.int64))),
+                            (s.V_DOUBLE, lambda r: float_texts(pool, st.raw[r].view(np.float64)))):
+            sel = np.flatnonzero(kind == code)
+            if sel.size:
+                parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, *texts(rows[sel])))
+                orders.append(sel)
+        sel = np.flatnonzero(kind == s.V_REF)
+        if sel.size:
+            starts, lens = json_texts(pool, [*space.stat_names, ""])
+            ref = st.raw[rows[sel]].view(np.int64)
+            ref = np.where(ref >= 0, ref, len(space.stat_names))
+            parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, starts[ref], lens[ref]))
+            orders.append(sel)
+        sel = np.flatnonzero(kind == s.V_STR)
+        if sel.size:
+            pos, length = st.pos[rows[sel]], st.length[rows[sel]]
+            plain = plain_ascii(space.u8, pos, length)
+            parts.append(ArgRows.of(ev[sel[plain]], key[sel[plain]], SRC_FILE, pos[plain], length[plain]))
+            orders.append(sel[plain])
+            other = np.flatnonzero(~plain)
+            if other.size:
+                texts, bad = [], 0
+                for p, m in zip(pos[other].tolist(), length[other].tolist()):
+                    raw = space.data[p:p + m]
+                    try:
+                        texts.append(raw.decode("utf-8"))
+                    except UnicodeDecodeError:
+                        texts.append(raw.decode("utf-8", "replace"))
+                        bad += 1
+                if bad:
+                    self.warnings.append(LoadWarning("invalid_utf8", f"{bad:,} stat strings are not valid UTF-8 "
+                                                     "(bad bytes read as U+FFFD)", bad))
+                parts.append(ArgRows.of(ev[sel[other]], key[sel[other]], SRC_POOL, *json_texts(pool, texts)))
+                orders.append(sel[other])
+        sel = np.flatnonzero(kind == s.V_BYTES)
+        if sel.size:
+            spans = zip(st.pos[rows[sel]].tolist(), st.length[rows[sel]].tolist())
+            hexes = [space.data[p:p + m].hex() for p, m in spans]
+            parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, *json_texts(pool, hexes)))
+            orders.append(sel)
+        sel = np.flatnonzero(kind == s.V_NONE)
+        if sel.size:
+            starts, lens = pool.texts([b"null"])
+            parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, np.repeat(starts, sel.size),
+                                    np.repeat(lens, sel.size)))
+            orders.append(sel)
+        out = ArgRows.concat(parts)
+        order = np.argsort(np.concatenate(orders), kind="stable") if orders else np.zeros(0, np.int64)
+        return ArgRows(*(getattr(out, f)[order] for f in ("event", "key", "src", "start", "length"))), keys
+
+
+def _texts(space: Space, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The text of each string or ref stat row as a code into a list of distinct texts (strings
+    compared in numpy, decoded once per distinct value)."""
+    st = space.stats
+    codes = np.full(rows.size, -1, dtype=np.int32)
+    texts: list[str] = []
+    at: dict[str, int] = {}
+    strs = np.flatnonzero(st.kind[rows] == s.V_STR)
+    if strs.size:
+        c, first = intern_ranges(space.u8, st.pos[rows[strs]], st.length[rows[strs]])
+        lut = np.array([at.setdefault(space.text(int(st.pos[rows[strs[f]]]), int(st.length[rows[strs[f]]])), len(at))
+                        for f in first.tolist()], dtype=np.int32)
+        codes[strs] = lut[c]
+    refs = np.flatnonzero(st.kind[rows] == s.V_REF)
+    if refs.size:
+        names = [*space.stat_names, ""]
+        ref = st.raw[rows[refs]].view(np.int64)
+        ref = np.where(ref >= 0, ref, len(space.stat_names))
+        lut = np.array([at.setdefault(nm, len(at)) for nm in names], dtype=np.int32)
+        codes[refs] = lut[ref]
+    texts = list(at)
+    return codes, texts
+
+
+def event_args(space: Space, idx: np.ndarray, on_gpu: np.ndarray, device: np.ndarray,
+               stream: np.ndarray) -> EventArgs:
+    """The stats of the events ``idx`` read (:class:`EventArgs`)."""
+    return EventArgs(space, idx, on_gpu, device, stream)
