@@ -1,63 +1,51 @@
-"""Every event's args as JSON, written with numpy: the Kineto model keeps one blob of JSON
-objects (``args_blob`` + ``args_offsets``) and decodes an event's when it is asked for.
+"""Every event's args as JSON: the Kineto model keeps one blob of JSON objects
+(``args_blob`` + ``args_offsets``) and decodes an event's when it is asked for.
 
 An event's args are *rows* (:class:`ArgRows`: event, key, where the value's text is); the
-writer (:func:`write_blob`) sorts them by event and copies, for each row, three byte ranges --
-``{"key":`` or ``,"key":`` (with an opening quote for a string), the value, and the closing quote
-and brace -- from two sources: the file itself (stat strings of plain printable ASCII, copied
-verbatim) and a pool of texts made once (:class:`TextPool`: the keys, numbers formatted by numpy,
-strings that needed escaping, arrays).  No Python step per row or per event.
+writer (:func:`write_blob`) sorts them by event (numpy) and joins, for each row, three byte
+strings -- ``{"key":`` or ``,"key":`` (with an opening quote for a string), the value, and the
+closing quote and brace -- taken from two sources: the file itself (stat strings of plain
+printable ASCII, sliced verbatim) and a pool of texts made once (:class:`TextPool`: the keys,
+numbers formatted by numpy, strings that needed escaping, arrays).  The slicing and joining are
+``map``/``zip`` over the rows in C: no Python bytecode runs per row or per event.
 """
 
 from __future__ import annotations
 
 import mmap
 from dataclasses import dataclass
+from itertools import chain
 
 import msgspec
 import numpy as np
 
-from .wire import gather_ranges, ragged_arange
+from .wire import ragged_arange
 
 #: where a row's value text is
 SRC_POOL, SRC_FILE = 0, 1
 #: blobs up to this size are returned as bytes; bigger ones live in an anonymous memory map
 _MAP_BYTES = 1 << 24
-#: rows written per pass (bounds the segment arrays)
-_ROWS_PER_PASS = 1 << 20
+#: rows joined per pass (bounds the lists of pieces)
+_ROWS_PER_PASS = 1 << 18
 _SUFFIXES = (b"", b'"', b"}", b'"}')
 
 
 class TextPool:
-    """Texts appended once, referred to by (start, length) in :meth:`array`."""
+    """Texts made once (bytes objects), referred to by their index."""
 
     def __init__(self) -> None:
-        self._parts: list[np.ndarray] = []
-        self._size = 0
-
-    def _add(self, arr: np.ndarray) -> int:
-        base = self._size
-        self._parts.append(arr)
-        self._size += arr.size
-        return base
+        self.pieces: list[bytes] = []
 
     def texts(self, pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-        """Add ``pieces``: their (int64 starts, int64 lengths)."""
-        lens = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        base = self._add(np.frombuffer(b"".join(pieces), dtype=np.uint8))
-        starts = base + np.concatenate(([0], np.cumsum(lens)[:-1])) if lens.size else np.zeros(0, np.int64)
-        return starts.astype(np.int64), lens
+        """Add ``pieces``: their (int64 indexes, int64 lengths)."""
+        base = len(self.pieces)
+        self.pieces.extend(pieces)
+        return (np.arange(base, base + len(pieces), dtype=np.int64),
+                np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)))
 
     def fixed(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Add a numpy bytes array (``S<w>``, NUL padded): each element's (start, length)."""
-        if not arr.size:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        width = arr.dtype.itemsize
-        base = self._add(np.ascontiguousarray(arr).view(np.uint8).reshape(-1))
-        return base + np.arange(arr.size, dtype=np.int64) * width, np.char.str_len(arr).astype(np.int64)
-
-    def array(self) -> np.ndarray:
-        return np.concatenate(self._parts) if self._parts else np.zeros(0, np.uint8)
+        """Add the elements of a numpy bytes array (``S<w>``; ``tolist`` drops the padding)."""
+        return self.texts(arr.tolist())
 
 
 def int_texts(pool: TextPool, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -125,10 +113,11 @@ class ArgRows:
                                    ("length", np.int64))))
 
 
-def write_blob(n_events: int, rows: ArgRows, keys: list[str], pool: TextPool, file_u8: np.ndarray):
+def write_blob(n_events: int, rows: ArgRows, keys: list[str], pool: TextPool, data: bytes):
     """(blob, int64 offsets of length n + 1): event ``i``'s args are
     ``blob[offsets[i]:offsets[i + 1]]``, a JSON object of its rows in the order given (rows of
-    one event keep their order), empty for an event without rows."""
+    one event keep their order), empty for an event without rows.  ``data``: the file's bytes
+    (the source of :data:`SRC_FILE` rows)."""
     order = np.argsort(rows.event, kind="stable")
     ev = rows.event[order]
     n = ev.size
@@ -139,35 +128,36 @@ def write_blob(n_events: int, rows: ArgRows, keys: list[str], pool: TextPool, fi
     is_file = rows.src[order] == SRC_FILE
     # prefixes: 4 per key (',' or '{' before, '"' after for a string copied from the file)
     enc = [msgspec.json.encode(k) for k in keys]
-    p_start, p_len = pool.texts([lead + e + b":" + q for e in enc for lead in (b",", b"{") for q in (b"", b'"')])
-    s_start, s_len = pool.texts(list(_SUFFIXES))
-    pool_u8 = pool.array()
+    prefixes = [lead + e + b":" + q for e in enc for lead in (b",", b"{") for q in (b"", b'"')]
+    p_len = np.fromiter(map(len, prefixes), dtype=np.int64, count=len(prefixes))
+    s_len = np.fromiter(map(len, _SUFFIXES), dtype=np.int64, count=len(_SUFFIXES))
     pre = rows.key[order].astype(np.int64) * 4 + first * 2 + is_file
     suf = last * 2 + is_file
-    total_row = p_len[pre] + rows.length[order] + s_len[suf]
-    per_event = np.bincount(ev, weights=total_row, minlength=n_events).astype(np.int64) if n else \
-        np.zeros(n_events, dtype=np.int64)
+    start, length = rows.start[order], rows.length[order]
+    total_row = p_len[pre] + length + s_len[suf]
     offsets = np.zeros(n_events + 1, dtype=np.int64)
-    np.cumsum(per_event, out=offsets[1:])
+    if n:
+        np.cumsum(np.bincount(ev, weights=total_row, minlength=n_events).astype(np.int64), out=offsets[1:])
     size = int(offsets[-1])
-    blob: bytes | mmap.mmap
     mm = mmap.mmap(-1, size) if size > _MAP_BYTES else None
-    out = np.frombuffer(mm, dtype=np.uint8) if mm is not None else np.empty(size, dtype=np.uint8)
-    row_end = np.cumsum(total_row)
+    parts: list[bytes] = []
+    pool_obj = np.empty(len(pool.pieces), dtype=object)
+    pool_obj[:] = pool.pieces
     for a in range(0, n, _ROWS_PER_PASS):
         b = min(a + _ROWS_PER_PASS, n)
-        o = order[a:b]
-        dst = row_end[a:b] - total_row[a:b]
-        pl, vl = p_len[pre[a:b]], rows.length[o]
-        # prefix and suffix from the pool; the value from the pool or the file
-        gather_ranges(out, dst, pool_u8, p_start[pre[a:b]], pl)
-        gather_ranges(out, dst + pl + vl, pool_u8, s_start[suf[a:b]], s_len[suf[a:b]])
-        f = is_file[a:b]
-        gather_ranges(out, (dst + pl)[~f], pool_u8, rows.start[o][~f], vl[~f])
-        gather_ranges(out, (dst + pl)[f], file_u8, rows.start[o][f], vl[f])
+        vals = np.empty(b - a, dtype=object)
+        f = np.flatnonzero(is_file[a:b])
+        p = np.flatnonzero(~is_file[a:b])
+        vals[p] = pool_obj[start[a:b][p]]
+        fs = start[a:b][f]
+        vals[f] = list(map(data.__getitem__, map(slice, fs.tolist(), (fs + length[a:b][f]).tolist())))
+        piece = b"".join(chain.from_iterable(zip(map(prefixes.__getitem__, pre[a:b].tolist()), vals.tolist(),
+                                                 map(_SUFFIXES.__getitem__, suf[a:b].tolist()))))
+        if mm is not None:
+            mm.write(piece)
+        else:
+            parts.append(piece)
     if mm is None:
-        blob = out.tobytes()
-    else:
-        del out
-        blob = mm
-    return blob, offsets
+        return b"".join(parts), offsets
+    mm.seek(0)
+    return mm, offsets

@@ -97,7 +97,7 @@ def decoded(space: Space, path: str, progress: Progress = no_progress) -> Decode
         for a, b in owners.items():
             remap[a] = b
         tid_line = remap[line]
-        ea.add_moved(np.flatnonzero(moved), [lines.name[k] for k in line[moved].tolist()])
+        ea.add_moved(np.flatnonzero(moved), line[moved], lines.name)
         warnings.append(LoadWarning("xplane_moved_calls", f"{int(moved.sum()):,} API calls on {len(owners)} lines of "
                                     "their own are shown on the line of the XLA ops that issue them (one thread: "
                                     "every call lies in an op named as its hlo_op there, docs/formats.md)",

@@ -98,7 +98,7 @@ class EventArgs:
         self.memcpy = self._has(space, s.STAT_MEMCPY_DETAILS)
         self.memset = self._has(space, s.STAT_MEMSET_DETAILS)
         self.step_annotation = self._has(space, s.STAT_STEP_NUM)
-        self._moved: tuple[np.ndarray, list[str]] = (np.zeros(0, np.int64), [])
+        self._moved: tuple[np.ndarray, np.ndarray, list[str]] = (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
 
     def _of(self, space: Space, name: str, kinds: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Stat rows named ``name`` of a kind in ``kinds`` (the last of an event's), and their events."""
@@ -115,9 +115,10 @@ class EventArgs:
         out[self.row_event[space.stats.key[self.rows] == space.stat_code(name)]] = True
         return out
 
-    def add_moved(self, events: np.ndarray, line_names: list[str]) -> None:
-        """Events shown on another line's lane: their own line's name goes into their args."""
-        self._moved = (events.astype(np.int64), line_names)
+    def add_moved(self, events: np.ndarray, line: np.ndarray, line_names: list[str]) -> None:
+        """Events shown on another line's lane: their own line's name (``line_names[line[i]]``)
+        goes into their args."""
+        self._moved = (events.astype(np.int64), line.astype(np.int64), line_names)
 
     def blob(self, n: int, space: Space):
         """(blob, offsets) of every event's args (:func:`~.args.write_blob`)."""
@@ -130,12 +131,13 @@ class EventArgs:
         has = np.flatnonzero(self.correlation >= 0)
         parts.append(ArgRows.of(has, key_at[ks.CORRELATION], SRC_POOL, *int_texts(pool, self.correlation[has])))
         parts += self._details_rows(space, pool, key_at)
-        moved, names = self._moved
+        moved, line, names = self._moved
         if moved.size:
-            parts.append(ArgRows.of(moved, key_at[s.ARG_LINE], SRC_POOL, *json_texts(pool, names)))
+            starts, lens = json_texts(pool, names)
+            parts.append(ArgRows.of(moved, key_at[s.ARG_LINE], SRC_POOL, starts[line], lens[line]))
         stat_rows, keys = self._stat_rows(space, pool, len(KINETO_KEYS))
         parts.append(stat_rows)
-        return write_blob(n, ArgRows.concat(parts), [*KINETO_KEYS, *keys], pool, space.u8)
+        return write_blob(n, ArgRows.concat(parts), [*KINETO_KEYS, *keys], pool, space.data)
 
     def _details_rows(self, space: Space, pool: TextPool, key_at: dict[str, int]) -> list[ArgRows]:
         """Kineto's launch args of the kernels with a ``kernel_details`` stat, and the ``bytes``

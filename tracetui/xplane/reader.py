@@ -216,7 +216,7 @@ def _plane(data: bytes, u8: np.ndarray, start: int, end: int, index: int, names:
     own = f.of(s.PLANE_STATS)
     if own.size:
         plane.stats = _plane_stats(data, u8, f.pos[own], f.pos[own] + f.value[own].astype(np.int64), plane, stat_names)
-    lines = [walk(data, int(p), int(p) + int(n), "XLine")
+    lines = [walk(data, int(p), int(p) + int(n), "XLine", s.LINE_EVENTS, u8)
              for p, n in zip(f.pos[f.of(s.PLANE_LINES)].tolist(), f.value[f.of(s.PLANE_LINES)].tolist())]
     return plane, lines
 

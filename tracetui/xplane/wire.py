@@ -5,9 +5,11 @@ XPlane files hold millions of small messages (events, their stats) of a few fiel
 operations (tags, varints, fixed values, lengths), so the Python interpreter runs once per
 field *position* (a message's first field, its second ...), not once per field.  What cannot be
 spread across messages -- the repeated field that chains one line's events, one after the other
--- is walked by :func:`walk`, one Python step per element, tags and lengths of one byte read
-without a call.  :func:`ragged_arange`, :func:`gather_ranges` and :func:`intern_ranges` move and
-compare byte ranges of the file in numpy.
+-- is followed by :func:`chain_run`: at every byte that could start an event the length is decoded
+as if one did, and the chain from the first event is found by pointer doubling (log2 of its length
+numpy rounds).  The few other fields of the big messages are walked by :func:`walk`, one Python
+step per field.  :func:`ragged_arange` and :func:`intern_ranges` gather and compare byte ranges
+of the file in numpy.
 
 Every read is bounded by the end of the message it is in (the file's end at the top): a length,
 varint or fixed value that runs past it, a varint over 10 bytes, a wire type protobuf 3 does
@@ -30,7 +32,13 @@ from .schema import FIELDS, FIXED32, FIXED64, LEN, VARINT, VARINT_MAX, WIRE_NAME
 #: otherwise cost a million numpy rounds)
 _SCALAR_BELOW = 8
 _ROUNDS_BEFORE_SCALAR = 16
-#: bytes per chunk in :func:`gather_ranges` and :func:`hash_ranges` (bounds the index arrays)
+#: messages read per chunk by :func:`scan`
+_SCAN_CHUNK = 1 << 19
+#: a message over this many bytes has its chained runs (a line's events) followed in numpy
+_CHAIN_BYTES = 1 << 12
+#: a chained run shorter than this ends chaining in its message (runs cut up by other fields)
+_CHAIN_MIN = 16
+#: bytes per chunk in :func:`hash_ranges` and :func:`intern_ranges` (bounds the index arrays)
 _CHUNK_BYTES = 1 << 24
 
 
@@ -58,26 +66,26 @@ _EXPECTED = {m: _expected(m) for m in FIELDS}
 def varints(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, what: str = "varint") -> tuple[np.ndarray, np.ndarray]:
     """The varints starting at ``pos`` (int64 offsets), none allowed to run to ``end`` (int64,
     exclusive, per varint): (uint64 values, int64 sizes in bytes).  A value over 64 bits keeps
-    its low 64 bits, as protobuf does."""
-    n = pos.size
-    val = np.zeros(n, dtype=np.uint64)
-    size = np.zeros(n, dtype=np.int64)
-    idx = np.arange(n)
-    p, e = pos, end
-    for k in range(VARINT_MAX):
-        over = p >= e
-        if over.any():
-            at = int(pos[idx[np.argmax(over)]])
-            raise WireError(at, f"a {what} runs past the end of its message")
-        b = u8[p]
+    its low 64 bits, as protobuf does.  Bytes are read clamped to the buffer and the bounds
+    checked once at the end."""
+    last = u8.size - 1
+    b = u8[np.minimum(pos, last)]
+    val = (b & 0x7F).astype(np.uint64)
+    size = np.ones(pos.size, dtype=np.int64)
+    idx = np.flatnonzero(b >= 0x80)
+    for k in range(1, VARINT_MAX):
+        if not idx.size:
+            break
+        b = u8[np.minimum(pos[idx] + k, last)]
         val[idx] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
-        more = b >= 0x80
-        if not more.any():
-            size[idx] = k + 1
-            return val, size
-        size[idx[~more]] = k + 1
-        idx, p, e = idx[more], p[more] + 1, e[more]
-    raise WireError(int(pos[idx[0]]), f"a {what} is longer than {VARINT_MAX} bytes (corrupt)")
+        size[idx] += 1
+        idx = idx[b >= 0x80]
+    over = pos + size > end
+    if over.any():
+        raise WireError(int(pos[np.argmax(over)]), f"a {what} runs past the end of its message")
+    if idx.size:
+        raise WireError(int(pos[idx[0]]), f"a {what} is longer than {VARINT_MAX} bytes (corrupt)")
+    return val, size
 
 
 def _fixed(u8: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
@@ -113,8 +121,17 @@ class Round:
 
 def scan(u8: np.ndarray, starts: np.ndarray, ends: np.ndarray, message: str) -> Iterator[Round]:
     """Every field of the messages ``starts[i]:ends[i]`` (int64 offsets into ``u8``), in rounds:
-    round k holds the k-th field of each message that has one.  Raises :class:`WireError` on
-    bytes that are not a ``message`` (see the module docstring)."""
+    round k holds the k-th field of each message that has one, a chunk of :data:`_SCAN_CHUNK`
+    messages at a time (bounded temporaries).  Raises :class:`WireError` on bytes that are not
+    a ``message`` (see the module docstring)."""
+    for a in range(0, starts.size, _SCAN_CHUNK):
+        for r in _scan(u8, starts[a:a + _SCAN_CHUNK], ends[a:a + _SCAN_CHUNK], message):
+            if a:
+                r.msg = r.msg + a
+            yield r
+
+
+def _scan(u8: np.ndarray, starts: np.ndarray, ends: np.ndarray, message: str) -> Iterator[Round]:
     expected = _EXPECTED[message]
     idx = np.flatnonzero(starts < ends)
     cur, end = starts[idx].astype(np.int64), ends[idx].astype(np.int64)
@@ -205,10 +222,16 @@ class Fields:
         return np.flatnonzero(self.num == num)
 
 
-def walk(buf, start: int, end: int, message: str) -> Fields:
+def walk(buf, start: int, end: int, message: str, chain: int | None = None, u8: np.ndarray | None = None) -> Fields:
     """The fields of one message ``buf[start:end]`` (``buf``: bytes or a byte memoryview), one
     Python step per field; a one-byte tag and a one-byte length are read without a call.
-    Raises :class:`WireError` as :func:`scan` does."""
+
+    ``chain``: the number of a repeated length-delimited field (a line's events): a run of it
+    is followed by :func:`chain_run` in numpy (``u8``: the same bytes) instead of one step per
+    element, in a message over :data:`_CHAIN_BYTES` bytes.  Raises :class:`WireError` as
+    :func:`scan` does."""
+    chain_tag = (chain << 3 | LEN) if chain is not None and u8 is not None and end - start > _CHAIN_BYTES else -1
+    segments: list[Fields] = []
     nums: list[int] = []
     wires: list[int] = []
     vals: list[int] = []
@@ -220,6 +243,18 @@ def walk(buf, start: int, end: int, message: str) -> Fields:
     while p < end:
         at = p
         t = buf[p]
+        if t == chain_tag:
+            run, p = chain_run(u8, p, end, chain_tag)
+            if run.num.size:
+                segments += [_fields(nums, wires, vals, poss), run]
+                nums, wires, vals, poss = [], [], [], []
+                add_n, add_w, add_v, add_p = nums.append, wires.append, vals.append, poss.append
+            if run.num.size < _CHAIN_MIN:  # short runs between other fields: walk the rest
+                chain_tag = -1
+            if p >= end:
+                break
+            at = p
+            t = buf[p]
         if t < 0x80:
             p += 1
         else:
@@ -253,8 +288,74 @@ def walk(buf, start: int, end: int, message: str) -> Fields:
         add_n(num)
         add_w(w)
         add_v(n)
+    last = _fields(nums, wires, vals, poss)
+    if not segments:
+        return last
+    segments.append(last)
+    return Fields(*(np.concatenate([getattr(f, c) for f in segments]) for c in ("num", "wire", "value", "pos")))
+
+
+def _fields(nums: list[int], wires: list[int], vals: list[int], poss: list[int]) -> Fields:
     return Fields(np.array(nums, dtype=np.int64), np.array(wires, dtype=np.uint8), np.array(vals, dtype=np.uint64),
                   np.array(poss, dtype=np.int64))
+
+
+def chain_run(u8: np.ndarray, start: int, end: int, tag: int) -> tuple[Fields, int]:
+    """The run of length-delimited fields with the one-byte ``tag`` that starts at ``start``
+    (a line's events), found in numpy: at every byte equal to ``tag`` the length varint is
+    decoded as if a field started there, giving where the next would start; the chain from
+    ``start`` is then followed by pointer doubling (``log2`` of its length rounds over the
+    candidates).  Gives the run's fields and where it stops: at the first field of another
+    tag, at ``end``, or at an element whose length is bad (:func:`walk` then reads it again and
+    says what is wrong)."""
+    cand = np.flatnonzero(u8[start:end] == tag).astype(np.int64) + start
+    c = cand.size
+    length, size, ok = varints_lenient(u8, cand + 1, end)
+    room = end - (cand + 1 + size)
+    ok &= length <= np.maximum(room, 0).astype(np.uint64)
+    nxt = np.where(ok, cand + 1 + size + length.astype(np.int64), end)
+    j = np.searchsorted(cand, nxt)
+    hit = ok & (j < c)
+    hit[hit] = cand[j[hit]] == nxt[hit]
+    jump = np.append(np.where(hit, j, c), c)
+    chain = np.zeros(1, dtype=np.int64)
+    while True:  # chain holds its first 2**k elements; jump goes 2**k ahead
+        more = jump[chain]
+        more = more[more != c]
+        chain = np.concatenate((chain, more))
+        if more.size < chain.size - more.size or not more.size:
+            break
+        jump = jump[jump]
+    if not ok[chain[-1]]:  # the last one's length is bad: walk reads it and says what is wrong
+        resume = int(cand[chain[-1]])
+        chain = chain[:-1]
+    else:
+        resume = int(nxt[chain[-1]])
+    pos = cand[chain] + 1 + size[chain]
+    return Fields(np.full(chain.size, tag >> 3, dtype=np.int64), np.full(chain.size, LEN, dtype=np.uint8),
+                  length[chain], pos), resume
+
+
+def varints_lenient(u8: np.ndarray, pos: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`varints` that does not raise: (uint64 values, int64 sizes, bool ok) where ok is
+    False for a varint that runs to ``end`` or over 10 bytes."""
+    n = pos.size
+    val = np.zeros(n, dtype=np.uint64)
+    size = np.zeros(n, dtype=np.int64)
+    ok = np.zeros(n, dtype=bool)
+    idx = np.flatnonzero(pos < end)
+    p = pos[idx]
+    for k in range(VARINT_MAX):
+        if not idx.size:
+            break
+        b = u8[p]
+        val[idx] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        done = b < 0x80
+        size[idx[done]] = k + 1
+        ok[idx[done]] = True
+        more = ~done & (p + 1 < end)
+        idx, p = idx[more], p[more] + 1
+    return val, size, ok
 
 
 def _varint(buf, p: int, end: int, what: str) -> tuple[int, int]:
@@ -285,20 +386,6 @@ def ragged_arange(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     step[0] = starts[0]
     step[heads] = starts[1:] - (starts[:-1] + lens[:-1] - 1)
     return np.cumsum(step)
-
-
-def gather_ranges(out: np.ndarray, dst: np.ndarray, src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> None:
-    """Copy ``src[starts[i]:starts[i] + lens[i]]`` to ``out[dst[i]:...]`` for every i, in chunks
-    of about :data:`_CHUNK_BYTES` (bounded index arrays)."""
-    if not lens.size:
-        return
-    ends = np.cumsum(lens)
-    a = 0
-    while a < lens.size:
-        base = int(ends[a - 1]) if a else 0
-        b = max(int(np.searchsorted(ends, base + _CHUNK_BYTES, side="right")), a + 1)
-        out[ragged_arange(dst[a:b], lens[a:b])] = src[ragged_arange(starts[a:b], lens[a:b])]
-        a = b
 
 
 #: an odd multiplier for the polynomial hash of byte ranges (mod 2**64)
