@@ -16,7 +16,20 @@ import numpy as np
 from ..errors import LoadWarning
 from ..kineto import schema as ks
 from . import schema as s
-from .args import SRC_FILE, SRC_POOL, ArgRows, TextPool, float_texts, int_texts, json_texts, plain_ascii, write_blob
+from .args import (
+    SRC_FILE,
+    SRC_INT,
+    SRC_POOL,
+    SRC_UINT,
+    ArgRows,
+    TextPool,
+    decimal_lengths,
+    float_texts,
+    int_rows,
+    json_texts,
+    plain_ascii,
+    write_blob,
+)
 from .reader import Space
 from .wire import intern_ranges
 
@@ -127,9 +140,9 @@ class EventArgs:
         key_at = {k: i for i, k in enumerate(KINETO_KEYS)}
         gpu = np.flatnonzero(self.on_gpu)
         for key, col in ((ks.DEVICE, self.device), (ks.STREAM, self.stream)):
-            parts.append(ArgRows.of(gpu, key_at[key], SRC_POOL, *int_texts(pool, col[gpu])))
+            parts.append(int_rows(gpu, key_at[key], col[gpu]))
         has = np.flatnonzero(self.correlation >= 0)
-        parts.append(ArgRows.of(has, key_at[ks.CORRELATION], SRC_POOL, *int_texts(pool, self.correlation[has])))
+        parts.append(int_rows(has, key_at[ks.CORRELATION], self.correlation[has]))
         parts += self._details_rows(space, pool, key_at)
         moved, line, names = self._moved
         if moved.size:
@@ -165,64 +178,57 @@ class EventArgs:
         return out
 
     def _stat_rows(self, space: Space, pool: TextPool, base: int) -> tuple[ArgRows, list[str]]:
-        """Every stat of every event read, as args rows under its name (renamed when reserved)."""
+        """Every stat of every event read, as args rows under its name (renamed when reserved),
+        in the file's order."""
         st = space.stats
         rows, ev = self.rows, self.row_event
+        n = rows.size
         kind = st.kind[rows]
-        key = base + st.key[rows]
         keys = [f"{s.RENAMED_STAT}{nm}" if nm in _RESERVED else nm for nm in space.stat_names]
-        parts: list[ArgRows] = []
-        orders: list[np.ndarray] = []  # the stat rows of each part: the args keep the file's order
-        for code, texts in ((s.V_UINT, lambda r: int_texts(pool, st.raw[r])),
-                            (s.V_INT, lambda r: int_texts(pool, st.raw[r].view(np.int64))),
-                            (s.V_DOUBLE, lambda r: float_texts(pool, st.raw[r].view(np.float64)))):
-            sel = np.flatnonzero(kind == code)
-            if sel.size:
-                parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, *texts(rows[sel])))
-                orders.append(sel)
+        src = np.full(n, SRC_POOL, dtype=np.uint8)
+        start = np.zeros(n, dtype=np.int64)
+        length = np.zeros(n, dtype=np.int64)
+        raw = st.raw[rows].view(np.int64)
+        for code, how in ((s.V_UINT, SRC_UINT), (s.V_INT, SRC_INT)):
+            sel = kind == code
+            src[sel], start[sel] = how, raw[sel]
+            length[sel] = decimal_lengths(raw[sel], how == SRC_UINT)
+        sel = np.flatnonzero(kind == s.V_DOUBLE)
+        if sel.size:
+            start[sel], length[sel] = float_texts(pool, raw[sel].view(np.float64))
         sel = np.flatnonzero(kind == s.V_REF)
         if sel.size:
-            starts, lens = json_texts(pool, [*space.stat_names, ""])
-            ref = st.raw[rows[sel]].view(np.int64)
-            ref = np.where(ref >= 0, ref, len(space.stat_names))
-            parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, starts[ref], lens[ref]))
-            orders.append(sel)
+            at, lens = json_texts(pool, [*space.stat_names, ""])
+            ref = np.where(raw[sel] >= 0, raw[sel], len(space.stat_names))
+            start[sel], length[sel] = at[ref], lens[ref]
         sel = np.flatnonzero(kind == s.V_STR)
         if sel.size:
-            pos, length = st.pos[rows[sel]], st.length[rows[sel]]
-            plain = plain_ascii(space.u8, pos, length)
-            parts.append(ArgRows.of(ev[sel[plain]], key[sel[plain]], SRC_FILE, pos[plain], length[plain]))
-            orders.append(sel[plain])
+            pos, ln = st.pos[rows[sel]], st.length[rows[sel]]
+            plain = plain_ascii(space.u8, pos, ln)
+            src[sel[plain]], start[sel[plain]], length[sel[plain]] = SRC_FILE, pos[plain], ln[plain]
             other = np.flatnonzero(~plain)
             if other.size:
                 texts, bad = [], 0
-                for p, m in zip(pos[other].tolist(), length[other].tolist()):
-                    raw = space.data[p:p + m]
+                for p, m in zip(pos[other].tolist(), ln[other].tolist()):
+                    raw_text = space.data[p:p + m]
                     try:
-                        texts.append(raw.decode("utf-8"))
+                        texts.append(raw_text.decode("utf-8"))
                     except UnicodeDecodeError:
-                        texts.append(raw.decode("utf-8", "replace"))
+                        texts.append(raw_text.decode("utf-8", "replace"))
                         bad += 1
                 if bad:
                     self.warnings.append(LoadWarning("invalid_utf8", f"{bad:,} stat strings are not valid UTF-8 "
                                                      "(bad bytes read as U+FFFD)", bad))
-                parts.append(ArgRows.of(ev[sel[other]], key[sel[other]], SRC_POOL, *json_texts(pool, texts)))
-                orders.append(sel[other])
+                start[sel[other]], length[sel[other]] = json_texts(pool, texts)
         sel = np.flatnonzero(kind == s.V_BYTES)
         if sel.size:
             spans = zip(st.pos[rows[sel]].tolist(), st.length[rows[sel]].tolist())
-            hexes = [space.data[p:p + m].hex() for p, m in spans]
-            parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, *json_texts(pool, hexes)))
-            orders.append(sel)
+            start[sel], length[sel] = json_texts(pool, [space.data[p:p + m].hex() for p, m in spans])
         sel = np.flatnonzero(kind == s.V_NONE)
         if sel.size:
-            starts, lens = pool.texts([b"null"])
-            parts.append(ArgRows.of(ev[sel], key[sel], SRC_POOL, np.repeat(starts, sel.size),
-                                    np.repeat(lens, sel.size)))
-            orders.append(sel)
-        out = ArgRows.concat(parts)
-        order = np.argsort(np.concatenate(orders), kind="stable") if orders else np.zeros(0, np.int64)
-        return ArgRows(*(getattr(out, f)[order] for f in ("event", "key", "src", "start", "length"))), keys
+            at, lens = pool.texts([b"null"])
+            start[sel], length[sel] = at[0], lens[0]
+        return ArgRows(ev.astype(np.int64), (base + st.key[rows]).astype(np.int32), src, start, length), keys
 
 
 def _texts(space: Space, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:

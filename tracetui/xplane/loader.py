@@ -14,9 +14,11 @@ from ..errors import LoadWarning, TraceFormatError
 from ..io.files import read_trace_bytes, trace_path
 from ..io.formats import Progress, no_progress
 from ..io.heap import release_freed_memory
+from ..kineto.build import build_trace
 from ..kineto.trace import KinetoTrace
-from .build import build
+from .build import decoded
 from .reader import read_space
+from .sniff import FORMAT_NAME
 from .wire import WireError
 
 
@@ -30,18 +32,25 @@ def load_xplane(path: str | os.PathLike[str], *, progress: Progress | None = Non
     if not data:
         raise TraceFormatError(p, "file is empty")
     where = " (decompressed)" if fb.compressed else ""
+    warnings = []
+    if fb.gzip_truncated:
+        warnings.append(LoadWarning("truncated", f"the gzip stream ends early after {fb.file_size:,} compressed "
+                                    "bytes: what followed is lost", 0))
+    fb = None
     try:
         space = read_space(data, report)
     except WireError as exc:
         raise TraceFormatError(p, f"not a valid XPlane: {exc.problem}",
                                position=f"byte {exc.offset:,}{where}") from None
+    del data
     if not space.planes:
         raise TraceFormatError(p, "not a JAX/XLA profile: the XSpace holds no plane")
-    trace = build(p, space, report)
-    if fb.gzip_truncated:
-        trace.warnings.insert(0, LoadWarning("truncated", f"the gzip stream ends early after {fb.file_size:,} "
-                                             "compressed bytes: what followed is lost", 0))
-    del space, data, fb
+    dec = decoded(space, p, report)
+    del space  # the file's bytes and columns: the decoded columns hold what the model needs
+    report("building", 0.55)
+    trace = build_trace(p, dec, progress=report, extra_warnings=warnings)
+    del dec
+    trace.source_format = FORMAT_NAME
     release_freed_memory()
     report("ready", 1.0)
     return trace

@@ -332,15 +332,7 @@ def _events(u8: np.ndarray, start: np.ndarray, end: np.ndarray, line: np.ndarray
         k = r.of(s.EVENT_STATS)
         if k.size:
             st_parts.append((r.msg[k], r.pos[k], r.value[k].astype(np.int64)))
-    if st_parts:
-        st_event = np.concatenate([p[0] for p in st_parts])
-        order = np.argsort(st_event, kind="stable")  # by event; within one, rounds are in file order
-        st_event = st_event[order]
-        st_start = np.concatenate([p[1] for p in st_parts])[order]
-        st_end = st_start + np.concatenate([p[2] for p in st_parts])[order]
-    else:
-        st_event = st_start = st_end = np.zeros(0, dtype=np.int64)
-    first_stat = np.searchsorted(st_event, np.arange(n + 1))
+    st_start, st_end, st_event, first_stat = _placed(st_parts, n)
     name = np.full(n, -1, dtype=np.int32)
     ev_plane = lines.plane[line] if n else np.zeros(0, np.int32)
     for p in planes:
@@ -351,10 +343,53 @@ def _events(u8: np.ndarray, start: np.ndarray, end: np.ndarray, line: np.ndarray
             st_start, st_end, st_event)
 
 
+def _placed(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The stats found round by round (parts of (event, start, length), in file order within an
+    event) put in event order without a sort: (start, end, event of each stat; int64 offsets of
+    each event's first stat, length n + 1)."""
+    counts = np.zeros(n, dtype=np.int64)
+    for msg, _, _ in parts:
+        if msg.size > 1 and not (np.diff(msg) > 0).all():
+            np.add.at(counts, msg, 1)  # a walked round: several of a message
+        else:
+            counts[msg] += 1
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    total = int(first[-1])
+    start = np.zeros(total, dtype=np.int64)
+    end = np.zeros(total, dtype=np.int64)
+    filled = np.zeros(n, dtype=np.int64)
+    for msg, pos, length in parts:
+        if msg.size > 1 and not (np.diff(msg) > 0).all():  # a walked round: several of a message, in order
+            order = np.argsort(msg, kind="stable")
+            msg, pos, length = msg[order], pos[order], length[order]
+            head = np.concatenate(([True], msg[1:] != msg[:-1]))
+            run_start = np.maximum.accumulate(np.where(head, np.arange(msg.size), 0))
+            rank = np.arange(msg.size) - run_start
+            slot = first[msg] + filled[msg] + rank
+            np.add.at(filled, msg, 1)
+        else:
+            slot = first[msg] + filled[msg]
+            filled[msg] += 1
+        start[slot] = pos
+        end[slot] = pos + length
+    return start, end, np.repeat(np.arange(n, dtype=np.int64), counts), first
+
+
+#: a metadata table whose ids span at most this many values is looked up by indexing a dense table
+_DENSE_IDS = 1 << 22
+
+
 def _lookup(ids: np.ndarray, codes: np.ndarray, want: np.ndarray) -> np.ndarray:
     """The codes of ids ``want`` in a sorted table (-1 where an id is not in it)."""
     if not ids.size:
         return np.full(want.size, -1, dtype=np.int32)
+    lo, hi = int(ids[0]), int(ids[-1])
+    if hi - lo < _DENSE_IDS:
+        table = np.full(hi - lo + 2, -1, dtype=np.int32)
+        table[ids - lo] = codes
+        return table[np.clip(want - lo, -1, hi - lo + 1)]  # -1 and hi - lo + 1: the two -1 ends
     at = np.minimum(np.searchsorted(ids, want), ids.size - 1)
     return np.where(ids[at] == want, codes[at], -1).astype(np.int32)
 
