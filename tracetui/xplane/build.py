@@ -90,6 +90,8 @@ def decoded(space: Space, path: str, progress: Progress = no_progress) -> Decode
     ea = event_args(space, idx, on_gpu, roles.device[lines.plane[line]], lines.id[line])
     cat = _categories(space, ea, idx, on_gpu)
     owners = _call_line_owners(space, ea, idx, line, cat, n)
+    is_call = np.isin(cat, [s.CATEGORIES.index(s.CAT_RUNTIME), s.CATEGORIES.index(s.CAT_DRIVER)])
+    ea.set_launches(space.names, ev.name[idx], is_call)
     tid_line = line.copy()
     if owners:
         moved = np.isin(line, list(owners))

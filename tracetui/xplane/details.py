@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import LoadWarning
 from ..kineto import schema as ks
+from ..kineto.launch_facts import WORK_ITEM_LAUNCHES
 from . import schema as s
 from .args import (
     SRC_FILE,
@@ -111,6 +112,7 @@ class EventArgs:
         self.memcpy = self._has(space, s.STAT_MEMCPY_DETAILS)
         self.memset = self._has(space, s.STAT_MEMSET_DETAILS)
         self.step_annotation = self._has(space, s.STAT_STEP_NUM)
+        self.work_items = np.zeros(n, dtype=bool)
         self._moved: tuple[np.ndarray, np.ndarray, list[str]] = (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
 
     def _of(self, space: Space, name: str, kinds: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -127,6 +129,22 @@ class EventArgs:
         out = np.zeros(self.n, dtype=bool)
         out[self.row_event[space.stats.key[self.rows] == space.stat_code(name)]] = True
         return out
+
+    def set_launches(self, names: list[str], name_code: np.ndarray, is_call: np.ndarray) -> None:
+        """Which GPU events a work-item launch (:data:`~tracetui.kineto.launch_facts.WORK_ITEM_LAUNCHES`)
+        started: the call with the event's correlation id (``name_code``: each event's code into
+        ``names``; ``is_call``: the events that are API calls)."""
+        calls = np.flatnonzero(is_call & (self.correlation >= 0))
+        self.work_items = np.zeros(self.n, dtype=bool)
+        gpu = np.flatnonzero(self.on_gpu & (self.correlation >= 0))
+        if not calls.size or not gpu.size:
+            return
+        wi_name = np.array([nm in WORK_ITEM_LAUNCHES for nm in names] + [False], dtype=bool)
+        order = np.argsort(self.correlation[calls], kind="stable")
+        corr = self.correlation[calls][order]
+        at = np.minimum(np.searchsorted(corr, self.correlation[gpu]), corr.size - 1)
+        found = corr[at] == self.correlation[gpu]
+        self.work_items[gpu[found]] = wi_name[name_code[calls[order[at[found]]]]]
 
     def add_moved(self, events: np.ndarray, line: np.ndarray, line_names: list[str]) -> None:
         """Events shown on another line's lane: their own line's name (``line_names[line[i]]``)
@@ -161,12 +179,18 @@ class EventArgs:
         rows, ev = rows[gpu], ev[gpu]
         codes, texts = _texts(space, rows)
         parsed = [kernel_args(t) for t in texts]
+        # XLA's tracers write blocks; Kineto's grid of a hipExtModuleLaunchKernel kernel counts
+        # work-items (kineto/launch_facts.py): written so, the same definitions hold
+        items = [{**p, ks.GRID: [g * b for g, b in zip(p[ks.GRID], p[ks.BLOCK])]} if ks.GRID in p and ks.BLOCK in p
+                 else p for p in parsed]
+        wi = self.work_items[ev]
         for key in (ks.GRID, ks.BLOCK, ks.REGISTERS_PER_THREAD, ks.SHARED_MEMORY):
             have = np.array([key in p for p in parsed] + [False], dtype=bool)
             sel = np.flatnonzero(have[codes])
             if sel.size:
-                starts, lens = json_texts(pool, [p.get(key) for p in parsed])
-                out.append(ArgRows.of(ev[sel], key_at[key], SRC_POOL, starts[codes[sel]], lens[codes[sel]]))
+                starts, lens = json_texts(pool, [p.get(key) for p in parsed] + [p.get(key) for p in items])
+                at = codes[sel] + np.where(wi[sel], len(parsed), 0)
+                out.append(ArgRows.of(ev[sel], key_at[key], SRC_POOL, starts[at], lens[at]))
         rows, ev = self._of(space, s.STAT_MEMCPY_DETAILS, (s.V_STR, s.V_REF))
         codes, texts = _texts(space, rows)
         size = [_int(parse_details(t).get(s.DETAIL_SIZE)) for t in texts]
