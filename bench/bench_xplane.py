@@ -16,8 +16,10 @@ VmHWM; ``--runs N``: the fastest of N interleaved rounds):
 * ``upb parse``: ``XSpace.FromString`` with the ``protobuf`` package's upb backend (the message
   classes made from a descriptor written here, the field numbers of xplane.proto), run by
   ``--upb-python`` (a venv with ``pip install protobuf``; protobuf is not a tracetui dependency);
-* ``upb walk``: the same, then every event's offset, duration and stats touched from Python (the
-  least a reader built on upb would do);
+* ``upb walk``: the same, then every event's offset, duration and stats touched from Python;
+* ``upb columns``: the same, then every event's metadata id, offset and duration and every
+  stat's metadata id and value (its oneof) into lists and numpy columns: the least a reader
+  built on upb would do (names, lines and the model are not made);
 * ``scan``: ``tracetui.xplane.reader.read_space``: every event and stat in columns (tracetui's
   own floor: no model);
 * ``load``: ``tracetui.xplane.load_xplane`` (columns, args, the Kineto build: tree, links);
@@ -153,6 +155,24 @@ def _child(what: str, path: str) -> None:
                         total += ev.offset_ps + ev.duration_ps
                         stats += len(ev.stats)
                     events += len(line.events)
+        elif what == "upb columns":  # what a reader on upb needs at least: every event's and stat's fields
+            import numpy as np
+
+            mid, off, dur, st_ev, st_mid, st_val = [], [], [], [], [], []
+            for plane in space.planes:
+                for line in plane.lines:
+                    for ev in line.events:
+                        mid.append(ev.metadata_id)
+                        off.append(ev.offset_ps)
+                        dur.append(ev.duration_ps)
+                        for st in ev.stats:
+                            st_ev.append(events)
+                            st_mid.append(st.metadata_id)
+                            kind = st.WhichOneof("value")
+                            st_val.append(getattr(st, kind) if kind else None)
+                        events += 1
+            cols = [np.array(c, dtype=np.int64) for c in (mid, off, dur, st_ev, st_mid)]
+            stats = cols[3].size
         else:
             events = sum(len(line.events) for plane in space.planes for line in plane.lines)
         result.update(events=events, stats=stats)
@@ -196,7 +216,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TRACETUI_CACHE_DIR=cache)
         for _ in range(args.runs):
-            for what in ("upb parse", "upb walk", "scan", "load", "open"):
+            for what in ("upb parse", "upb walk", "upb columns", "scan", "load", "open"):
                 if what.startswith("upb") and not have_upb:
                     continue
                 python = args.upb_python if what.startswith("upb") else sys.executable
@@ -207,15 +227,15 @@ def main() -> None:
                     rows[what] = r
     base = rows.get("upb parse") or rows.get("scan") or {}
     floor, floor_cpu = base.get("seconds"), base.get("cpu")
-    print(f"{'row':<10} {'events':>10} {'wall s':>8} {'CPU s':>7} {'MB/s':>7} {'x floor':>8} {'x CPU':>6} "
+    print(f"{'row':<12} {'events':>10} {'wall s':>8} {'CPU s':>7} {'MB/s':>7} {'x floor':>8} {'x CPU':>6} "
           f"{'peak MB':>8}")
     for what, r in rows.items():
         if "error" in r:
-            print(f"{what:<10} error: {r['error']}")
+            print(f"{what:<12} error: {r['error']}")
             continue
         ratio = r["seconds"] / floor if floor else float("nan")
         ratio_cpu = r["cpu"] / floor_cpu if floor_cpu else float("nan")
-        print(f"{what:<10} {r['events']:>10,} {r['seconds']:>8.2f} {r['cpu']:>7.2f} "
+        print(f"{what:<12} {r['events']:>10,} {r['seconds']:>8.2f} {r['cpu']:>7.2f} "
               f"{size / 2**20 / r['seconds']:>7.1f} {ratio:>8.2f} {ratio_cpu:>6.2f} {r['peak_mb']:>8.0f}"
               + (f"  (import {r['import_s']:.2f} s, {r['backend']})" if "import_s" in r else ""))
     if args.json:

@@ -326,3 +326,29 @@ def test_diff_against_a_copy_with_slower_kernels(path, capsys, tmp_path, monkeyp
     assert d["a"]["steps_found"]["count"] == d["b"]["steps_found"]["count"] == len(steps)
     assert round(d["gpu_time_per_step"]["delta_us"] * 1e6 * len(steps)) == pytest.approx(added, abs=len(steps))
     assert d["kernels"][0]["name"] == target
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_host_events_by_rule(path):
+    """docs/formats.md's counts, by the rules applied here to the walker's events: calls (a
+    correlation_id), ops (named as some hlo_op), annotations (a module span, a jitted call, a
+    step_num), Python ($-named), the rest plain spans."""
+    kernels, host, _ = _raw(path)
+    ops = {e["stats"]["hlo_op"] for e in kernels + host if "hlo_op" in e["stats"]}
+
+    def rule(h):
+        if "correlation_id" in h["stats"]:
+            return "cuda_driver" if re.match(r"cu[A-Z]", h["name"]) else "cuda_runtime"
+        if h["name"] in ops:
+            return "cpu_op"
+        if h["name"].endswith(":XLA GPU module") or h["name"].startswith("PjitFunction(") or "step_num" in h["stats"]:
+            return "user_annotation"
+        return "python_function" if h["name"].startswith("$") else ""
+
+    want = Counter(map(rule, host))
+    kt = _trace(path)
+    got = Counter(kt.category(i) for i in range(kt.n_events) if not kt.lane_of_node(i).is_gpu)
+    assert got == want == {MI300: Counter({"": 1618, "python_function": 1353, "cuda_runtime": 234, "cpu_op": 160,
+                                           "user_annotation": 50}),
+                           H200: Counter({"": 241, "user_annotation": 20, "python_function": 12, "cpu_op": 5,
+                                          "cuda_driver": 5})}[path]

@@ -30,7 +30,7 @@ from .schema import FIELDS, FIXED32, FIXED64, LEN, VARINT, VARINT_MAX, WIRE_NAME
 #: when no more than this many messages are still open after :data:`_ROUNDS_BEFORE_SCALAR`
 #: rounds, their remaining fields are walked one by one (a message of a million stats would
 #: otherwise cost a million numpy rounds)
-_SCALAR_BELOW = 8
+_SCALAR_BELOW = 64
 _ROUNDS_BEFORE_SCALAR = 16
 #: messages read per chunk by :func:`scan`
 _SCAN_CHUNK = 1 << 19
