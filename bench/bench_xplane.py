@@ -1,7 +1,8 @@
 """Open a 100-200 MB JAX/XLA profile (issue 38): tracetui's XPlane reader against the floor,
 each in a fresh child process.
 
-    python bench/bench_xplane.py [--mb 150] [--upb-python /tmp/pbvenv/bin/python] [--runs 1] [--json FILE]
+    python bench/bench_xplane.py [--mb 150] [--upb-python /tmp/pbvenv/bin/python] [--runs 1] [--rows R,S]
+                                 [--sample FILE] [--json FILE]
 
 The file is the shared MI300 sample (``../shared/traces/xplane/mi300_jax_conv_tw003.xplane.pb``:
 8 GPUs, 3,650 events) with every line's events repeated until the file has about ``--mb`` MB,
@@ -43,14 +44,15 @@ from rss import peak_rss_mb
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "traces" / "xplane" / "mi300_jax_conv_tw003.xplane.pb"
 OUT_DIR = Path("/tmp/tracetui_bench")
+ROWS = ("upb parse", "upb walk", "upb columns", "scan", "load", "open")
 
 
-def make(mb: float) -> Path:
+def make(mb: float, sample: Path = SAMPLE) -> Path:
     """The tiled file of about ``mb`` MB (made once)."""
     sys.path.insert(0, str(REPO / "tests"))
     from xplane_write import tile
 
-    data = SAMPLE.read_bytes()
+    data = sample.read_bytes()
     per_copy = len(tile(data, 2)) - len(tile(data, 1))
     copies = max(1, round(mb * 2**20 / per_copy))
     path = OUT_DIR / f"mi300_x{copies}.xplane.pb"
@@ -201,14 +203,16 @@ def main() -> None:
     ap.add_argument("--upb-python", default="/tmp/pbvenv/bin/python",
                     help="a Python with the protobuf package (upb backend); skipped when missing")
     ap.add_argument("--runs", type=int, default=1, help="interleaved rounds; the minimum is kept")
+    ap.add_argument("--rows", default=",".join(ROWS), help=f"the rows to run (default: {','.join(ROWS)})")
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--sample", type=Path, default=SAMPLE, help="the XPlane to tile (default: the shared MI300 one)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         _child(*args.child)
         return
     t = time.perf_counter()
-    path = make(args.mb)
+    path = make(args.mb, args.sample)
     size = path.stat().st_size
     print(f"{path}: {size / 2**20:.1f} MB (made or found in {time.perf_counter() - t:.1f} s)")
     rows: dict[str, dict] = {}
@@ -216,7 +220,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TRACETUI_CACHE_DIR=cache)
         for _ in range(args.runs):
-            for what in ("upb parse", "upb walk", "upb columns", "scan", "load", "open"):
+            for what in [r for r in ROWS if r in args.rows.split(",")]:
                 if what.startswith("upb") and not have_upb:
                     continue
                 python = args.upb_python if what.startswith("upb") else sys.executable

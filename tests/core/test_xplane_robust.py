@@ -232,15 +232,18 @@ def test_the_smallest_profile_links_its_kernel_under_its_op(tmp_path):
 
 
 def test_copies_and_sets_by_name_and_details(tmp_path):
-    """Device events named ``Memcpy*`` / ``Memset*`` (CUPTI's names) are copies and sets; a copy's
+    """Device events named ``Memcpy*`` / ``Memset*`` (CUPTI's names) are copies and sets; a copy
+    named by CUPTI's kind is named as Kineto names copies (XLA's name kept), and its
     ``memcpy_details`` size is Kineto's ``bytes``."""
     data = small(gpu_events=[event(2, 9_000_000, 1_000_000, [stat(6, "kind_src:pinned kind_dst:device size:4096")]),
                              event(3, 11_000_000, 1_000_000)])
     kt = load_xplane(_write(tmp_path, data))
     kinds = {kt.name(i): Kind(int(kt.kind[i])) for i in range(kt.n_events) if kt.lane_of_node(i).is_gpu}
-    assert kinds == {"fusion_kernel": Kind.KERNEL, "MemcpyH2D": Kind.MEMCPY, "Memset": Kind.MEMSET}
+    assert kinds == {"fusion_kernel": Kind.KERNEL, "Memcpy HtoD (Pinned -> Device)": Kind.MEMCPY,
+                     "Memset": Kind.MEMSET}
     copy = int(np.flatnonzero(kt.kind == int(Kind.MEMCPY))[0])
-    assert kt.args(copy)["bytes"] == 4096 and kt.args(copy)["memcpy_details"].endswith("size:4096")
+    a = kt.args(copy)
+    assert (a["bytes"], a["xplane name"]) == (4096, "MemcpyH2D") and a["memcpy_details"].endswith("size:4096")
 
 
 def test_what_is_not_read_is_counted(tmp_path):

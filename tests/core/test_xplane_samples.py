@@ -32,7 +32,10 @@ from tracetui.xplane.sniff import recognise
 
 MI300 = SHARED / "xplane" / "mi300_jax_conv_tw003.xplane.pb"
 H200 = SAMPLES / "h200" / "jax_gpu_step.xplane.pb"
-FILES = [pytest.param(MI300, id="mi300"), pytest.param(H200, id="h200")]
+#: recorded on the GPU box for issue 38 (scripts/gpu_box/jax_xplane_ops.py): no command buffers,
+#: one launch per kernel, copies both ways, 20 steps
+OPS = SAMPLES / "h200" / "jax_gpu_ops.xplane.pb"
+FILES = [pytest.param(MI300, id="mi300"), pytest.param(H200, id="h200"), pytest.param(OPS, id="h200-ops")]
 GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
 
 
@@ -90,7 +93,7 @@ def test_every_event_is_read_with_its_time(path):
     mine = sorted((int(kt.device[g]), int(kt.stream[g]), _abs_ps(kt, g), round(float(kt.dur[g]) * 1e6)) for g in gpu)
     theirs = sorted((k["device"], k["stream"], k["start"], k["dur"]) for k in kernels)
     assert mine == theirs
-    assert (len(kernels), len(host)) == {MI300: (235, 3415), H200: (75, 283)}[path]
+    assert (len(kernels), len(host)) == {MI300: (235, 3415), H200: (75, 283), OPS: (524, 5621)}[path]
 
 
 @pytest.mark.parametrize("path", FILES)
@@ -113,7 +116,7 @@ def test_each_kernel_hangs_under_the_call_with_its_correlation_id(path):
     assert linked == kt.gpu_stats.linked == len(kernels)
     api = [h for h in host if "correlation_id" in h["stats"]]
     assert sum(kt.category(i) in ("cuda_runtime", "cuda_driver") for i in range(kt.n_events)) == len(api)
-    assert kt.gpu_stats.graph_launches == {MI300: 0, H200: 5}[path]
+    assert kt.gpu_stats.graph_launches == {MI300: 0, H200: 5, OPS: 0}[path]
 
 
 @pytest.mark.parametrize("path", FILES)
@@ -129,9 +132,12 @@ def test_a_kernels_op_is_its_hlo_op(path):
         op = int(kt.cpu_op_of[g])
         assert (kt.name(op) if op >= 0 else None) == want
         ops[want] += 1
+    # the ops of the third file: 25 per step, 20 steps; its 24 copies have none
     assert ops == {MI300: Counter({"cudnn-conv.1": 79, "loop_transpose_fusion": 40, "input_transpose_fusion": 40,
                                    "input_transpose_fusion.1": 39, None: 37}),
-                   H200: Counter({"command_buffer_1": 75})}[path]
+                   H200: Counter({"command_buffer_1": 75}),
+                   OPS: Counter({**{op: 20 for op in ops if op is not None}, None: 24})}[path]
+    assert len(ops) == {MI300: 5, H200: 1, OPS: 26}[path]
 
 
 @pytest.mark.parametrize("path", FILES)
@@ -146,6 +152,9 @@ def test_launch_configuration_from_kernel_details(path):
     work_items = 0
     for g in _kernels(kt).tolist():
         k = by_start[(int(kt.device[g]), int(kt.stream[g]), _abs_ps(kt, g))]
+        if "kernel_details" not in k["stats"]:  # a copy
+            assert k["name"].startswith("Memcpy") and kt.category(g) == "gpu_memcpy"
+            continue
         text = k["stats"]["kernel_details"]
         words = dict(re.findall(r"(\w+):(\S+)", text))
         a = kt.args(g)
@@ -161,7 +170,7 @@ def test_launch_configuration_from_kernel_details(path):
         shared = sum(int(words[w]) for w in ("static_shared", "dynamic_shared", "group_mem") if w in words)
         assert a["shared memory"] == shared
         assert a["kernel_details"] == text and a["device"] == int(kt.device[g])
-    assert work_items == {MI300: 79, H200: 0}[path]
+    assert work_items == {MI300: 79, H200: 0, OPS: 0}[path]
 
 
 @pytest.mark.parametrize("path", FILES)
@@ -171,13 +180,13 @@ def test_steps_are_the_step_annotations(path):
     _, host, _ = _raw(path)
     kt = _trace(path)
     steps = find_steps(kt)
-    if path == H200:
+    if path != MI300:
         want = [(h["start"], h["dur"]) for h in host if "step_num" in h["stats"]]
-        assert [h["stats"]["step_num"] for h in host if "step_num" in h["stats"]] == [0, 1, 2, 3, 4]
+        assert [h["stats"]["step_num"] for h in host if "step_num" in h["stats"]] == list(range(len(want)))
     else:
         calls = sorted((h["start"], h["start"] + h["dur"]) for h in host if h["name"].startswith("PjitFunction("))
         want = [(s, e - s) for s, e in calls if not any(a <= s and e <= b and (a, b) != (s, e) for a, b in calls)]
-    assert len(steps.steps) == 5 and steps.how == "annotation"
+    assert len(steps.steps) == {MI300: 5, H200: 5, OPS: 20}[path] and steps.how == "annotation"
     assert [(round((kt.origin_us + s.ts) * 1e6), round(s.dur * 1e6)) for s in steps.steps] == want
 
 
@@ -236,7 +245,7 @@ def test_info_summary_and_query_count_what_the_walker_counts(path, capsys, tmp_p
     summary = json.loads(_cli(capsys, "summary", str(path), "--json"))
     assert {(s["device"], s["stream"]): [s["count"], round(s["gpu_us"] * 1e6)] for s in summary["streams"]} == raw
     rows = json.loads(_cli(capsys, "query", str(path), "SELECT device, stream, count(*) AS n, sum(dur_us) AS us "
-                                                       "FROM kernels GROUP BY ALL ORDER BY ALL", "--json"))
+                                                       "FROM gpu_events GROUP BY ALL ORDER BY ALL", "--json"))
     assert {(r["device"], r["stream"]): [r["n"], round(r["us"] * 1e6)] for r in rows} == raw
     # a second run reads the cache entry: the same numbers
     again = json.loads(_cli(capsys, "summary", str(path), "--json"))
@@ -270,7 +279,7 @@ def test_exports_and_the_chrome_trace_reads_back_with_the_same_links(path, capsy
     assert "tracetui report" in md.read_text()
     _cli(capsys, "export", str(path), "-f", "chrome", "-o", str(chrome))
     rows = json.loads(_cli(capsys, "query", str(chrome), "SELECT device, stream, count(*) AS n, sum(dur_us) AS us, "
-                                                         "count(launch_event) AS linked FROM kernels GROUP BY ALL",
+                                                         "count(launch_event) AS linked FROM gpu_events GROUP BY ALL",
                            "--json"))
     raw = _per_stream(path)
     assert {(r["device"], r["stream"]): [r["n"], round(r["us"] * 1e6)] for r in rows} == raw
@@ -289,10 +298,10 @@ def test_slice_of_step_1_holds_the_kernels_launched_in_it(path, capsys, tmp_path
     want = [k for k in kernels if lo <= calls[k["stats"]["correlation_id"]]["start"] < hi]
     out = tmp_path / "step1.json"
     _cli(capsys, "slice", str(path), "--step", "1", "-o", str(out))
-    rows = json.loads(_cli(capsys, "query", str(out), "SELECT count(*) AS n, sum(dur_us) AS us FROM kernels",
+    rows = json.loads(_cli(capsys, "query", str(out), "SELECT count(*) AS n, sum(dur_us) AS us FROM gpu_events",
                            "--json"))
     assert (rows[0]["n"], round(rows[0]["us"] * 1e6)) == (len(want), sum(k["dur"] for k in want))
-    assert len(want) == {MI300: 47, H200: 15}[path]
+    assert len(want) == {MI300: 47, H200: 15, OPS: 26}[path]
 
 
 @pytest.mark.parametrize("path", FILES)
@@ -301,7 +310,7 @@ def test_diff_against_a_copy_with_slower_kernels(path, capsys, tmp_path, monkeyp
     --json``: GPU time per step grows by the walker's sum of the added time over the steps."""
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path))
     kernels, _, calls = _raw(path)
-    target = {MI300: "Im3d2Col.kd", H200: "gemm_fusion_dot_2"}[path]
+    target = {MI300: "Im3d2Col.kd", H200: "gemm_fusion_dot_2", OPS: "loop_add_fusion"}[path]
 
     def slower(plane, line, fields, stat_names):
         if not plane.startswith("/device:GPU:"):
@@ -351,4 +360,25 @@ def test_host_events_by_rule(path):
     assert got == want == {MI300: Counter({"": 1618, "python_function": 1353, "cuda_runtime": 234, "cpu_op": 160,
                                            "user_annotation": 50}),
                            H200: Counter({"": 241, "user_annotation": 20, "python_function": 12, "cpu_op": 5,
-                                          "cuda_driver": 5})}[path]
+                                          "cuda_driver": 5}),
+                           OPS: Counter({"python_function": 3001, "": 1516, "cuda_runtime": 524, "cpu_op": 500,
+                                         "user_annotation": 80})}[path]
+
+
+def test_copies_are_named_as_kineto_names_them():
+    """The third file's 24 copies (``MemcpyH2D`` x 20, ``MemcpyD2H`` x 4 on the device): named as
+    Kineto names copies, from XLA's name and the ``memcpy_details`` memory kinds, with the bytes of
+    its ``size:``; XLA's name kept in the args.  ``summary`` then counts them by direction."""
+    kernels, _, _ = _raw(OPS)
+    kt = _trace(OPS)
+    by_start = {(k["device"], k["stream"], k["start"]): k for k in kernels}
+    words = {"MemcpyH2D": "HtoD", "MemcpyD2H": "DtoH"}
+    seen = Counter()
+    for g in np.flatnonzero(kt.kind == int(Kind.MEMCPY)).tolist():
+        k = by_start[(int(kt.device[g]), int(kt.stream[g]), _abs_ps(kt, g))]
+        d = dict(re.findall(r"(\w+):(\S+)", k["stats"]["memcpy_details"]))
+        want = f"Memcpy {words[k['name']]} ({d['kind_src'].capitalize()} -> {d['kind_dst'].capitalize()})"
+        assert kt.name(g) == want and kt.args(g)["xplane name"] == k["name"]
+        assert kt.args(g)["bytes"] == int(d["size"])
+        seen[want] += 1
+    assert seen == {"Memcpy HtoD (Pinned -> Device)": 20, "Memcpy DtoH (Device -> Pinned)": 4}

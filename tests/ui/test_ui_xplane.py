@@ -15,6 +15,7 @@ from tracetui.ui.app import TraceApp
 from tracetui.ui.detail.detail_pane import DetailPane
 
 H200 = SAMPLES / "h200" / "jax_gpu_step.xplane.pb"
+OPS = SAMPLES / "h200" / "jax_gpu_ops.xplane.pb"
 MI300 = SHARED / "xplane" / "mi300_jax_conv_tw003.xplane.pb"
 
 
@@ -103,3 +104,14 @@ async def test_mi300_gt_from_a_convolution_op_to_its_first_kernel_and_back():
     # work-items: the pane shows 262,144 work-items and the 1,024 blocks
     assert kernel["stats"]["kernel_details"].split()[:2] == ["grid:1024,1,1", "block:256,1,1"]
     await _gt_and_back(MI300, "cudnn-conv.1", ["Blocks 1024 × 1 × 1", "Block 256 × 1 × 1"])
+
+
+@pytest.mark.slow  # 6,145 events: ~3 s
+async def test_h200_gt_from_a_cublas_op_to_its_gemm_and_back():
+    """Without command buffers each XLA op launches its own kernels: ``cublas-lt-matmul.0`` one
+    cuBLAS GEMM, whose ``kernel_details`` give 168 registers and 231,424 B of shared memory."""
+    _, kernel, count = _first_kernel_of_first_op(OPS, "cublas-lt-matmul.0")
+    assert count == 1 and kernel["name"].startswith("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n")
+    assert kernel["stats"]["kernel_details"].startswith("regs:168 static_shared:0 dynamic_shared:231424")
+    await _gt_and_back(OPS, "cublas-lt-matmul.0", ["Grid 128 × 1 × 1", "Block 384 × 1 × 1", "Registers/thread 168",
+                                                    "Shared memory 231,424 B"])

@@ -104,6 +104,9 @@ def decoded(space: Space, path: str, progress: Progress = no_progress) -> Decode
                                     "their own are shown on the line of the XLA ops that issue them (one thread: "
                                     "every call lies in an op named as its hlo_op there, docs/formats.md)",
                                     int(moved.sum())))
+    names = [*space.names, NO_METADATA, _PROCESS_NAME, _THREAD_NAME]
+    name_code = np.where(ev.name[idx] >= 0, ev.name[idx], len(space.names)).astype(np.int32)
+    name_code = ea.copy_names(space, name_code, cat == s.CATEGORIES.index(s.CAT_MEMCPY), names)
     progress("writing args", 0.5)
     blob, offsets = ea.blob(n, space)
     warnings += ea.warnings + _warn_unknown(space)
@@ -119,9 +122,7 @@ def decoded(space: Space, path: str, progress: Progress = no_progress) -> Decode
     tid_vals, tid_code = np.unique(tid_all, return_inverse=True)
     tid = Interned(tid_code.reshape(-1).astype(np.int32), [int(v) for v in tid_vals.tolist()])
     ts_int, ts_frac = _times(space, idx, line)
-    names = [*space.names, NO_METADATA, _PROCESS_NAME, _THREAD_NAME]
-    name_code = np.where(ev.name[idx] >= 0, ev.name[idx], len(space.names)).astype(np.int32)
-    meta_name = np.array([len(space.names) + (1 if m[0] == _PROCESS_NAME else 2) for m in meta], dtype=np.int32)
+    meta_name = np.array([names.index(m[0]) for m in meta], dtype=np.int32)
     meta_args = [_meta_json(m[3]) for m in meta]
     key_args = {f: np.full(n_all, KEY_DEFAULTS[f], dtype=np.int64) for f in KEY_FIELDS}
     key_args["correlation"][:n] = ea.correlation
@@ -249,7 +250,8 @@ def _meta_json(name: str) -> bytes:
 
 
 def _space_facts(space: Space) -> dict[str, Any]:
-    """What ``info`` shows of the space: hostnames, planes, the profiler's own errors and warnings."""
+    """The trace's ``metadata["xplane"]`` (a top-level key of Chrome exports and slices):
+    hostnames, planes, the profile's start and stop, the profiler's own errors and warnings."""
     out: dict[str, Any] = {"hostnames": space.hostnames, "planes": [p.name for p in space.planes]}
     for key, vals in (("errors", space.errors), ("warnings", space.warnings)):
         if vals:

@@ -36,7 +36,7 @@ from .wire import intern_ranges
 
 #: Kineto's args written first, in this order
 KINETO_KEYS = (ks.DEVICE, ks.STREAM, ks.CORRELATION, ks.GRID, ks.BLOCK, ks.REGISTERS_PER_THREAD, ks.SHARED_MEMORY,
-               ks.BYTES, s.ARG_LINE)
+               ks.BYTES, s.ARG_LINE, s.ARG_NAME)
 #: arg names the Kineto model reads: a stat so named is renamed (``xplane <name>``)
 _RESERVED = frozenset(KINETO_KEYS) | frozenset(ks.KEY_JSON.values()) | ks.DISTINCTIVE_ARG_NAMES
 
@@ -113,6 +113,7 @@ class EventArgs:
         self.memset = self._has(space, s.STAT_MEMSET_DETAILS)
         self.step_annotation = self._has(space, s.STAT_STEP_NUM)
         self.work_items = np.zeros(n, dtype=bool)
+        self._renamed: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int32))
         self._moved: tuple[np.ndarray, np.ndarray, list[str]] = (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
 
     def _of(self, space: Space, name: str, kinds: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -146,6 +147,41 @@ class EventArgs:
         found = corr[at] == self.correlation[gpu]
         self.work_items[gpu[found]] = wi_name[name_code[calls[order[at[found]]]]]
 
+    def copy_names(self, space: Space, name_code: np.ndarray, is_copy: np.ndarray, names: list[str]) -> np.ndarray:
+        """Device copies named as Kineto names them, from XLA's name and its ``memcpy_details``
+        (``MemcpyH2D`` + ``kind_src:pinned kind_dst:device`` -> ``Memcpy HtoD (Pinned -> Device)``;
+        the memory kinds left out when unknown): the copy analyses read the direction and the
+        host memory from the name.  Gives each event's name code (into ``names``, grown in
+        place); XLA's name goes into the arg ``xplane name``."""
+        out = name_code.copy()
+        copies = np.flatnonzero(is_copy & (name_code >= 0))
+        if not copies.size:
+            return out
+        rows, ev = self._of(space, s.STAT_MEMCPY_DETAILS, (s.V_STR, s.V_REF))
+        detail = np.full(self.n, -1, dtype=np.int32)
+        codes, texts = _texts(space, rows)
+        detail[ev] = codes
+        combo = name_code[copies].astype(np.int64) * (len(texts) + 1) + detail[copies] + 1
+        uniq, inv = np.unique(combo, return_inverse=True)
+        at = {nm: k for k, nm in enumerate(names)}
+        made = np.empty(uniq.size, dtype=np.int32)
+        for k, c in enumerate(uniq.tolist()):
+            xla, d = names[c // (len(texts) + 1)], c % (len(texts) + 1) - 1
+            direction = s.COPY_DIRECTIONS.get(xla)
+            if direction is None:
+                made[k] = c // (len(texts) + 1)
+                continue
+            words = parse_details(texts[d]) if d >= 0 else {}
+            src, dst = (s.COPY_MEMORY.get(words.get(w, "")) for w in (s.DETAIL_SRC, s.DETAIL_DST))
+            nm = f"Memcpy {direction} ({src} -> {dst})" if src and dst else f"Memcpy {direction}"
+            made[k] = at.setdefault(nm, len(names))
+            if made[k] == len(names):
+                names.append(nm)
+        out[copies] = made[inv.reshape(-1)]
+        renamed = copies[out[copies] != name_code[copies]]
+        self._renamed = (renamed, name_code[renamed])
+        return out
+
     def add_moved(self, events: np.ndarray, line: np.ndarray, line_names: list[str]) -> None:
         """Events shown on another line's lane: their own line's name (``line_names[line[i]]``)
         goes into their args."""
@@ -166,6 +202,11 @@ class EventArgs:
         if moved.size:
             starts, lens = json_texts(pool, names)
             parts.append(ArgRows.of(moved, key_at[s.ARG_LINE], SRC_POOL, starts[line], lens[line]))
+        renamed, xla_name = self._renamed
+        if renamed.size:
+            uniq, inv = np.unique(xla_name, return_inverse=True)
+            starts, lens = json_texts(pool, [space.names[c] for c in uniq.tolist()])
+            parts.append(ArgRows.of(renamed, key_at[s.ARG_NAME], SRC_POOL, starts[inv], lens[inv]))
         stat_rows, keys = self._stat_rows(space, pool, len(KINETO_KEYS))
         parts.append(stat_rows)
         return write_blob(n, ArgRows.concat(parts), [*KINETO_KEYS, *keys], pool, space.data)

@@ -121,8 +121,17 @@ DRIVER_API = re.compile(r"^cu[A-Z]")
 ARG_LINE = "xplane line"
 #: the arg prefix of a stat whose name is an arg name the Kineto model reads (kept, renamed)
 RENAMED_STAT = "xplane "
-#: the plane of the profile's start and stop times (``profile_start_time`` ...): shown by ``info``
+#: the plane of the profile's start and stop times (``profile_start_time`` ...), kept in the metadata
 ENV_PLANE = "Task Environment"
+#: XLA's names of device copies (CUPTI's copy kinds) -> Kineto's direction words
+COPY_DIRECTIONS = {"MemcpyH2D": "HtoD", "MemcpyD2H": "DtoH", "MemcpyD2D": "DtoD", "MemcpyP2P": "PtoP",
+                   "MemcpyH2H": "HtoH"}
+#: ``memcpy_details`` memory kinds -> Kineto's words (``Memcpy HtoD (Pinned -> Device)``)
+COPY_MEMORY = {"pageable": "Pageable", "pinned": "Pinned", "device": "Device", "array": "Array",
+               "managed": "Managed", "device_static": "Device Static", "managed_static": "Managed Static"}
+DETAIL_SRC, DETAIL_DST = "kind_src", "kind_dst"
+#: the arg keeping XLA's own name of a device copy renamed as Kineto names copies
+ARG_NAME = "xplane name"
 #: device events that are copies and sets by name (CUPTI's ``MemcpyH2D``, ``Memset``), besides
 #: those with a ``memcpy_details`` / ``memset_details`` stat
 MEMCPY_PREFIX, MEMSET_PREFIX = "Memcpy", "Memset"
@@ -136,5 +145,5 @@ CAT_OTHER = ""
 #: the category table of a trace read from an XPlane (event columns hold indexes into it)
 CATEGORIES = (CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_DRIVER, CAT_OP, CAT_ANNOTATION, CAT_PYTHON,
               CAT_OTHER)
-#: the trace's metadata key holding what ``info`` shows of the space (hostnames, planes, times)
+#: the trace's metadata key holding what the space says of itself (hostnames, planes, times)
 META_XPLANE = "xplane"
