@@ -37,7 +37,6 @@ from .details import EventArgs, event_args
 from .reader import Space
 from .sniff import FORMAT_NAME
 from .threads import call_line_owners
-from .wire import intern_ranges
 
 #: Kineto's names of the metadata events that name processes and threads
 _PROCESS_NAME, _THREAD_NAME = "process_name", "thread_name"
@@ -324,7 +323,8 @@ def _warn_unknown(space: Space) -> list[LoadWarning]:
 
 
 def build(path: str, space: Space, progress: Progress = no_progress) -> KinetoTrace:
-    """The trace of a read XSpace."""
+    """The trace of a read XSpace (``loader.load_xplane`` runs the same steps, freeing the
+    space before the Kineto build)."""
     dec = decoded(space, path, progress)
     progress("building", 0.55)
     trace = build_trace(path, dec, progress=progress)
@@ -332,4 +332,4 @@ def build(path: str, space: Space, progress: Progress = no_progress) -> KinetoTr
     return trace
 
 
-__all__ = ["build", "decoded", "device_properties", "intern_ranges"]
+__all__ = ["build", "decoded", "device_properties"]
