@@ -24,6 +24,7 @@ from .io.files import trace_path
 from .io.formats import CacheSpec, FileRole, Format, Head, Progress, Recognition, read_head
 from .kineto.format import FORMAT as _KINETO
 from .nsys.format import FORMAT as _NSYS
+from .xplane.format import FORMAT as _XPLANE
 
 
 class FileKind(enum.Enum):
@@ -33,6 +34,7 @@ class FileKind(enum.Enum):
     ET = _ET
     DRIVER = _DRIVER
     NSYS = _NSYS
+    XPLANE = _XPLANE
 
     @property
     def spec(self) -> Format:

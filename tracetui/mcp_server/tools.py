@@ -372,20 +372,8 @@ class Tools:
 
 
 def _window(linked: Any, step: int | None, annotation: str | None, instance: int, select: str | None) -> Any:
-    """The critical path's window: a step, an annotation instance, one op, or by default the
-    longest profiler step (as ``tracetui critical-path`` picks it)."""
-    from ..critical import annotation_window, default_window, event_window, step_window
+    """The critical path's window, as ``tracetui critical-path`` picks it (:func:`tracetui.api.critical_window`)."""
+    from ..api import critical_window
 
-    kt = linked.kineto
-    if step is not None:
-        return step_window(kt, step)
-    if annotation is not None:
-        return annotation_window(kt, annotation, instance)
-    if select:
-        from ..export.selectors import resolve_selector
-
-        node = resolve_selector(linked, select)
-        if node is None or node >= kt.n_events:
-            raise TraceError(kt.path, f"select={select!r}: not one event")
-        return event_window(kt, node)
-    return default_window(kt)
+    return critical_window(linked, step=step, annotation=annotation, instance=instance, select=select,
+                           option="select")
