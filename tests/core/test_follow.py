@@ -156,3 +156,27 @@ def test_follow_bad_input_is_one_line(tmp_path, capsys):
     os.utime(tmp_path / "b.json", (0, 0))
     rc, out, err = _cli(capsys, "follow", str(tmp_path), "--once", "--json")
     assert (rc, out) == (0, "") and "b.json: not read:" in err and len(err.splitlines()) == 2
+
+
+@pytest.mark.slow
+def test_the_ranks_of_a_job_are_series_each_compared_with_itself(tmp_path, capsys):
+    """tensorboard_trace_handler in a job: one worker per rank, one file per cycle and worker."""
+    from shared_traces import SHARED
+
+    job = SHARED / "multirank" / "param_dlrm_8ranks"
+    ranks = {}
+    for k, worker in enumerate(("node7_100", "node7_101")):
+        raw = (job / f"rank{k}_kineto.json.gz").read_bytes()
+        ranks[worker] = json.loads(gzip.decompress(raw))["distributedInfo"]["rank"]  # read from the file
+        for cycle in range(2):
+            (tmp_path / handler_name(2 * cycle + k, worker=worker)).write_bytes(raw)
+            os.utime(tmp_path / handler_name(2 * cycle + k, worker=worker), (0, 0))
+    rc, out, _ = _cli(capsys, "follow", str(tmp_path), "--once", "--json")
+    lines = _lines(out)
+    assert rc == 0 and len(lines) == 4
+    assert [(x["worker"], x["cycle"]) for x in lines] == [("node7_100", 1), ("node7_101", 1), ("node7_100", 2),
+                                                          ("node7_101", 2)]
+    assert all(x["rank"] == ranks[x["worker"]] for x in lines) and set(ranks.values()) == {0, 1}
+    for x in lines[2:]:  # each rank against its own earlier cycle
+        assert os.path.basename(x["vs_previous"]["file"]).startswith(x["worker"] + ".")
+        assert x["vs_previous"]["delta_pct"] == 0.0 and x["change"]["step_time"]["delta_pct"] == 0.0

@@ -154,8 +154,8 @@ async def test_a_growing_driver_trace_is_read_again_as_it_grows(tmp_path):
 
 
 def test_the_rows_fit_the_width_and_name_kernels_short():
-    from tracetui.follow.cycle import Cycle, Numbers
-    from tracetui.ui.view.follow_rows import cycle_detail, cycle_table, kernel_short
+    from tracetui.follow.cycle import Cycle, Numbers, kernel_short
+    from tracetui.ui.view.follow_rows import cycle_detail, cycle_table
 
     name = "void at::native::elementwise_kernel<128, 2, at::native::(anonymous namespace)::f>(int, at::native::g)"
     assert kernel_short(name) == "at::native::elementwise_kernel<128, 2, at::native::(anonymous namespace)::f>"

@@ -109,6 +109,8 @@ def _say(line: str) -> None:
 def cycle_text(c: Cycle) -> str:
     """One line of text per cycle: which, steps, step time and its changes, GPU busy, findings,
     top kernel."""
+    from ..follow.cycle import kernel_short
+
     n = c.numbers
     parts = [f"cycle {c.number}" + (f" ({c.series})" if c.series else ""), c.name,
              units.plural(n.steps, "step"), f"{units.duration_text(n.step_us)}/step"]
@@ -120,5 +122,5 @@ def cycle_text(c: Cycle) -> str:
         parts.append(f"GPU busy {units.pct_text(n.gpu_busy_pct)}")
     parts.append("findings " + " ".join(f"{v} {k}" for k, v in n.findings.items()))
     if n.top_kernel is not None:
-        parts.append(f"top kernel {n.top_kernel}")
+        parts.append(f"top kernel {kernel_short(n.top_kernel)}")
     return one_line("  ".join(parts))

@@ -60,6 +60,18 @@ def pct_change(a: float | None, b: float | None) -> float | None:
     return (b - a) * 100.0 / a
 
 
+def kernel_short(name: str) -> str:
+    """A kernel's name for a narrow column: without a leading ``void`` and the parameter list."""
+    name = name.removeprefix("void ")
+    if name.endswith(")") and "(" in name:
+        depth = 0
+        for k in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[k], 0)
+            if depth == 0:
+                return name[:k] or name
+    return name
+
+
 @dataclass
 class Numbers:
     """What one trace's row shows (module docstring)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from ... import units
 from ...errors import one_line
+from ...follow.cycle import kernel_short
 
 #: (title, numeric, width); the last column (the top kernel) takes what is left
 COLUMNS: tuple[tuple[str, bool, int], ...] = (
@@ -36,18 +37,6 @@ def _elapsed(ns: int) -> str:
     h, rest = divmod(s, 3600)
     m, sec = divmod(rest, 60)
     return f"+{h}:{m:02d}:{sec:02d}" if h else f"+{m}:{sec:02d}"
-
-
-def kernel_short(name: str) -> str:
-    """A kernel's name for a narrow column: without a leading ``void`` and the parameter list."""
-    name = name.removeprefix("void ")
-    if name.endswith(")") and "(" in name:
-        depth = 0
-        for k in range(len(name) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(name[k], 0)
-            if depth == 0:
-                return name[:k] or name
-    return name
 
 
 def cycle_label(c: Any, several: bool) -> str:
