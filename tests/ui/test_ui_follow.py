@@ -91,6 +91,12 @@ async def test_d_twice_diffs_two_cycles_and_a_cycle_read_meanwhile_is_toasted(tm
         await _until(pilot, lambda: any("cycle 3 read" in t for t in toasts(app)))
         await press(pilot, "escape")
         assert app.screen is screen and screen.table.row_count == 3
+        # Esc while a cycle loads: back to the cycles, and the load's end does not replace them
+        await press(pilot, "enter", "escape")
+        assert app.screen is screen
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert app.screen is screen and len(app.screen_stack) == 2
 
 
 def _open_three(tmp_path) -> TraceApp:
