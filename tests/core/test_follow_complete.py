@@ -183,3 +183,13 @@ def test_zlib_and_the_rule_agree_on_the_stream_end():
     """The rule's inflater (ISA-L) ends a member where zlib does (the loader's fallback)."""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     assert d.decompress(BERT_GZ) == BERT and d.eof and d.unused_data == b""
+
+
+def test_a_json_file_too_large_for_the_memory_left_is_not_read_by_the_check(tmp_path, monkeypatch):
+    """The loader refuses it in one line before reading it; the check does not read it either."""
+    import tracetui.follow.complete as complete
+
+    path = _put(tmp_path, "big.json", BERT[: len(BERT) // 2] + b"}")  # cut, but ends with '}'
+    assert trace_complete(path) is not None
+    monkeypatch.setattr(complete, "available_memory_bytes", lambda: len(BERT))
+    assert trace_complete(path) is None

@@ -10,7 +10,9 @@ profiler is still writing may be read (the other half, a size that holds still o
   stream ends early.
 * **JSON** (anything else): the last non-blank byte closes the document (``}`` or ``]``), then
   the whole document parses (``msgspec`` skipping every value without building it: 54 MB in
-  25 ms of CPU).  The tail alone is not enough: a writer's buffer often ends just after an
+  25-50 ms of CPU).  A file too large to load in the memory left (the loader's own rule,
+  :func:`~tracetui.io.files.available_memory_bytes`) is not read here: the loader refuses it in
+  one line without reading it.  The tail alone is not enough: a writer's buffer often ends just after an
   event's ``}``.
 * **JSON Lines** (:func:`lines_complete`, a driver-call trace growing line by line): the file
   ends with a newline (a gzip one: as above).
@@ -28,7 +30,7 @@ from typing import BinaryIO
 import msgspec
 from isal import isal_zlib
 
-from ..io.files import open_regular
+from ..io.files import MEMORY_FACTOR, available_memory_bytes, open_regular
 
 GZIP_MAGIC = b"\x1f\x8b"
 #: bytes read from the end of a JSON file to find its last non-blank byte
@@ -115,9 +117,12 @@ def json_complete(f: BinaryIO) -> str | None:
         return "only blanks at its end"
     if tail[-1:] not in (b"}", b"]"):
         return "the JSON document is not closed yet"
+    avail = available_memory_bytes()
+    if avail is not None and size * MEMORY_FACTOR > avail:
+        return None  # too large to load: the loader refuses it in one line before reading it
     # read, not mapped: a file cut shorter while mapped would kill the process (SIGBUS)
     f.seek(0)
-    data = f.read()
+    data = f.read(size)
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0  # a UTF-8 byte order mark, as the loader allows
     while data[start:start + 1] in (b" ", b"\t", b"\r", b"\n"):
         start += 1

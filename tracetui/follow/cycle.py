@@ -41,7 +41,7 @@ from ..errors import one_line
 #: the JSON line's layout version (docs/follow.md)
 LINE_FORMAT = 1
 #: ``tensorboard_trace_handler``'s names: ``<worker>.<time_ns>.pt.trace.json[.gz]``
-HANDLER_NAME = re.compile(r"^(?P<worker>.+)\.(?P<ns>\d{9,})\.pt\.trace\.json(?:\.gz)?$")
+HANDLER_NAME = re.compile(r"^(?P<worker>.+)\.(?P<time>\d{9,})\.pt\.trace\.json(?:\.gz)?$")
 #: what a cycle is compared with, in the order the rule checks them
 AGAINST = ("first", "previous")
 
@@ -50,7 +50,7 @@ def series_of(name: str) -> tuple[str, int | None]:
     """The series of a file named ``name`` (its worker; "" for a name of another form) and the
     time in its name (ns; None for another form)."""
     m = HANDLER_NAME.match(name)
-    return (m["worker"], int(m["ns"])) if m else ("", None)
+    return (m["worker"], int(m["time"])) if m else ("", None)
 
 
 def pct_change(a: float | None, b: float | None) -> float | None:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .. import units
 from ..errors import TraceError
 
 #: seconds between two looks at the folder (``tracetui follow --interval``)
@@ -134,8 +135,8 @@ class Watcher:
                 self._check(name, f, ready, notes)
             elif f.state == INCOMPLETE and not f.said and now - f.since >= self.stuck_s:
                 f.said = True
-                notes.append((name, f"unchanged for {now - f.since:.0f} s but incomplete ({f.why}): "
-                                    "read once it is complete"))
+                notes.append((name, f"unchanged for {units.s_text(now - f.since, '.0f')} but incomplete "
+                                    f"({f.why}): read once it is complete"))
         return ready, notes
 
     def _check(self, name: str, f: _File, ready: list[Ready], notes: list[tuple[str, str]]) -> None:

@@ -105,4 +105,5 @@ def follow_title(folder: str, interval: float, cycles: int, waiting: int) -> str
     """The line above the table: what was read, what waits, what is followed and how often (the
     folder last: a narrow screen cuts it)."""
     wait = f", {units.plural(waiting, 'file')} being written" if waiting else ""
-    return one_line(f"{units.plural(cycles, 'trace')} read{wait} · following {folder} (a look every {interval:g} s)")
+    every = units.s_text(interval)
+    return one_line(f"{units.plural(cycles, 'trace')} read{wait} · following {folder} (a look every {every})")
