@@ -44,6 +44,7 @@ from .browser.loading_screen import (
     LoadProgress,
     ProgressRelay,
 )
+from .follow.follow_hooks import FollowHooks
 from .key_order import KeyRouter
 from .notify import show_note
 from .shown import top_screen
@@ -80,7 +81,7 @@ def _main_screen_class() -> type:
     return MainScreen
 
 
-class TraceApp(App[int]):
+class TraceApp(FollowHooks, App[int]):
     """tracetui's Textual application over one trace (optionally with its ET)."""
 
     CSS_PATH = "app.tcss"
@@ -128,14 +129,8 @@ class TraceApp(App[int]):
         self._browser_shown = threading.Event()
         #: SQL over what is shown (ui/query): the DuckDB session and this session's queries
         self.query_state = None
-        #: a run followed (``tracetui follow DIR``, ui/follow): the follow screen is the base one, and the
-        #: load paths show its screens (``browser_class``, ``diff_class``: Esc back to the cycles)
-        self.follow_request = follow
-        self.browser_class: type | None = None
-        self.diff_class: type | None = None
-        #: a growing driver-call trace read again as it grows: the interval, then the LiveReload
-        self.live_interval = live
-        self.live = None
+        #: a run followed (``tracetui follow DIR``), a growing file (``--follow``): ui/follow/follow_hooks.py
+        self.init_follow(follow, live)
 
     # ------------------------------------------------------------------ settings
     def _apply_settings(self) -> None:
@@ -173,10 +168,7 @@ class TraceApp(App[int]):
         self._clashes: set[tuple[str, ...]] = set()
         self._config_notes: list[str] = []
         self._apply_settings()
-        if self.follow_request is not None:
-            from .follow.follow_screen import FollowScreen
-
-            self.push_screen(FollowScreen(self.follow_request))
+        if self.start_following():
             return
         if self.job_inputs:
             self.push_screen(LoadingScreen(self.job_inputs))
@@ -306,7 +298,7 @@ class TraceApp(App[int]):
     def _diff_loaded(self, session: DiffSession) -> None:
         from .diff.diff_screen import DiffScreen
 
-        if self.load_cancelled or not self._follow_loading():
+        if self.load_cancelled or not self.follow_loading():
             return
         self.diff_session = session
         self.linked = session.sides["a"][0]
@@ -334,9 +326,7 @@ class TraceApp(App[int]):
         (following a run: back to the cycles)."""
         if not isinstance(top_screen(self), LoadingScreen):
             return
-        if self.follow_request is not None:
-            self.workers.cancel_group(self, "load")
-            self.pop_screen()
+        if self.follow_cancel_load():
             return
         self.load_cancelled = True
         self.workers.cancel_group(self, "load")
@@ -344,8 +334,7 @@ class TraceApp(App[int]):
         self.exit(return_code=EXIT_LOAD_CANCELLED)
 
     def on_unmount(self) -> None:
-        if self.live is not None:
-            self.live.stop()
+        self.stop_following()
         if self.query_state is not None:
             self.query_state.close()
         gc.unfreeze()  # the app is done: what it froze (_freeze_objects) can be collected
@@ -395,7 +384,7 @@ class TraceApp(App[int]):
         from .browser.main_screen import MainScreen
         from .view.trace_detail import TraceDetail
 
-        if not self._follow_loading():
+        if not self.follow_loading():
             return
         self.linked = linked
         self.load_failed = False
@@ -413,23 +402,12 @@ class TraceApp(App[int]):
         self.call_after_refresh(self._browser_shown.set)
         self.call_after_refresh(self._show_config_notes)
         self.call_after_refresh(_freeze_objects)
-        if self.live_interval is not None:
-            from .follow.live_reload import LiveReload
-
-            LiveReload.loaded(self, self.live_interval)
-
-    def _follow_loading(self) -> bool:
-        """Following a run, a load's outcome is shown only while its loading screen is (Esc may
-        have gone back to the cycles since)."""
-        return self.follow_request is None or isinstance(top_screen(self), LoadingScreen)
+        self.follow_loaded()
 
     def _load_failed(self, message: str) -> None:
         from .browser.error_dialog import ErrorDialog
 
-        if self.follow_request is not None or (self.live is not None and self.linked is not None):
-            if isinstance(top_screen(self), LoadingScreen):
-                self.pop_screen()  # back to the cycles (following), or the trace as last read (live)
-            show_note(self, message, severity="error", timeout=10)
+        if self.follow_load_failed(message):
             return
         self.load_failed = True
         if self.diff_request is not None:
