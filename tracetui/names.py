@@ -2,10 +2,11 @@
 
 A name from a trace (an op, a kernel, a thread, an ET node) can be any length: a generated
 Triton or template kernel runs to a few KB, a hostile or broken file to megabytes.  Before
-this bound a trace with two 10 MB names took two minutes for ``summary`` and 30 s for one
-key of the browser: every regex, search, wrap and width calculation walked the whole name,
-many of them once per line drawn.  So every piece of work *per name* looks at a bounded
-prefix, :data:`NAME_WORK_CHARS` characters, and no more:
+this bound a trace with two 10 MB names took over 80 s of CPU for ``summary`` and up to six
+minutes for one key of the browser (``bench/bench_long_names.py``): every regex, search,
+wrap and width calculation walked the whole name, many of them once per line drawn.  So
+every piece of work *per name* looks at a bounded prefix, :data:`NAME_WORK_CHARS`
+characters, and no more:
 
 * **matching**: the kernel category rules (``analysis/categories.py``) and the name search
   (``/`` in the browser, ``analysis/search.py``) run on :func:`head`: a match that starts
@@ -23,13 +24,14 @@ prefix, :data:`NAME_WORK_CHARS` characters, and no more:
   group by id; two names that differ only after the head stay two rows.
 
 A name of at most :data:`NAME_WORK_CHARS` characters is never changed (the functions
-return the same object).
+return the same object).  The screens' guards (the detail pane, the status line), which see
+texts that may hold several names already cut, cut at :data:`TEXT_WORK_CHARS`
+(:func:`shown_text`).
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from . import units
 
@@ -60,13 +62,14 @@ def head(name: str, keep: int = NAME_WORK_CHARS) -> str:
     return name if len(name) <= keep else name[:keep]
 
 
-@lru_cache(maxsize=256)
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
 def left_out_bytes(name: str, keep: int = NAME_WORK_CHARS) -> int:
-    """Bytes (UTF-8) of ``name`` after its first ``keep`` characters (0 when none)."""
+    """Bytes (UTF-8) of ``name`` after its first ``keep`` characters (0 when none).  Constant
+    time for an ASCII name; a name with other characters is encoded once (in C, about 1 ms per
+    MB: not cached, a cache would keep every long text it saw alive)."""
     if len(name) <= keep:
         return 0
     if name.isascii():  # constant time in CPython: one byte per character

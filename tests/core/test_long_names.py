@@ -1,5 +1,5 @@
 """Names cost what their first few KB cost (issue 40, ``tracetui/names.py``, docs/security.md
-promise 7).
+promise 11).
 
 A small real trace with one op and one kernel renamed to 10 MB names (:mod:`long_names`):
 before the bound, ``summary`` took over a minute of CPU on it and ``query`` as long (Rich
@@ -79,6 +79,15 @@ def test_a_long_name_is_cut_at_the_bound_and_says_how_much_was_left_out():
     wide = "é" * 5_000
     assert names.left_out_bytes(wide) == 2 * (5_000 - NAME_WORK_CHARS) == 1_808
     assert names.shown(wide).endswith("… (+1.81 kB)")
+
+
+def test_cutting_a_name_costs_what_its_head_costs():
+    ascii_name, other = long_op_name(), "é" * (LONG // 2)  # 10 MB of UTF-8 each
+    t = time.process_time()
+    for _ in range(10):
+        assert names.shown(ascii_name).endswith(MARK)
+        assert names.shown(other).endswith("… (+9.99 MB)")  # (5,000,000 - 4,096) x 2 bytes
+    assert time.process_time() - t < 0.5  # ASCII: constant time; other: one encode in C (~10 ms)
 
 
 def test_the_longest_real_name_of_the_shared_traces_keeps_its_category():
