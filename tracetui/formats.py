@@ -17,6 +17,7 @@ import enum
 import os
 from typing import Any
 
+from .chrome.format import FORMAT as _CHROME
 from .driver.format import FORMAT as _DRIVER
 from .errors import TraceFormatError
 from .et.format import FORMAT as _ET
@@ -27,8 +28,11 @@ from .rocprof.format import FORMAT as _ROCPROF
 
 
 class FileKind(enum.Enum):
-    """The formats, in the order their recognition is tried (the first of the surest wins)."""
+    """The formats, in the order their recognition is tried (the first of the surest wins).
+    CHROME comes before KINETO: both read ``traceEvents``; CHROME says YES only for a file
+    with no sign of the PyTorch profiler, and KINETO takes every other."""
 
+    CHROME = _CHROME
     KINETO = _KINETO
     ET = _ET
     DRIVER = _DRIVER

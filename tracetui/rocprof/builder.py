@@ -45,7 +45,7 @@ _PROCESS_NAME, _THREAD_NAME = "process_name", "thread_name"
 _NONE = -1
 
 
-@dataclass
+@dataclass(eq=False)
 class EventRows:
     """Rows of events of one kind, as the columns the build takes (times in ns)."""
 
@@ -305,7 +305,7 @@ def process_parts(proc: ProcessRecord, names: Names, warnings: list[LoadWarning]
         warnings.append(LoadWarning("rocprof_unknown_agent", f"{unknown:,} kernels or copies ran on an agent that is "
                                     f"not a GPU of '{s.AGENTS}': shown on device -1", unknown))
     meta: list[tuple[str, Any, Any, str]] = []
-    if any(p.n for p in parts if p not in gpu):
+    if any(p.n for p in parts if all(p is not g for g in gpu)):
         cmd = proc.metadata.command
         meta.append((_PROCESS_NAME, pid, 0, os.path.basename(cmd[0]) if cmd else f"process {pid}"))
     lanes: set[tuple[int, int]] = set()
