@@ -102,7 +102,7 @@ def detect(path: str | os.PathLike[str]) -> FileKind:
 def unknown_format_message() -> str:
     """What a file of no known format is told: every format's title, and what each looks for."""
     titles = [k.value.title for k in FileKind]
-    looks = [k.value.looks_for for k in FileKind]
+    looks = list(dict.fromkeys(k.value.looks_for for k in FileKind))  # each once, in list order
     return f"not a {_either(titles)} (no {_either(looks)} found)"
 
 

@@ -22,8 +22,8 @@ from tracetui.kineto import load_kineto
 MI250 = gzip.open(KINETO / "mi250_minitoy_train.json.gz").read()
 _MID = MI250.index(b'"ph"', 30000)
 
-NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace or driver-call trace (no 'traceEvents', 'nodes' or "
-               "JSON object line found)")
+NOT_A_TRACE = ("not a Chrome trace JSON, PyTorch profiler trace, Execution Trace, driver-call trace or AMD "
+               "rocprofv3 trace (no 'traceEvents', 'nodes', JSON object line or 'rocprofiler-sdk-tool' found)")
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),
@@ -126,11 +126,13 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
                                        "must be the Execution Trace or driver-call trace of the same run\n")
 
 
+# (the events carry a PyTorch category: without one, a traceEvents document is a generic Chrome
+# trace, read by the same Kineto loader: tests/core/test_chrome_generic.py)
 @pytest.mark.parametrize("keys, kind", [
-    ({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}, "kineto"),
+    ({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}, "kineto"),
     ({"schema": "1.1.1", "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]"}]}, "et"),
     # nodes without schema beside traceEvents: not an ET (is_execution_trace needs schema)
-    ({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}],
+    ({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}],
       "nodes": [{"id": 1, "name": "x"}]}, "kineto"),
 ])
 def test_one_rule_names_the_format_for_the_sniffer_and_both_loaders(tmp_path, keys, kind):

@@ -264,9 +264,10 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
         await error_dialog_shown(app, pilot)
         text = dialog_words(app)  # the message wraps where its path ends, which varies
         assert "Could not open the trace" in text
-        assert "not a PyTorch profiler trace" in text
-        assert app.screen.message == f"{bad}: not a PyTorch profiler trace, Execution Trace or driver-call " \
-                                     "trace (no 'traceEvents', 'nodes' or JSON object line found)"
+        assert "PyTorch profiler trace" in text
+        assert app.screen.message == f"{bad}: not a Chrome trace JSON, PyTorch profiler trace, Execution Trace, " \
+                                     "driver-call trace or AMD rocprofv3 trace (no 'traceEvents', 'nodes', JSON " \
+                                     "object line or 'rocprofiler-sdk-tool' found)"
         assert "Traceback" not in text
         await press(pilot, "escape")
     assert app.return_code == EXIT_LOAD_FAILED

@@ -44,6 +44,14 @@ if TYPE_CHECKING:  # pandas loads when a table is first built (the browser start
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
 
 
+def has_launch_records(trace: KinetoTrace) -> bool:
+    """Does the trace hold any launch call (a runtime or driver event)?  A trace with GPU work
+    and none (rocprofv3 run without HIP tracing, a generic Chrome trace) has *no launch
+    records*: its GPU work cannot be linked to what launched it, and the status line and
+    ``info`` say so."""
+    return bool(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]).any())
+
+
 def _stats(values: np.ndarray) -> dict[str, float]:
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]

@@ -11,8 +11,6 @@ nanoseconds (Kineto's are microseconds).  The CSV layout is one file per record 
 
 from __future__ import annotations
 
-from ..kineto import schema as ks
-
 # ---- the JSON document -------------------------------------------------------------------
 #: the document's one top-level key: a list with one record per process
 TOOL_KEY = "rocprofiler-sdk-tool"
@@ -49,7 +47,8 @@ PLAIN_CATEGORIES = frozenset({CATEGORY[MEMORY_ALLOCATION], CATEGORY[SCRATCH_MEMO
 #: the marker operation that is a point in time, not a range
 MARK_OPERATION = "roctxMarkA"
 
-# ---- args tracetui writes (beside Kineto's device, stream, correlation, grid, block, bytes) ---
+# ---- args tracetui writes (beside Kineto's device, stream, correlation, grid, block, bytes:
+# kineto/schema.py) --------------------------------------------------------------------------
 ARG_VGPRS = "VGPRs"  #: architected vector registers per work-item (kernel symbol's arch_vgpr_count)
 ARG_AGPRS = "AGPRs"  #: accumulation registers per work-item (accum_vgpr_count)
 ARG_SGPRS = "SGPRs"  #: scalar registers per wavefront (sgpr_count)
@@ -66,9 +65,6 @@ ARG_ADDRESS, ARG_SIZE = "address", "allocation size"
 ARG_OPERATION = "operation"
 #: the arg names of a kernel's AMD launch facts, in the order the detail pane lists them
 KERNEL_EXTRAS = (ARG_VGPRS, ARG_AGPRS, ARG_SGPRS, ARG_LDS, ARG_SCRATCH, ARG_GRID_SIZE)
-#: Kineto's arg names the reader writes (defined in kineto/schema.py)
-DEVICE, STREAM, CORRELATION, GRID, BLOCK, BYTES = (ks.DEVICE, ks.STREAM, ks.CORRELATION, ks.GRID, ks.BLOCK,
-                                                    ks.BYTES)
 
 # ---- deviceProperties from an agent (Kineto's key names where they mean the same) ---------
 #: the trace's metadata key holding what ``info`` shows of the run (command, hostname, pids)
