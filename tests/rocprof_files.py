@@ -154,3 +154,67 @@ def write(path: Path, doc: dict | None = None, gz: bool = False) -> Path:
     data = json.dumps(doc if doc is not None else document(), indent=1).encode()
     path.write_bytes(gzip.compress(data) if gz else data)
     return path
+
+
+# ---- the CSV layout (rocprofiler-sdk's generateCSV.cpp: strings quoted, numbers not) ----------
+
+KERNEL_COLUMNS = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id", "Kernel_Name",
+                  "Correlation_Id", "Start_Timestamp", "End_Timestamp", "LDS_Block_Size", "Scratch_Size", "VGPR_Count",
+                  "Accum_VGPR_Count", "SGPR_Count", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
+                  "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]
+API_COLUMNS = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id", "Start_Timestamp", "End_Timestamp"]
+COPY_COLUMNS = ["Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id", "Correlation_Id",
+                "Start_Timestamp", "End_Timestamp"]
+AGENT_COLUMNS = ["Node_Id", "Logical_Node_Id", "Agent_Type", "Cu_Count", "Wave_Front_Size", "Lds_Size_In_Kb",
+                 "Max_Waves_Per_Cu", "Workgroup_Max_Size", "Gfx_Target_Version", "Name", "Vendor_Name", "Product_Name"]
+
+
+def _csv(path: Path, columns: list[str], rows: list[list]) -> None:
+    import csv
+
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+        w.writerow(columns)
+        w.writerows(rows)
+
+
+def write_csv(folder: Path, doc: dict | None = None, prefix: str = "4242_") -> Path:
+    """The document's records as rocprofv3's CSV files in ``folder`` (agents named ``Agent <logical
+    node id>``, its default); gives the kernel trace's path."""
+    doc = doc if doc is not None else document()
+    proc = doc[TOOL][0]
+    ops = proc["strings"]["buffer_records"]
+    agent = {a["id"]["handle"]: f"Agent {a['logical_node_id']}" for a in proc["agents"]}
+    sym = {k["kernel_id"]: k for k in proc["kernel_symbols"]}
+    br = proc["buffer_records"]
+    pid = proc["metadata"]["pid"]
+    lds_block = 512  # LDS_Block_Size: the symbol's group segment rounded up to the allocation block
+    rows = []
+    for d in br["kernel_dispatch"]:
+        info, k = d["dispatch_info"], sym[d["dispatch_info"]["kernel_id"]]
+        rows.append([ops[d["kind"]]["kind"], agent[info["agent_id"]["handle"]], info["queue_id"]["handle"], 0,
+                     d["thread_id"], info["dispatch_id"], info["kernel_id"], k["formatted_kernel_name"],
+                     d["correlation_id"]["internal"], d["start_timestamp"], d["end_timestamp"],
+                     -(-k["group_segment_size"] // lds_block) * lds_block, info["private_segment_size"],
+                     k["arch_vgpr_count"], k["accum_vgpr_count"], k["sgpr_count"],
+                     *[info["workgroup_size"][c] for c in "xyz"], *[info["grid_size"][c] for c in "xyz"]])
+    _csv(folder / f"{prefix}kernel_trace.csv", KERNEL_COLUMNS, rows)
+    messages = {kv["key"]: kv["value"] for kv in proc["strings"]["marker_api"]}
+    for what, name in (("hip_api", "hip_api_trace.csv"), ("rccl_api", "rccl_api_trace.csv"),
+                       ("marker_api", "marker_api_trace.csv")):
+        if br[what]:
+            _csv(folder / f"{prefix}{name}", API_COLUMNS, [
+                [ops[r["kind"]]["kind"], messages.get(r["correlation_id"]["internal"], "") if what == "marker_api"
+                 else ops[r["kind"]]["operations"][r["operation"]], pid, r["thread_id"],
+                 r["correlation_id"]["internal"], r["start_timestamp"], r["end_timestamp"]] for r in br[what]])
+    _csv(folder / f"{prefix}memory_copy_trace.csv", COPY_COLUMNS, [
+        [ops[r["kind"]]["kind"], ops[r["kind"]]["operations"][r["operation"]], 0, agent[r["src_agent_id"]["handle"]],
+         agent[r["dst_agent_id"]["handle"]], r["correlation_id"]["internal"], r["start_timestamp"],
+         r["end_timestamp"]] for r in br["memory_copy"]])
+    _csv(folder / f"{prefix}agent_info.csv", AGENT_COLUMNS, [
+        [a["node_id"], a["logical_node_id"], "GPU" if a["type"] == 2 else "CPU", a["cu_count"], a["wave_front_size"],
+         a.get("lds_size_in_kb", 0), a.get("max_waves_per_cu", 0), a.get("workgroup_max_size", 0),
+         a.get("gfx_target_version", 0), a["name"], "AMD" if a["type"] == 2 else "CPU", a["product_name"]]
+        for a in proc["agents"]])
+    _csv(folder / f"{prefix}memory_allocation_trace.csv", ["Kind", "Operation"], [])  # a kind not read: named
+    return folder / f"{prefix}kernel_trace.csv"

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 from rocprof_files import SAMPLE, TOOL, document, raw_sample, write
+from rocprof_files import write_csv as write_csv_files
 
 from tracetui import formats
 from tracetui.cli import main
@@ -326,3 +327,43 @@ def test_a_corrupt_file_is_one_line_and_exit_2(tmp_path, capsys, case):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and err.startswith(f"tracetui: {p}")
     assert says in err
+
+
+# ------------------------------------------------------------------------------ the CSV layout
+
+def test_the_csv_files_of_the_small_document_give_the_same_trace(tmp_path):
+    """The kernel trace named, its sibling files read with it: the same kernels per device and
+    queue, links and nesting as the JSON document; LDS is the CSV's LDS_Block_Size; a copy has
+    no byte count in the CSV layout."""
+    import csv as csv_module
+
+    doc = document()
+    kernel_csv = write_csv_files(tmp_path, doc)
+    assert formats.detect(kernel_csv) == formats.FileKind.ROCPROF
+    kt = formats.load(kernel_csv)
+    js = _load(tmp_path, doc)
+    lane = lambda t: Counter((int(t.device[i]), int(t.stream[i]), t.name(i))  # noqa: E731
+                             for i in np.flatnonzero(np.isin(t.kind, [int(Kind.KERNEL), int(Kind.MEMCPY)])).tolist())
+    assert lane(kt) == lane(js)
+    assert [ln.label for ln in kt.lanes if ln.is_gpu] == [ln.label for ln in js.lanes if ln.is_gpu]
+    assert kt.gpu_stats.linked == js.gpu_stats.linked == 5
+    assert {kt.name(i): kt.name(int(kt.parent[i])) for i in range(kt.n_events) if kt.name(i) == "hipMemcpyAsync"} == \
+        {"hipMemcpyAsync": "forward"}
+    rows = list(csv_module.DictReader(open(kernel_csv)))
+    first = int(np.flatnonzero(kt.correlation == int(rows[0]["Correlation_Id"]))[0])
+    a = kt.args(first)
+    assert (a[rs.ARG_LDS], a[rs.ARG_VGPRS], a[rs.ARG_SGPRS]) == (int(rows[0]["LDS_Block_Size"]),
+                                                                 int(rows[0]["VGPR_Count"]), int(rows[0]["SGPR_Count"]))
+    copy = int(np.flatnonzero(kt.kind == int(Kind.MEMCPY))[0])
+    assert ks.BYTES not in kt.args(copy)
+    assert [w.message for w in kt.warnings if w.kind == "rocprof_not_read"] == [
+        "1 CSV files beside the kernel trace are not read (4242_memory_allocation_trace.csv)"]
+    assert kt.device_properties[0]["name"] == "AMD Instinct MI300X"
+
+
+def test_a_csv_kernel_trace_with_a_bad_number_is_one_line_and_exit_2(tmp_path, capsys):
+    p = write_csv_files(tmp_path)
+    p.write_text(p.read_text().replace(",10,", ",ten,", 1))
+    assert main(["info", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"tracetui: {p} at line ") and "is not an integer: 'ten'" in err

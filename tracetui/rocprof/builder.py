@@ -225,8 +225,9 @@ def _copy_part(c: RecordColumns, proc: ProcessRecord, agents: Agents, names: Nam
     device = np.where(dst >= 0, dst, src)
     labels, idx = Operations(proc).labels(col["kind"], col["op"])
     stream = np.full(c.n, s.COPY_STREAM, np.int64)
-    tails = [f'"{ks.DEVICE}":{d},"{ks.STREAM}":{s.COPY_STREAM},"{ks.CORRELATION}":{corr},"{ks.BYTES}":{nb},'
-             f'"{s.ARG_SRC_AGENT}":{json.dumps(agents.name(sa))},"{s.ARG_DST_AGENT}":{json.dumps(agents.name(da))},'
+    tails = [f'"{ks.DEVICE}":{d},"{ks.STREAM}":{s.COPY_STREAM},"{ks.CORRELATION}":{corr},'
+             + (f'"{ks.BYTES}":{nb},' if nb >= 0 else "")  # the CSV layout has no byte count
+             + f'"{s.ARG_SRC_AGENT}":{json.dumps(agents.name(sa))},"{s.ARG_DST_AGENT}":{json.dumps(agents.name(da))},'
              f'"{s.ARG_THREAD}":{tid}'
              for d, corr, nb, sa, da, tid in zip(device.tolist(), col["corr"].tolist(), col["bytes"].tolist(),
                                                  col["src"].tolist(), col["dst"].tolist(), col["tid"].tolist())]
@@ -244,7 +245,8 @@ def _host_part(c: RecordColumns, proc: ProcessRecord, agents: Agents, names: Nam
     start, end = col["start"], col["end"]
     if c.what == s.MARKER_API:
         # a range is named by its message (strings.marker_api, by correlation id); a mark is an instant
-        mark = np.array([labels[i] == s.MARK_OPERATION for i in idx.tolist()], dtype=bool).reshape(-1)
+        # (the CSV layout writes a mark's message, not its operation: there a mark is a range of no length)
+        mark = np.array([labels[i] == s.MARK_OPERATION for i in idx.tolist()], dtype=bool).reshape(-1) | (start == end)
         ph[mark] = ord("i")
         end = np.where(mark, start, end)
         code = np.array([names(proc.markers.get(int(k)) or labels[i]) for k, i in zip(corr.tolist(), idx.tolist())],

@@ -13,15 +13,20 @@ import os
 
 from ..errors import LoadWarning, TraceError, TraceFormatError
 from ..io.files import read_trace_bytes, trace_path
-from ..io.formats import Progress, no_progress
+from ..io.formats import Progress, no_progress, read_head
 from ..io.heap import release_freed_memory
 from ..kineto.trace import KinetoTrace
+from .sniff import is_csv
 
 
 def load_rocprof(path: str | os.PathLike[str], progress: Progress | None = None) -> KinetoTrace:
-    """The trace of a rocprofv3 JSON document."""
+    """The trace of a rocprofv3 JSON document, or of a CSV kernel trace with the files beside it."""
     report = progress or no_progress
     p = trace_path(path)
+    if is_csv(read_head(p)):
+        from .csv_files import load_csv
+
+        return load_csv(p, report)
     report("reading", 0.0)
     fb = read_trace_bytes(p)
     warnings: list[LoadWarning] = []
