@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 def trace_info(linked: LinkedTrace) -> dict:
     from .. import formats
     from ..analysis.et_summary import et_counts
-    from ..analysis.launches import has_launch_records
+    from ..analysis.launches import lacks_launch_records
     from ..driver.trace import DriverTrace, event_counts
 
     out: dict = {"files": [t.path for t in (linked.kineto, linked.et) if t is not None]}
@@ -55,7 +55,7 @@ def trace_info(linked: LinkedTrace) -> dict:
             "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "distributed": kt.distributed_info,
         }
-        if kt.gpu_stats.gpu_events and not has_launch_records(kt):  # said only where it is so
+        if lacks_launch_records(kt):  # said only where it is so
             out["kineto"]["no_launch_records"] = True
     if linked.et is not None:
         out["et"] = et_counts(linked.et)

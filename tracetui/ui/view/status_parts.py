@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ... import formats, units
-from ...analysis.launches import has_launch_records
+from ...analysis.launches import lacks_launch_records
 from ...driver.facts import driver_of
 from ...driver.trace import event_counts
 from ...errors import one_line
@@ -92,9 +92,9 @@ def _driver_link_part(drv) -> Part:
 
 
 def _gpu_link_part(kt, g) -> Part:
-    """``GPU→launch 850/850``; ``no launch records`` when the trace holds GPU work but no launch
-    call at all (:func:`~tracetui.analysis.launches.has_launch_records`)."""
-    if not g.linked and not has_launch_records(kt):  # a caveat on every number: kept longer than the counts
+    """``GPU→launch 850/850``; ``no launch records`` when a trace of another format holds GPU
+    work but no launch call at all (:func:`~tracetui.analysis.launches.lacks_launch_records`)."""
+    if lacks_launch_records(kt):  # a caveat on every number: kept longer than the counts
         return _part("no_launch", f"no launch records (0/{g.gpu_events:,} GPU events linked)", "no launch records",
                      "no launches", style="yellow")
     return _part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}")
