@@ -93,3 +93,38 @@ async def test_a_generic_chrome_trace_in_the_browser():
         words = _status_words(screen)
         assert "Chrome trace JSON" in words and f"({n} kernels)" in words and "no launch records" in words
         assert "Chrome trace JSON" in screen_text(app)
+
+
+def test_a_perfetto_exports_flow_is_shown_at_both_ends(tmp_path):
+    """The flow of the Perfetto example (s on CrRendererMain inside Layout, f with bp e inside
+    V8.Execute): each end's detail names the event at the other end (headless view)."""
+    import io
+    import sys
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from tracetui.session import open_traces
+    from tracetui.ui.view.trace_detail import TraceDetail
+    from tracetui.ui.view.trace_row_source import TraceRowSource
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    from test_chrome_generic import perfetto_doc
+
+    doc = perfetto_doc()
+    flow = [e for e in doc["traceEvents"] if e["ph"] in "sf"]
+    assert [(e["ph"], e["tid"], e["ts"]) for e in flow] == [("s", 11, 1150), ("f", 12, 2100)]
+    p = tmp_path / "perfetto.json"
+    p.write_text(json.dumps(doc))
+    linked = open_traces([str(p)])
+    kt = linked.kineto
+    text = {}
+    for name in ("Layout", "V8.Execute", "RunTask"):
+        i = next(i for i in range(kt.n_events) if kt.name(i) == name)
+        console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+        console.print(TraceDetail(TraceRowSource(linked)).build(i, width=100))
+        text[name] = " ".join(console.export_text().split())
+    assert "Flows out → V8.Execute · thread 12 (pid 10, renderer) · toplevel.flow 0x1" in text["Layout"]
+    assert "Flows in ← Layout · CrRendererMain (renderer, pid 10) · toplevel.flow 0x1" in text["V8.Execute"]
+    assert "Flows" not in text["RunTask"]  # the start binds to the innermost span (Layout), not its parent
+    assert "Args src_file a.cc" in text["RunTask"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ... import formats
 from ...io import jsonout
 from ...kineto import schema
@@ -47,3 +49,58 @@ def format_args_sections(kt: Any, ev: int) -> list[DetailSection]:
     shown = _SHOWN_FOR_GPU if Kind(int(kt.kind[ev])) in GPU_WORK_KINDS else _SHOWN_FOR_HOST
     rows = [(str(k), _t(_text(v))) for k, v in args.items() if k not in shown]
     return [DetailSection("Args", [_grid(rows)])] if rows else []
+
+
+def _innermost(kt: Any, lane: int, ts: float) -> int:
+    """The innermost event on ``lane`` whose span holds ``ts``; else the first top-level event
+    starting at or after it (a flow end binds to the next slice); -1 when none."""
+    node = kt.n_events + lane
+    found = -1
+    while True:
+        kids = kt.children(node)
+        if not kids.size:
+            return found
+        starts = kt.ts[kids]
+        at = int(np.searchsorted(starts, ts, side="right")) - 1
+        inside = -1
+        for k in kids[max(0, at - 8):at + 1][::-1].tolist():  # the latest starts first (siblings may share one)
+            if k < kt.n_events and kt.ts[k] <= ts <= kt.ts[k] + kt.dur[k]:
+                inside = k
+                break
+        if inside < 0:
+            if found < 0 and node >= kt.n_events and at + 1 < kids.size:
+                return int(kids[at + 1])
+            return found
+        found = node = inside
+
+
+def _lane_index(kt: Any) -> dict[tuple[Any, Any], int]:
+    return {(ln.pid, ln.tid): ln.index for ln in kt.lanes if not ln.is_gpu}
+
+
+def flow_sections(kt: Any, ev: int) -> list[DetailSection]:
+    """The flows (ph s/t/f) of a trace of another format that start or end in event ``ev``: each
+    end is bound to the innermost span on its thread holding its time (else the next span), and
+    the event at the other end is named.  A PyTorch trace's flows are its launch and
+    forward/backward links, shown as those."""
+    fl = kt.flows
+    if formats.other_format(kt) is None or not len(fl.ph) or not (0 <= ev < kt.n_events):
+        return []
+    t0, t1 = float(kt.ts[ev]), float(kt.ts[ev] + kt.dur[ev])
+    near = np.flatnonzero((fl.ts >= t0) & (fl.ts <= t1))
+    lanes = _lane_index(kt)
+    me = (kt.pids[ev], kt.tids[ev])
+    rows: list[tuple[str, Any]] = []
+    for j in near.tolist():
+        if (fl.pid[j], fl.tid[j]) != me or _innermost(kt, lanes[me], float(fl.ts[j])) != ev:
+            continue
+        for k in range(len(fl.ph)):
+            if k == j or fl.flow_id[k] != fl.flow_id[j] or fl.flow_id[k] is None:
+                continue
+            lane = lanes.get((fl.pid[k], fl.tid[k]))
+            other = _innermost(kt, lane, float(fl.ts[k])) if lane is not None else -1
+            out = int(fl.ts[k]) >= int(fl.ts[j]) if fl.ph[j] != fl.ph[k] else k > j
+            where = kt.lanes[lane].label if lane is not None else f"pid {fl.pid[k]}, tid {fl.tid[k]}"
+            what = kt.name(other) if other >= 0 else "(no span there)"
+            rows.append(("out →" if out else "in ←", _t(f"{what} · {where} · {fl.cat[k]} {fl.flow_id[k]}")))
+    return [DetailSection("Flows", [_grid(rows)])] if rows else []
