@@ -367,3 +367,22 @@ def test_a_csv_kernel_trace_with_a_bad_number_is_one_line_and_exit_2(tmp_path, c
     assert main(["info", str(p)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"tracetui: {p} at line ") and "is not an integer: 'ten'" in err
+
+
+def test_hostile_names_in_a_rocprof_file_are_shown_escaped(tmp_path, capsys):
+    """A kernel name and a roctx message holding terminal controls and a bidi override (data
+    from the file) print escaped in every text output, and exact in JSON."""
+    doc = document()
+    proc = doc[TOOL][0]
+    evil = "gemm\x1b]52;c;ZXZpbA==\x07\u202e"
+    proc["kernel_symbols"][1]["formatted_kernel_name"] = evil
+    proc["strings"]["marker_api"][1]["value"] = "fwd\x1b[6n"
+    p = write(tmp_path / "evil_results.json", doc)
+    for cmd in (["summary"], ["info"], ["tree", "--depth", "4"]):
+        assert main([cmd[0], str(p), *cmd[1:]]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, cmd
+    assert main(["summary", str(p)]) == 0
+    assert "gemm\\x1b]52;c;ZXZpbA==\\x07\\u202e" in capsys.readouterr().out
+    assert main(["summary", str(p), "--json"]) == 0
+    assert evil in {k["name"] for k in json.loads(capsys.readouterr().out)["kernels"]}
