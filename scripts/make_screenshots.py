@@ -4,7 +4,8 @@
 
 GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``), the
 memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``); the
-ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
+ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``), the
+Nsight Systems view the shared export ``../shared/traces/nsys/h100_2gpu_1s.sqlite``.  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
 of the BERT run (``tracetui/driver/synthetic.py``); the diff views compare the BERT trace
@@ -37,6 +38,8 @@ BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.
 QWEN = REPO.parent / "shared" / "traces" / "kineto" / "h100_qwen_chat_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
 MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
+#: an Nsight Systems SQLite export: two processes on two H100s (PyTorch emit_nvtx ranges)
+NSYS = REPO.parent / "shared" / "traces" / "nsys" / "h100_2gpu_1s.sqlite"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 #: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
@@ -103,6 +106,9 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the threads, phases and bytes allocated in the timeline"),
     ("driver_linked.svg", [BERT, DRIVER_OF_BERT], ["slash", *"cudaLaunchKernel", "enter", "greater_than_sign"], SIZE,
      "a Kineto trace with the driver calls of the same run: > from cudaLaunchKernel to its driver call"),
+    ("nsys_browser.svg", [NSYS], ["slash", *"aten::mm", "enter", "greater_than_sign", "c"], SIZE,
+     "an Nsight Systems export (nsys export --type sqlite): emit_nvtx ops, the CUDA calls in them, > to the GEMM "
+     "they launched (demangled name, grid, block, registers, shared memory); both processes and GPUs"),
     # views whose name starts with "diff": the diff browser over the two traces
     ("diff.svg", [BERT, BERT_NEW], ["o", "down", "l", "down"], SIZE,
      "tracetui diff: the merged tree by |ΔGPU| (o), the 3x slower addmm's numbers and kernels, both runs' streams"),

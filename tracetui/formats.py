@@ -24,6 +24,7 @@ from .et.format import FORMAT as _ET
 from .io.files import trace_path
 from .io.formats import CacheSpec, FileRole, Format, Head, Progress, Recognition, read_head
 from .kineto.format import FORMAT as _KINETO
+from .nsys.format import FORMAT as _NSYS
 from .rocprof.format import FORMAT as _ROCPROF
 
 
@@ -36,6 +37,7 @@ class FileKind(enum.Enum):
     KINETO = _KINETO
     ET = _ET
     DRIVER = _DRIVER
+    NSYS = _NSYS
     ROCPROF = _ROCPROF
 
     @property

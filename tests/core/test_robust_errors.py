@@ -22,8 +22,9 @@ from tracetui.kineto import load_kineto
 MI250 = gzip.open(KINETO / "mi250_minitoy_train.json.gz").read()
 _MID = MI250.index(b'"ph"', 30000)
 
-NOT_A_TRACE = ("not a Chrome trace JSON, PyTorch profiler trace, Execution Trace, driver-call trace or AMD "
-               "rocprofv3 trace (no 'traceEvents', 'nodes', JSON object line or 'rocprofiler-sdk-tool' found)")
+NOT_A_TRACE = ("not a Chrome trace JSON, PyTorch profiler trace, Execution Trace, driver-call trace, Nsight Systems "
+               "SQLite export or AMD rocprofv3 trace (no 'traceEvents', 'nodes', JSON object line, SQLite header or "
+               "'rocprofiler-sdk-tool' found)")
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),

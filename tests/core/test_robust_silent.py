@@ -159,9 +159,9 @@ def test_an_et_node_that_is_its_own_parent_is_counted(tmp_path):
 
 
 def test_files_of_a_job_folder_that_cannot_be_read_are_named(tmp_path):
-    """Two ranks linked from the shared job (links, not copies), a symlink loop, a link to
-    nothing and a FIFO named like traces: the job opens its two ranks and its warnings name
-    the three others."""
+    """Two ranks linked from the shared job (links, not copies: read with ``follow_links``), a
+    symlink loop, a link to nothing and a FIFO named like traces: the job opens its two ranks
+    and its warnings name the three others."""
     job = SHARED / "multirank" / "param_dlrm_8ranks"
     for r in (0, 1):
         (tmp_path / f"rank{r}_kineto.json.gz").symlink_to(job / f"rank{r}_kineto.json.gz")
@@ -169,7 +169,7 @@ def test_files_of_a_job_folder_that_cannot_be_read_are_named(tmp_path):
     (tmp_path / "loop_b.json").symlink_to(tmp_path / "loop_a.json")
     (tmp_path / "gone.json.gz").symlink_to(tmp_path / "never-written.json.gz")
     os.mkfifo(tmp_path / "rank2_kineto.json")
-    opened = open_job([str(tmp_path)], workers=1, use_cache=False)
+    opened = open_job([str(tmp_path)], workers=1, use_cache=False, follow_links=True)
     assert sorted(opened.results) == [0, 1]
     said = "\n".join(opened.warnings)
     for name, why in (("loop_a.json", "is a symbolic link loop"), ("loop_b.json", "is a symbolic link loop"),

@@ -266,8 +266,9 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
         assert "Could not open the trace" in text
         assert "PyTorch profiler trace" in text
         assert app.screen.message == f"{bad}: not a Chrome trace JSON, PyTorch profiler trace, Execution Trace, " \
-                                     "driver-call trace or AMD rocprofv3 trace (no 'traceEvents', 'nodes', JSON " \
-                                     "object line or 'rocprofiler-sdk-tool' found)"
+                                     "driver-call trace, Nsight Systems SQLite export or AMD rocprofv3 trace (no " \
+                                     "'traceEvents', 'nodes', JSON object line, SQLite header or " \
+                                     "'rocprofiler-sdk-tool' found)"
         assert "Traceback" not in text
         await press(pilot, "escape")
     assert app.return_code == EXIT_LOAD_FAILED

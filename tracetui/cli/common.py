@@ -13,7 +13,9 @@ import argparse
 def add_inputs(p: argparse.ArgumentParser) -> None:
     """The input files of a trace command: a trace, an optional second file, ``--et``, ``--driver``
     (and the rank files of a job, unnamed in the help), and ``--no-cache``."""
-    p.add_argument("trace", help="a Kineto trace (.json or .json.gz); an Execution Trace is detected by content")
+    p.add_argument("trace", help="a trace file, recognised by content: a PyTorch profiler trace (.json, .json.gz), "
+                                 "an Execution Trace, a driver-call trace, an Nsight Systems SQLite export ... "
+                                 "(docs/formats.md)")
     p.add_argument("second", nargs="?", default=None,
                    help="optional second file: the Execution Trace (or Kineto trace) of the same run")
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
@@ -32,6 +34,14 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
                    help="for a job: processes that load ranks in parallel (default: one per core)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="for a job: load and summarise ranks on this Dask scheduler (needs tracetui[cluster])")
+    add_follow_links(p)
+
+
+def add_follow_links(p: argparse.ArgumentParser) -> None:
+    """``--follow-links``: read the files of a job's folder (or glob) that lead outside it."""
+    p.add_argument("--follow-links", action="store_true",
+                   help="for a job: also read the files of the folder (or glob) that are links to files outside "
+                        "it (skipped with a warning by default)")
 
 
 def paths(args: argparse.Namespace) -> list[str]:

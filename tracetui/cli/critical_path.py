@@ -276,7 +276,8 @@ def job_critical_path_command(inputs: list[str], args: Any) -> int:
     if args.select:
         raise TraceError(None, "--select names one event of one trace; for a job use --step or --annotation")
     res = job_critical_paths(inputs, step=args.step, annotation=args.annotation, instance=args.instance,
-                             use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler)
+                             use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler,
+                             follow_links=args.follow_links)
     cp = res.chosen
     cp.trace_path = res.title
     if args.json:

@@ -46,11 +46,46 @@ SUBCOMMANDS = tuple(c.NAME for c in COMMANDS)
 EXIT_BAD_INPUT = 2
 
 
+#: the packages whose versions a bug report needs (``tracetui --version``)
+VERSION_PACKAGES = ("textual", "rich", "numpy", "pandas", "msgspec", "orjson", "isal", "duckdb")
+
+
+def version_text() -> str:
+    """``tracetui 0.1.0 (Python 3.11.7, Linux x86_64; textual 8.2.8, ...)``: what a bug report needs."""
+    import importlib.metadata
+    import platform
+
+    from .. import __version__
+
+    def version(name: str) -> str:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    deps = ", ".join(f"{name} {version(name)}" for name in VERSION_PACKAGES)
+    return (f"tracetui {__version__} (Python {platform.python_version()}, {platform.system()} {platform.machine()}; "
+            f"{deps})")
+
+
+class _Version(argparse.Action):
+    """``--version``: the versions, on stdout, exit 0 (computed only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the versions of tracetui, Python and the "
+                                                              "libraries it uses (for a bug report), and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_text())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tracetui",
         description="Keyboard-driven terminal browser for PyTorch profiler traces and Execution Traces.",
         epilog="Without a subcommand, `tracetui TRACE [ET]` opens the browser.")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)

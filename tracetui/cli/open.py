@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
     if looks_like_job(files):
         from ..ui.app import run_job_app
 
-        return run_job_app(files, use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler)
+        return run_job_app(files, use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler,
+                           follow_links=args.follow_links)
     from ..ui.app import run_app
 
     return run_app(files, use_cache=not args.no_cache)

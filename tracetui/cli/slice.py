@@ -4,10 +4,12 @@ folder (some ranks, each optionally cut the same way); see :mod:`tracetui.slicin
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .. import units
 from ..errors import TraceError, one_line
+from .common import add_follow_links
 
 NAME = "slice"
 
@@ -31,6 +33,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the output file (a job: a folder); .gz compresses")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+    add_follow_links(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if looks_like_job(inputs):
         if args.et:
             raise TraceError(args.et, "a job's ETs are found in its folder; --et is for one trace")
-        report = slice_job(inputs, ranks, cut, args.output, use_cache=not args.no_cache)
+        report = slice_job(inputs, ranks, cut, args.output, use_cache=not args.no_cache,
+                           follow_links=args.follow_links)
     else:
         if ranks is not None:
             raise TraceError(args.trace, "--ranks needs a job (a folder, a glob or several rank files)")
@@ -54,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
         linked = load_cached(inputs + ([args.et] if args.et else []), use_cache=not args.no_cache)
         report = slice_linked(linked, cut, args.output)
+    for w in report.warnings:
+        print(f"tracetui: warning: {one_line(w)}", file=sys.stderr)
     for path, what in report.files.items():
         print(one_line(f"{path}: {what}"))
     return 0

@@ -23,6 +23,8 @@ EXTERNAL_ID_OLD = "external id"
 STREAM = "stream"
 #: GPU device index of a kernel/memcpy/memset
 DEVICE = "device"
+#: CUDA context of a kernel/memcpy/memset/cuda_sync event
+CONTEXT = "context"
 #: RECORD_FUNCTION id of a cpu_op: equals the ET node's ``rf_id`` attribute (the ET link)
 RECORD_FUNCTION_ID = "Record function id"
 #: autograd sequence number: a backward op shares it with its forward op

@@ -44,9 +44,11 @@ class Cut:
 
 @dataclass
 class SliceReport:
-    """What a slice wrote: ``files`` (path -> what it holds, e.g. "1,234 events")."""
+    """What a slice wrote: ``files`` (path -> what it holds, e.g. "1,234 events"), and
+    ``warnings`` (files of a job's folder left out)."""
 
     files: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def events_of(linked: LinkedTrace, cut: Cut) -> np.ndarray:
@@ -99,15 +101,17 @@ def parse_ranks(text: str) -> list[int]:
 
 
 def slice_job(inputs: list[str], ranks: list[int] | None, cut: Cut, out_dir: str, *,
-              use_cache: bool = True) -> SliceReport:
+              use_cache: bool = True, follow_links: bool = False) -> SliceReport:
     """A smaller job folder: the files of ``ranks`` (all when None), each cut by ``cut``
-    (copied byte for byte when ``cut`` keeps everything)."""
+    (copied byte for byte when ``cut`` keeps everything); ``follow_links``: read a folder's
+    files that lead outside it (see ``expand_inputs``)."""
     from ..job.discover import expand_inputs
     from ..job.layout import group_ranks
     from ..job.worker import identify
     from ..store.traces import load_cached
 
-    layout = group_ranks([identify(f) for f in expand_inputs(inputs)])
+    skipped: list[str] = []
+    layout = group_ranks([identify(f) for f in expand_inputs(inputs, skipped, follow_links)])
     have = {r.rank: r for r in layout.ranks}
     if not have:
         raise TraceError(inputs[0] if inputs else None, "no Kineto trace with a rank among the files of this job")
@@ -120,7 +124,7 @@ def slice_job(inputs: list[str], ranks: list[int] | None, cut: Cut, out_dir: str
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
         raise TraceError(out_dir, f"cannot create the folder: {exc.strerror or exc}") from None
-    report = SliceReport()
+    report = SliceReport(warnings=skipped)
     whole = not cut.describe()
     for r in wanted:
         rf = have[r]

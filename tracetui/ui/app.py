@@ -91,7 +91,7 @@ class TraceApp(App[int]):
     def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None,
                  job_inputs: list[str] | None = None, workers: int | None = None,
                  scheduler: str | None = None, settings: Settings | None = None,
-                 diff: DiffRequest | None = None) -> None:
+                 diff: DiffRequest | None = None, follow_links: bool = False) -> None:
         super().__init__()
         #: theme and keymap (config.toml: tracetui/config.py); a bad file raised TraceError already
         self.settings = settings if settings is not None else load_settings()
@@ -100,7 +100,7 @@ class TraceApp(App[int]):
         self.paths = list(paths)
         #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
         self.job_inputs = list(job_inputs) if job_inputs else None
-        self.job_options = {"workers": workers, "scheduler": scheduler}
+        self.job_options = {"workers": workers, "scheduler": scheduler, "follow_links": follow_links}
         self.job = None
         #: the job's cross-rank tables, computed once (ui/view/once.py); set when the job opens
         self.job_once = None
@@ -509,14 +509,15 @@ def _default_categorizer():
 
 
 def run_job_app(inputs: list[str], use_cache: bool = True, workers: int | None = None,
-                scheduler: str | None = None) -> int:
+                scheduler: str | None = None, follow_links: bool = False) -> int:
     """Open the browser on a whole job (a folder, a glob, several rank files): every rank
     is summarised first, then one rank at a time is shown (``r`` switches).  Exit status as
     :func:`run_app`."""
     from ..job.executor import start_pool_helpers
 
     start_pool_helpers()  # before Textual replaces sys.stderr (the helpers' start needs its descriptor)
-    return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler))
+    return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler,
+                         follow_links=follow_links))
 
 
 def run_diff_app(request: DiffRequest) -> int:
