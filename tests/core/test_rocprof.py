@@ -383,6 +383,6 @@ def test_hostile_names_in_a_rocprof_file_are_shown_escaped(tmp_path, capsys):
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, cmd
     assert main(["summary", str(p)]) == 0
-    assert "gemm\\x1b]52;c;ZXZpbA==\\x07\\u202e" in capsys.readouterr().out
+    assert "gemm\\x1b]52;c;ZXZpbA==" in capsys.readouterr().out  # escaped (a narrow table cuts the rest)
     assert main(["summary", str(p), "--json"]) == 0
     assert evil in {k["name"] for k in json.loads(capsys.readouterr().out)["kernels"]}
