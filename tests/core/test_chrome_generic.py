@@ -312,3 +312,19 @@ def test_a_chrome_trace_cut_short_opens_with_what_was_complete(tmp_path):
     kt = formats.load(p)
     assert any(w.kind == "truncated" for w in kt.warnings)
     assert int((kt.kind == int(Kind.KERNEL)).sum()) == 1
+
+
+def test_the_jax_trace_json_and_its_xplane_give_the_same_kernels():
+    """The profiler's trace.json and the XPlane it was made from (same run): the same kernels,
+    by name, device and stream, with the same total time (the XPlane's ps, the JSON's µs)."""
+    xp = formats.load(SAMPLES / "h200" / "jax_gpu_step.xplane.pb")
+    js = formats.load(JAX)
+    assert xp.source_format == "xplane" and js.source_format == "chrome"
+
+    def kernels(kt):
+        k = np.flatnonzero(kt.kind == int(Kind.KERNEL)).tolist()
+        return Counter((kt.name(i), int(kt.device[i]), int(kt.stream[i])) for i in k), float(kt.dur[k].sum())
+
+    (xk, xt), (jk, jt) = kernels(xp), kernels(js)
+    assert xk == jk and sum(jk.values()) == 75
+    assert jt == pytest.approx(xt, abs=1e-3)

@@ -1,5 +1,5 @@
 """What the command modules share: the input arguments of a trace command, the options of a
-whole job, the files a command was given, and opening them.
+whole job, the files a command was given, and opening them; following a folder's options.
 
 Imported when the parser is built (by every command module), so it imports nothing heavy:
 the loader is imported by :func:`load` when a command runs.
@@ -8,6 +8,14 @@ the loader is imported by :func:`load` when a command runs.
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
+
+from ..errors import TraceError, TraceFileError
+from ..follow.watch import POLL_S  # a light module: the parser shows the default
+
+if TYPE_CHECKING:
+    from ..follow.follower import FollowRequest
 
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
@@ -42,6 +50,26 @@ def add_follow_links(p: argparse.ArgumentParser) -> None:
     p.add_argument("--follow-links", action="store_true",
                    help="for a job: also read the files of the folder (or glob) that are links to files outside "
                         "it (skipped with a warning by default)")
+
+
+def add_follow_options(p: argparse.ArgumentParser) -> None:
+    """``--interval``: shared with ``tracetui DIR --follow`` and ``tracetui follow DIR``."""
+    p.add_argument("--interval", type=float, default=POLL_S, metavar="S",
+                   help=f"seconds between two looks at the folder (default {POLL_S:g}; a poll of the "
+                        "files' sizes and times: works on network file systems too)")
+
+
+def follow_request(folder: str, args: argparse.Namespace) -> FollowRequest:
+    """The request of a command line (bad input: TraceError, one line)."""
+    from ..follow.follower import FollowRequest
+
+    if not os.path.exists(folder):
+        raise TraceFileError(folder, "no such folder")
+    if not os.path.isdir(folder):
+        raise TraceFileError(folder, "is not a folder: follow watches the folder a profiler writes into")
+    if not args.interval > 0:
+        raise TraceError(None, f"--interval: must be more than 0 seconds (got {args.interval:g})")
+    return FollowRequest(folder, args.interval, not args.no_cache, getattr(args, "rules", None))
 
 
 def paths(args: argparse.Namespace) -> list[str]:

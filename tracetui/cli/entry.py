@@ -12,9 +12,15 @@
                                              what is wrong with this run (docs/findings.md)
     tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
                                              or text / JSON / a CI check (docs/diff.md)
+    tracetui follow DIR [--json] [--once] [--fail-above PCT] [--interval S] [--idle-exit S]
+                                             follow a run while it trains: each new trace measured and
+                                             compared with the one before; the follow screen (docs/follow.md)
     tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
+    tracetui mcp --root DIR [--root DIR ...]  answers for coding agents: an MCP server over stdio whose
+                                             tools are these commands (needs tracetui[mcp]; docs/mcp.md)
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
+    tracetui DIR --follow | FILE.jsonl --follow   the follow screen; a driver-call trace read again as it grows
 
 Each command is a module of this package: ``NAME``, ``register(subparsers)`` (its subparser
 and every argument) and ``run(args) -> int`` (which decides itself between one trace and a
@@ -35,13 +41,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import TraceError, one_line
-from . import check, critical_path, diff, export, info, memory, query, record, summary, tree_text
+from . import check, critical_path, diff, export, follow, info, mcp, memory, query, record, summary, tree_text
 from . import open as open_
 from . import slice as slice_
 from .common import paths
 
 #: every command, in the order ``tracetui --help`` lists them
-COMMANDS = (open_, summary, memory, export, tree_text, info, query, slice_, check, diff, critical_path, record)
+COMMANDS = (open_, summary, memory, export, tree_text, info, query, slice_, check, diff, follow, critical_path, mcp,
+            record)
 SUBCOMMANDS = tuple(c.NAME for c in COMMANDS)
 EXIT_BAD_INPUT = 2
 

@@ -16,7 +16,6 @@ stops a query with ``query: stopped after N s (--timeout)``, exit 2; Ctrl+C stop
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from rich.text import Text
 
 from .. import units
 from ..errors import TraceError, one_line
-from ..query.cells import is_numeric
+from ..query.cells import is_numeric, json_value
 from ..query.sandbox import DEFAULT_TIMEOUT_S, FILES_OPTION, TIMEOUT_OPTION
 from .common import add_job_options, paths
 from .fit_table import Col
@@ -86,24 +85,12 @@ def read_query(sql: str | None, file: str | None) -> str:
         raise TraceError(file, f"cannot read the query: {exc.strerror or exc}") from None
 
 
-def _json_value(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_json_value(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _json_value(x) for k, x in v.items()}
-    return str(v)
-
-
 def print_result(res: QueryResult, fmt: str) -> None:
     """Print ``res`` as ``table``, ``csv`` or ``json`` on stdout."""
     if fmt == "json":
         from ..io import jsonout
 
-        rows = [{c: _json_value(v) for c, v in zip(res.columns, r)} for r in res.rows]
+        rows = [{c: json_value(v) for c, v in zip(res.columns, r)} for r in res.rows]
         sys.stdout.write(jsonout.dumps(rows).decode() + "\n")
         return
     if fmt == "csv":

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import TraceFormatError
-from ..io.files import GZIP_MAGIC, open_regular, trace_path
+from ..io.containers import compression_of
+from ..io.files import open_regular, trace_path
 from . import schema
 from .sniff import REPORT_SUFFIXES, SQLITE_MAGIC
 
@@ -80,7 +81,7 @@ def connect(path: str) -> sqlite3.Connection:
         low = os.path.basename(p).lower()
         if low.endswith(REPORT_SUFFIXES):
             raise TraceFormatError(p, f"an Nsight Systems report, not its SQLite export: {export_hint()}")
-        if magic.startswith(GZIP_MAGIC):
+        if compression_of(magic) is not None:
             raise TraceFormatError(p, "a compressed file: an SQLite export is read uncompressed (decompress it first)")
         raise TraceFormatError(p, "not an SQLite database (no 'SQLite format 3' header)")
     uri = "file:" + urllib.parse.quote(os.path.abspath(p)) + "?mode=ro&immutable=1"

@@ -233,7 +233,10 @@ class QuerySession:
         if max_rows is None:
             return desc, (cur.fetchall() if desc else []), False
         rows = cur.fetchmany(max_rows + 1) if desc else []
-        return desc, rows[:max_rows], len(rows) > max_rows
+        more = len(rows) > max_rows
+        if more and hasattr(cur, "abort"):  # DuckDB 2: the rest of a result must end before the next query
+            cur.abort()
+        return desc, rows[:max_rows], more
 
     def _refuse(self, sql: str) -> None:
         """QueryError for a statement the sandbox refuses before DuckDB runs it (INSTALL, LOAD)."""

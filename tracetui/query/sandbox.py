@@ -16,7 +16,7 @@ Trace text cannot inject SQL, but the SQL itself may come from someone else: a s
 - **no Python variables as tables** (``python_enable_replacements`` off: DuckDB would
   otherwise read any DataFrame a calling function holds, by its variable's name);
 - **bounded memory and threads**: :data:`MEMORY_SHARE` of the memory available when the
-  session starts (``io.files.available_memory_bytes``: cgroups, ``ulimit``,
+  session starts (``io.limits.available_memory_bytes``: cgroups, ``ulimit``,
   ``TRACETUI_MEMORY_LIMIT_MB``), the CPUs this process may use;
 - **a time limit** (:func:`call_with_limit`): the query runs on a helper thread while the
   calling thread waits, so the limit, a cancel (the browser's Esc) and Ctrl+C each stop it
@@ -48,6 +48,8 @@ MEMORY_SHARE = 0.5
 #: the command-line options the messages name
 FILES_OPTION = "--allow-files"
 TIMEOUT_OPTION = "--timeout"
+#: what a refusal adds where the option would allow it (``tracetui mcp`` says instead that it never does)
+FILES_HINT = f" (tracetui query {FILES_OPTION} allows it)"
 #: DuckDB's suffix for a size in bytes (its memory_limit takes a number with a unit)
 DUCKDB_BYTES = "b"
 #: how often the waiting thread looks at a cancel request while a query runs
@@ -92,7 +94,7 @@ def connect(allow_files: bool, memory_bytes: int | None, threads: int) -> Any:
 def memory_bytes() -> int | None:
     """What DuckDB may use: :data:`MEMORY_SHARE` of the memory available now (None: DuckDB's
     own default, where nothing can be read)."""
-    from ..io.files import available_memory_bytes
+    from ..io.limits import available_memory_bytes
 
     avail = available_memory_bytes()
     return None if avail is None else int(avail * MEMORY_SHARE)
@@ -119,7 +121,7 @@ def refusal(statements: list[Any]) -> str | None:
 def explain(kind: str, message: str, allow_files: bool, memory_limit: int | None) -> str:
     """One line for DuckDB's error ``message`` of class ``kind`` (``PermissionException`` ...):
     what the sandbox refused and, where it would allow it, the option; else the message."""
-    files_hint = "" if allow_files else f" (tracetui query {FILES_OPTION} allows it)"
+    files_hint = "" if allow_files else FILES_HINT
     m = _FILE.search(message) or _NETWORK.search(message)
     if m and "://" in m.group(1):
         return f'"{m.group(1)}": queries may not reach the network (no DuckDB extension is loaded)'

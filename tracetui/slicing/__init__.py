@@ -9,6 +9,7 @@ Which events are kept: :mod:`tracetui.slicing.events`; how the files are written
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +19,9 @@ from ..errors import TraceError
 from ..io.files import write_atomically
 from ..session import LinkedTrace
 from .events import parse_window, step_events, subtree_events, window_events
-from .write import et_output_path, write_et_slice, write_kineto_slice
+from .write import et_output_path, kineto_slice_pieces, write_et_slice, write_kineto_slice
 
-__all__ = ["Cut", "SliceReport", "slice_linked", "slice_job", "parse_ranks", "parse_window"]
+__all__ = ["Cut", "SliceReport", "slice_linked", "slice_job", "slice_pieces", "parse_ranks", "parse_window"]
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,27 @@ def events_of(linked: LinkedTrace, cut: Cut) -> np.ndarray:
     return np.arange(kt.n_events, dtype=np.int64)
 
 
+def _sliceable(linked: LinkedTrace) -> None:
+    from ..driver import DriverTrace
+
+    kt = linked.kineto
+    if isinstance(kt, DriverTrace):
+        raise TraceError(kt.driver_path or kt.path, "slicing a driver-call trace is not supported; "
+                                                    "slice its Kineto trace alone")
+
+
+def slice_pieces(linked: LinkedTrace, cut: Cut) -> Iterator[bytes]:
+    """The slice of one Kineto trace as JSON pieces, for a stream (``slice -o -``: the ET's
+    slice needs a file beside it, so ``linked`` holds no ET here)."""
+    _sliceable(linked)
+    return kineto_slice_pieces(linked.kineto, events_of(linked, cut), cut.describe())
+
+
 def slice_linked(linked: LinkedTrace, cut: Cut, out: str, report: SliceReport | None = None) -> SliceReport:
     """Write the slice of one trace (and of its ET, beside ``out``)."""
     report = report or SliceReport()
     kt = linked.kineto
-    from ..driver import DriverTrace
-
-    if isinstance(kt, DriverTrace):
-        raise TraceError(kt.driver_path or kt.path, "slicing a driver-call trace is not supported; "
-                                                    "slice its Kineto trace alone")
+    _sliceable(linked)
     ev = events_of(linked, cut)
     write_kineto_slice(kt, ev, out, cut.describe())
     report.files[out] = f"{ev.size:,} of {kt.n_events:,} events"
