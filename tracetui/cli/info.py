@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
 def trace_info(linked: LinkedTrace) -> dict:
     from .. import formats
     from ..analysis.et_summary import et_counts
+    from ..analysis.launches import lacks_launch_records
     from ..driver.trace import DriverTrace, event_counts
 
     out: dict = {"files": [t.path for t in (linked.kineto, linked.et) if t is not None]}
@@ -54,6 +55,8 @@ def trace_info(linked: LinkedTrace) -> dict:
             "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "distributed": kt.distributed_info,
         }
+        if lacks_launch_records(kt):  # said only where it is so
+            out["kineto"]["no_launch_records"] = True
     if linked.et is not None:
         out["et"] = et_counts(linked.et)
     if linked.link is not None:
@@ -99,6 +102,10 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
                        f"{g['linked']:,}, "
                        f"launch not in trace {g['launch_missing']:,}, no correlation {g['no_correlation']:,}, "
                        f"graph launches {g['graph_launches']:,} owning {g['graph_kernels']:,}"))
+        if k.get("no_launch_records"):
+            con.print(Text("No launch records: the trace holds no runtime or driver call, so none of its "
+                           f"{w['called']} is linked to what launched it (each is listed under its stream)",
+                           style="yellow"))
     if "et" in info:
         e = info["et"]
         threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
