@@ -23,6 +23,7 @@ from .et.format import FORMAT as _ET
 from .io.files import trace_path
 from .io.formats import CacheSpec, FileRole, Format, Head, Progress, Recognition, read_head
 from .kineto.format import FORMAT as _KINETO
+from .memsnap.format import FORMAT as _MEMSNAP
 
 
 class FileKind(enum.Enum):
@@ -31,6 +32,7 @@ class FileKind(enum.Enum):
     KINETO = _KINETO
     ET = _ET
     DRIVER = _DRIVER
+    MEMSNAP = _MEMSNAP
 
     @property
     def spec(self) -> Format:

@@ -92,7 +92,7 @@ class MemoryModel:
     """Every ``[memory]`` event as one row, rows grouped by device, each device's rows in time
     order (see the module docstring for every rule).  Row arrays have one entry per row."""
 
-    event: np.ndarray  #: int64 model event (the ``[memory]`` instant)
+    event: np.ndarray  #: int64 model event (the ``[memory]`` instant; -1: a row with no event, ``entry`` says)
     ts: np.ndarray  #: float64 µs relative to the trace origin
     dev: np.ndarray  #: int32 index into ``devices``
     addr: np.ndarray  #: int64 block address
@@ -112,6 +112,9 @@ class MemoryModel:
     reallocated_live: int  #: allocations at an address whose earlier block was never seen freed
     unmatched_frees: int  #: frees at an address whose last event was already a free
     size_mismatches: int  #: frees paired with an allocation of another size
+    #: int64 per row: its index in the source's own list (a CUDA memory snapshot's history
+    #: entry; ``event`` is -1 there); None for the ``[memory]`` events of a Kineto trace
+    entry: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -180,7 +183,16 @@ def _ints(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_memory_model(trace: KinetoTrace) -> MemoryModel:
-    """Decode, order, pair and attribute every ``[memory]`` event (see the module docstring)."""
+    """Decode, order, pair and attribute every ``[memory]`` event (see the module docstring).
+    A trace whose memory rows are columns already (``memory_columns()``: a CUDA memory
+    snapshot's history, :class:`~tracetui.memsnap.trace.SnapshotTrace`) gives them directly."""
+    given = getattr(trace, "memory_columns", None)
+    if given is not None:
+        c = given()
+        n = int(c["entry"].size)
+        yes = np.ones(n, dtype=bool)
+        return _model(trace, np.full(n, -1, dtype=np.int64), c["entry"], c["lane"], c["ts"], c["addr"], c["nbytes"],
+                      c["device_type"], c["device_id"], c["allocated"], yes, c["reserved"], yes, 0, c["entry"])
     ev = memory_events(trace)
     args = trace.args_batch(ev, _MemArgs)
     addr, ok_a = _ints(list(map(attrgetter("addr"), args)))
@@ -192,8 +204,15 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
     ok = ok_a & ok_b & ok_t
     did = np.where(ok_d, did, -1)
     keep = np.flatnonzero(ok)
-    ev, addr, nbytes, dtype_, did = ev[keep], addr[keep], nbytes[keep], dtype_[keep], did[keep]
-    tot_a, ok_ta, tot_r, ok_tr = tot_a[keep], ok_ta[keep], tot_r[keep], ok_tr[keep]
+    ev = ev[keep]
+    return _model(trace, ev, ev, trace.lane_of[ev].astype(np.int64), trace.ts[ev], addr[keep], nbytes[keep],
+                  dtype_[keep], did[keep], tot_a[keep], ok_ta[keep], tot_r[keep], ok_tr[keep], int((~ok).sum()), None)
+
+
+def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarray, ts: np.ndarray, addr: np.ndarray,
+           nbytes: np.ndarray, dtype_: np.ndarray, did: np.ndarray, tot_a: np.ndarray, ok_ta: np.ndarray,
+           tot_r: np.ndarray, ok_tr: np.ndarray, unreadable: int, entry: np.ndarray | None) -> MemoryModel:
+    """The model of readable rows (``tie``: the order of rows at the same time on a device)."""
     # devices, named and ordered: GPUs by type and id, the CPU last
     if ev.size and 0 <= dtype_.min() and dtype_.max() < 2**20 and -1 <= did.min() and did.max() < 2**30:
         key = (dtype_ == 0).astype(np.int64) << 52 | dtype_ << 31 | (did + 1)  # one sortable int64
@@ -203,9 +222,8 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
         uniq, inv = np.unique(np.stack((dtype_ == 0, dtype_, did), axis=1), axis=0, return_inverse=True)
         pairs = [(int(t), int(d)) for _, t, d in uniq.tolist()]
     dev = inv.reshape(-1).astype(np.int32)
-    ts = trace.ts[ev]
-    order = np.lexsort((ev, ts, dev))
-    ev, ts, dev, addr, nbytes = ev[order], ts[order], dev[order], addr[order], nbytes[order]
+    order = np.lexsort((tie, ts, dev))
+    ev, ts, dev, addr, nbytes, lanes = ev[order], ts[order], dev[order], addr[order], nbytes[order], lanes[order]
     tot_a, ok_ta, tot_r, ok_tr = tot_a[order], ok_ta[order], tot_r[order], ok_tr[order]
     n = int(ev.size)
     bounds = np.searchsorted(dev, np.arange(len(pairs) + 1))
@@ -229,9 +247,10 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
     m = MemoryModel(event=ev, ts=ts, dev=dev, addr=addr, nbytes=nbytes, allocated=allocated, reserved=reserved,
                     pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none.copy(), op=none.copy(),
                     node=none.copy(), owner=none.copy(), step=np.full(n, -1, np.int32), devices=devices, steps=[],
-                    unreadable=int((~ok).sum()), reallocated_live=0, unmatched_frees=0, size_mismatches=0)
+                    unreadable=unreadable, reallocated_live=0, unmatched_frees=0, size_mismatches=0,
+                    entry=entry[order] if entry is not None else None)
     _pair(m)
-    _attribute(trace, m)
+    _attribute(trace, m, lanes)
     return m
 
 
@@ -257,11 +276,11 @@ def _pair(m: MemoryModel) -> None:
     m.size_mismatches = int((m.nbytes[a_rows] != -m.nbytes[f_rows]).sum())
 
 
-def _attribute(trace: KinetoTrace, m: MemoryModel) -> None:
-    """Fill ``host``, ``op``, ``node`` and ``step`` (rules in the module docstring)."""
+def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
+    """Fill ``host``, ``op``, ``node`` and ``step`` (rules in the module docstring; ``lanes``:
+    the lane of each row)."""
     if not m.n_rows:
         return
-    lanes = trace.lane_of[m.event].astype(np.int64)
     m.host[:] = host_event_at(trace, lanes, m.ts)
     has = m.host >= 0
     m.op[has] = trace.cpu_op_of[m.host[has]]

@@ -24,4 +24,4 @@ CACHE = CacheSpec(kind=sniff.FORMAT_NAME, codec=_codec)
 FORMAT = Format(
     name=sniff.FORMAT_NAME, title="PyTorch profiler trace", role=FileRole.TRACE, suffixes=(".json", ".json.gz", ".gz"),
     recognise=sniff.recognise, load=_load, looks_for="'traceEvents'", cache=CACHE, child_process=True,
-    beside=frozenset({FileRole.ET, FileRole.DRIVER}), identify=sniff.identify)
+    beside=frozenset({FileRole.ET, FileRole.DRIVER, FileRole.MEMORY}), identify=sniff.identify)
