@@ -15,7 +15,8 @@ def add_inputs(p: argparse.ArgumentParser) -> None:
     (and the rank files of a job, unnamed in the help), and ``--no-cache``."""
     p.add_argument("trace", help="a Kineto trace (.json or .json.gz); an Execution Trace is detected by content")
     p.add_argument("second", nargs="?", default=None,
-                   help="optional second file: the Execution Trace (or Kineto trace) of the same run")
+                   help="optional second file: the Execution Trace (or Kineto trace) of the same run, or its CUDA "
+                        "memory snapshot (a .pickle of torch.cuda.memory._dump_snapshot)")
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
                    help="the PyTorch Execution Trace recorded in the same run")
     p.add_argument("--driver", dest="driver", default=None, metavar="DRIVER_TRACE",
