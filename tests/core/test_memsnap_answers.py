@@ -113,10 +113,10 @@ def test_two_devices(tmp_path, capsys):
 
 
 def test_memory_text(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("COLUMNS", "80")
     assert main(["memory", str(write(with_oom().snapshot(), tmp_path / "o.pickle")), "--no-cache"]) == 0
     raw = capsys.readouterr().out
-    assert max(map(len, raw.splitlines())) <= 100
+    assert max(map(len, raw.splitlines())) <= 80
     out = " ".join(raw.split())
     assert "cuda:0: peak 13,632,000 B (13.6 MB) allocated at" in out
     assert "backward (train.py:20)" in out and "OUT OF MEMORY" in out

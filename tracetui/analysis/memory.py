@@ -223,8 +223,11 @@ def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarra
         pairs = [(int(t), int(d)) for _, t, d in uniq.tolist()]
     dev = inv.reshape(-1).astype(np.int32)
     order = np.lexsort((tie, ts, dev))
-    ev, ts, dev, addr, nbytes, lanes = ev[order], ts[order], dev[order], addr[order], nbytes[order], lanes[order]
-    tot_a, ok_ta, tot_r, ok_tr = tot_a[order], ok_ta[order], tot_r[order], ok_tr[order]
+    if (order[1:] < order[:-1]).any():  # rows given in order (a snapshot's history) are kept, not copied
+        ev, ts, dev, addr, nbytes, lanes = ev[order], ts[order], dev[order], addr[order], nbytes[order], lanes[order]
+        tot_a, ok_ta, tot_r, ok_tr = tot_a[order], ok_ta[order], tot_r[order], ok_tr[order]
+        entry = entry[order] if entry is not None else None
+    del order
     n = int(ev.size)
     bounds = np.searchsorted(dev, np.arange(len(pairs) + 1))
     allocated = np.zeros(n, dtype=np.int64)
@@ -248,7 +251,7 @@ def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarra
                     pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none.copy(), op=none.copy(),
                     node=none.copy(), owner=none.copy(), step=np.full(n, -1, np.int32), devices=devices, steps=[],
                     unreadable=unreadable, reallocated_live=0, unmatched_frees=0, size_mismatches=0,
-                    entry=entry[order] if entry is not None else None)
+                    entry=entry)
     _pair(m)
     _attribute(trace, m, lanes)
     return m

@@ -21,12 +21,11 @@ from .memory_render import _at_ms, _b, _blocks, _bx, _n, _t
 
 
 def _owners(out: Any, title: str, owners: list[dict[str, Any]], with_op: bool) -> None:
-    cols = [Col("owner", False), Col("bytes"), Col("blocks"), Col("largest"), Col("file", False)]
+    cols = [Col("owner", False), Col("bytes"), Col("blocks"), Col("largest")]
     rows = []
     for o in owners:
         big = o["largest"][0] if o["largest"] else None
-        row = [_t(o["owner"]), _b(o["bytes"]), _n(o["count"]), _b(big["bytes"] if big else None),
-               _t(o["frame"]["filename"] if o["frame"] else "")]
+        row = [_t(o["owner"]), _b(o["bytes"]), _n(o["count"]), _b(big["bytes"] if big else None)]
         if with_op:
             op = big.get("op") if big else None
             row.append(_t(op["name"] if op else ""))
@@ -64,7 +63,7 @@ def _oom(out: Any, name: str, o: dict[str, Any], with_op: bool) -> None:
 
 
 def _timeline(out: Any, name: str, points: list[dict[str, Any]]) -> None:
-    out.table(f"Allocated and reserved over time ({name}: the highest in each span)",
+    out.table(f"Over time ({name}; the highest in each span)",
               [Col(f"from {units.MS}"), Col("allocated"), Col("reserved"), Col("unused (reserved - allocated)")],
               [[_at_ms(p["ts_us"]), _b(p["allocated_bytes"]), _b(p["reserved_bytes"]),
                 _b(p["reserved_bytes"] - p["allocated_bytes"])] for p in points])
@@ -119,12 +118,12 @@ def print_snapshot(out: Any, doc: dict[str, Any]) -> None:
                      f"{units.US} off{base}")
         else:
             out.line(f"Beside {os.path.basename(beside['trace'])}: {beside['why']}", "yellow")
-    out.table("Devices (live at peak: allocated in the history; from before: allocated before it)",
-              [Col("device", False), Col("entries"), Col("allocs"), Col("frees"), Col("peak allocated"),
-               Col(f"at {units.MS}"), Col("live at peak"), Col("from before"), Col("peak reserved"), Col("OOMs")],
-              [[_t(d["device"]), _n(d["entries"]), _n(d["allocations"]), _n(d["frees"]),
+    out.table("Devices (live at peak: allocated in the history; from before: before it)",
+              [Col("device", False), Col("allocs"), Col("frees"), Col("peak allocated"),
+               Col(f"at {units.MS}"), Col("live at peak"), Col("from before"), Col("peak reserved")],
+              [[_t(d["device"]), _n(d["allocations"]), _n(d["frees"]),
                 _b(d["peak_allocated_bytes"]), _at_ms(d["peak_ts_us"]), _b(d["live_at_peak_bytes"]),
-                _b(d["before_trace_bytes"]), _b(d["peak_reserved_bytes"]), _n(len(d["ooms"]))] for d in devs])
+                _b(d["before_trace_bytes"]), _b(d["peak_reserved_bytes"])] for d in devs])
     for d in devs:
         _device(out, d, doc["group_by"], with_op)
     odd = doc["irregular"]

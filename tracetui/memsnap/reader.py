@@ -13,6 +13,7 @@ every stack by its frames.  Nothing here recurses into the data.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,8 @@ from .model import (
 )
 from .unpickle import Plain
 
+#: values whose frames are interned together (bounds what is kept per frames list)
+CHUNK = 1 << 16
 #: the top-level keys read
 KNOWN_KEYS = ("segments", "device_traces", "allocator_settings", "external_annotations")
 #: most characters of a setting's value or of a name kept (a longer one is cut, and counted)
@@ -95,7 +98,7 @@ class Interner:
         self.frame_ids: dict[tuple[int, int, int], int] = {}
         self.stack_ids: dict[tuple[int, ...], int] = {}
         self.by_id: dict[int, int] = {}  # id(frame dict) -> frame id, while ``alive`` holds it
-        self.by_ids: dict[tuple[int, ...], int] = {}  # ids of a list's frame dicts -> stack id, likewise
+        self.by_ids: dict[tuple[int, ...], int] = {}  # the frame dicts' ids of a list -> stack id, likewise
         self.alive: list[Any] = []
 
     def forget_objects(self) -> None:
@@ -135,19 +138,25 @@ class Interner:
             if frames is not None:
                 self.tally.add("frames values that are not lists")
             return -1
-        ids = tuple(map(id, frames))
-        got = self.by_ids.get(ids)
-        if got is not None:
-            return got
-        sid = self.stack_ids.setdefault(tuple(map(self.frame, frames)), len(self.stack_ids))
-        self.by_ids[ids] = sid
+        ids = tuple(map(id, frames))  # the frame dicts' identities (alive: ``alive`` holds them)
+        sid = self.by_ids.get(ids)
+        if sid is None:
+            sid = self.by_ids[ids] = self.stack_ids.setdefault(tuple(map(self.frame, frames)), len(self.stack_ids))
         return sid
 
     def stacks_of(self, values: list[Any]) -> np.ndarray:
-        """The stack id of each ``frames`` value (a list seen before, frame by frame, costs one lookup)."""
-        get = self.by_ids.get
-        return np.fromiter((s if type(v) is list and (s := get(tuple(map(id, v)))) is not None else self.stack(v)
-                            for v in values), dtype=np.int32, count=len(values))
+        """The stack id of each ``frames`` value; a list object seen shortly before (the pickler
+        writes a shared list once: a free's ``free_requested`` and ``free_completed``) costs one
+        lookup.  Nothing per frame is kept, and what is kept per list lasts :data:`CHUNK` values."""
+        out = np.empty(len(values), dtype=np.int32)
+        for lo in range(0, len(values), CHUNK):
+            part = values[lo:lo + CHUNK]
+            seen: dict[int, int] = {}  # id(list) -> stack id, valid while ``part`` holds the lists
+            get = seen.get
+            out[lo:lo + len(part)] = np.fromiter(
+                (s if (s := get(id(v))) is not None else seen.setdefault(id(v), self.stack(v)) for v in part),
+                dtype=np.int32, count=len(part))
+        return out
 
     def tables(self) -> tuple[SnapshotFrames, SnapshotStacks]:
         keys = np.array(list(self.frame_ids), dtype=np.int64).reshape(-1, 3)
@@ -174,7 +183,18 @@ def _dicts(items: Any, tally: _Tally, what: str) -> list[dict]:
 
 
 def _field(items: list[dict], key: str) -> list[Any]:
-    return [x.get(key) for x in items]
+    """``item.get(key)`` of every dict (in C: ``map``)."""
+    return list(map(dict.get, items, repeat(key)))
+
+
+class _Codes(dict):
+    """Action name -> code; any other value -> :data:`OTHER_ACTION`."""
+
+    def __missing__(self, key: Any) -> int:
+        return OTHER_ACTION
+
+
+_ACTIONS = _Codes(ACTION_CODE)
 
 
 def _history(traces: Any, interner: Interner, tally: _Tally) -> SnapshotHistory:
@@ -203,7 +223,7 @@ def _entries(entries: list[dict], device: int, interner: Interner, tally: _Tally
     n = len(entries)
     actions = _field(entries, "action")
     try:
-        code = np.fromiter((ACTION_CODE.get(a, OTHER_ACTION) for a in actions), dtype=np.uint8, count=n)
+        code = np.array(list(map(_ACTIONS.__getitem__, actions)), dtype=np.uint8)
     except TypeError:  # an action that is not hashable
         code = np.fromiter((ACTION_CODE.get(a, OTHER_ACTION) if type(a) is str else OTHER_ACTION for a in actions),
                            dtype=np.uint8, count=n)
