@@ -229,3 +229,68 @@ def test_a_snapshot_beside_an_execution_trace_alone_is_refused(tmp_path):
         open_traces([str(ET_DIR / "param_linear_cuda_pair" / "et.json.gz"), str(snap)])
     with pytest.raises(WrongTraceKindError, match="both files are CUDA memory snapshots"):
         open_traces([str(snap), str(snap)])
+
+
+def _columns(snap) -> dict:
+    h, b = snap.history, snap.blocks
+    return {"history": [getattr(h, k).tolist() for k in ("device", "action", "addr", "size", "stream", "time_us",
+                                                         "stack", "device_free", "lo")],
+            "blocks": b.stack.tolist(), "segments": snap.segments.stack.tolist(),
+            "frames": [snap.frames.text(f) for f in range(snap.frames.n)], "stacks": snap.stacks.frames.tolist()}
+
+
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_the_history_read_while_unpickling_equals_the_whole_read(tmp_path, protocol):
+    """Protocols 4-5 stream the first device with a history (tracetui/memsnap/stream.py): the
+    columns equal those of the file read whole, for generated snapshots (two devices: the second
+    is read whole) and the two H200 files; a block in ``segments`` and its ``alloc`` entry share
+    one frames list in torch's files, emptied by the stream and still known."""
+    from memsnap_gen import two_devices, write_scaled
+    from shared_traces import SAMPLES
+
+    from tracetui.memsnap.reader import SnapshotReader, read_snapshot
+    from tracetui.memsnap.unpickle import load_plain
+
+    paths = [write(basic().snapshot(), tmp_path / "b.pickle", protocol),
+             write(two_devices().snapshot(), tmp_path / "two.pickle", protocol),
+             SAMPLES / "h200" / "cuda_transformer_mem_snapshot.pickle", SAMPLES / "h200" / "cuda_oom_snapshot.pickle"]
+    write_scaled(tmp_path / "scaled.pickle", 5000)
+    paths.append(tmp_path / "scaled.pickle")
+    for path in paths:
+        reader = SnapshotReader()
+        plain = load_plain(path, stream=reader)
+        assert plain.streamed_device == 0, path
+        streamed = reader.read(str(path), plain)
+        whole = read_snapshot(str(path), load_plain(path))
+        assert _columns(streamed) == _columns(whole), path
+        assert streamed.warnings == whole.warnings == []
+
+
+def test_a_layout_that_does_not_stream_is_read_whole(tmp_path, monkeypatch):
+    """Protocol 2-3 (no frames), a second ``device_traces`` string (as a frame's name), and a
+    change the unpickler does not take: each read whole, the same columns."""
+    from tracetui.memsnap import stream as st
+    from tracetui.memsnap.reader import SnapshotReader, read_snapshot
+    from tracetui.memsnap.unpickle import load_plain
+
+    snap = basic().snapshot()
+    snap["segments"][0]["blocks"][0]["frames"] = [{"filename": "device_traces", "line": 1, "name": "device_traces"}]
+    for path in (write(basic().snapshot(), tmp_path / "p3.pickle", 3), write(snap, tmp_path / "twice.pickle", 4)):
+        reader = SnapshotReader()
+        plain = load_plain(path, stream=reader)
+        assert plain.streamed_device is None
+    assert _columns(reader.read(str(path), plain)) == _columns(read_snapshot(str(path), load_plain(path)))
+    path = write(basic().snapshot(), tmp_path / "b.pickle", 4)
+    data = path.read_bytes()
+    real = st.find_point(open(path, "rb"), len(data))
+    inside = data.index(b"/home/me/train.py") + 3  # a point inside a string's bytes: the change breaks the read
+    wrong = st.Point(inside, real.frame, real.frame_len, 0) if real.frame < inside < real.frame + 9 + real.frame_len \
+        else None
+    assert wrong is not None  # the test's snapshot is one frame
+    from tracetui.memsnap import unpickle
+
+    monkeypatch.setattr(unpickle, "find_point", lambda fh, size: wrong)
+    reader = SnapshotReader()
+    plain = load_plain(path, stream=reader)
+    assert plain.streamed_device is None
+    assert _columns(reader.read(str(path), plain)) == _columns(read_snapshot(str(path), load_plain(path)))

@@ -191,7 +191,8 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
         c = given()
         n = int(c["entry"].size)
         yes = np.ones(n, dtype=bool)
-        return _model(trace, np.full(n, -1, dtype=np.int64), c["entry"], c["lane"], c["ts"], c["addr"], c["nbytes"],
+        none = np.broadcast_to(np.int64(-1), (n,))  # no model event: one read-only -1 for every row
+        return _model(trace, none, c["entry"], c["lane"], c["ts"], c["addr"], c["nbytes"],
                       c["device_type"], c["device_id"], c["allocated"], yes, c["reserved"], yes, 0, c["entry"])
     ev = memory_events(trace)
     args = trace.args_batch(ev, _MemArgs)
@@ -230,15 +231,17 @@ def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarra
     del order
     n = int(ev.size)
     bounds = np.searchsorted(dev, np.arange(len(pairs) + 1))
-    allocated = np.zeros(n, dtype=np.int64)
-    reserved = np.where(ok_tr, tot_r, -1)
+    every_total = bool(ok_ta.all())  # the totals given are the column (no copy: a large snapshot's rows)
+    allocated = tot_a if every_total else np.zeros(n, dtype=np.int64)
+    reserved = tot_r if ok_tr.all() else np.where(ok_tr, tot_r, -1)
     devices = []
     for i, (t, d) in enumerate(pairs):
         lo, hi = int(bounds[i]), int(bounds[i + 1])
         b = nbytes[lo:hi]
         run = np.cumsum(b)
         if ok_ta[lo:hi].all():
-            allocated[lo:hi] = tot_a[lo:hi]
+            if not every_total:
+                allocated[lo:hi] = tot_a[lo:hi]
             baseline = int(tot_a[lo] - b[0])
             mism = int((baseline + run != tot_a[lo:hi]).sum())
             src = "trace"

@@ -8,7 +8,7 @@ import os
 
 from ..io.files import trace_path
 from ..io.formats import Progress, no_progress
-from .reader import read_snapshot
+from .reader import SnapshotReader
 from .trace import SnapshotTrace, snapshot_trace
 from .unpickle import load_plain
 
@@ -20,12 +20,13 @@ def load_memsnap(path: str | os.PathLike[str], progress: Progress | None = None)
     p = trace_path(path)
     report = progress or no_progress
     report("reading the pickle (plain data only)", 0.0)
-    plain = load_plain(p)
-    report("columns", 0.5)
+    reader = SnapshotReader()
     was_enabled = gc.isenabled()
-    gc.disable()  # millions of dicts are freed as their columns are made: nothing for the collector
+    gc.disable()  # millions of dicts are made and freed: nothing for the collector
     try:
-        snap = read_snapshot(p, plain)
+        plain = load_plain(p, stream=reader)
+        report("columns", 0.5)
+        snap = reader.read(p, plain)
         del plain
     finally:
         if was_enabled:

@@ -37,6 +37,8 @@ from .model import (
 )
 from .unpickle import Plain
 
+#: what marks a frames list emptied by :meth:`Interner.release`
+GONE = object()
 #: values whose frames are interned together (bounds what is kept per frames list)
 CHUNK = 1 << 16
 #: the top-level keys read
@@ -100,6 +102,8 @@ class Interner:
         self.by_id: dict[int, int] = {}  # id(frame dict) -> frame id, while ``alive`` holds it
         self.by_ids: dict[tuple[int, ...], int] = {}  # the frame dicts' ids of a list -> stack id, likewise
         self.alive: list[Any] = []
+        #: per stack id, what a frames list emptied by :meth:`release` holds instead: (GONE, stack id)
+        self.marks: dict[int, tuple[object, int]] = {}
 
     def forget_objects(self) -> None:
         """Drop the identity caches (before the objects they name are freed)."""
@@ -138,6 +142,8 @@ class Interner:
             if frames is not None:
                 self.tally.add("frames values that are not lists")
             return -1
+        if len(frames) == 1 and type(frames[0]) is tuple and frames[0][:1] == (GONE,):
+            return frames[0][1]  # emptied by release(), named again (by a block, a free's second entry)
         ids = tuple(map(id, frames))  # the frame dicts' identities (alive: ``alive`` holds them)
         sid = self.by_ids.get(ids)
         if sid is None:
@@ -157,6 +163,21 @@ class Interner:
                 (s if (s := get(id(v))) is not None else seen.setdefault(id(v), self.stack(v)) for v in part),
                 dtype=np.int32, count=len(part))
         return out
+
+    def release(self, entries: list[dict], stacks: np.ndarray) -> None:
+        """Empty a streamed batch's entries and their frames lists (the unpickler's memo keeps
+        the emptied objects).  A frames list keeps its stack id, ``(GONE, id)`` (one tuple per
+        stack): the pickler writes a shared list once and names it again (a free's
+        ``free_requested`` and ``free_completed``; a live block in ``segments`` and its ``alloc``)."""
+        marks = self.marks
+        for e, sid in zip(entries, stacks.tolist()):
+            fl = e.get("frames")
+            if type(fl) is list and sid >= 0:
+                mark = marks.get(sid)
+                if mark is None:
+                    mark = marks[sid] = (GONE, sid)
+                fl[:] = (mark,)
+            e.clear()
 
     def tables(self) -> tuple[SnapshotFrames, SnapshotStacks]:
         keys = np.array(list(self.frame_ids), dtype=np.int64).reshape(-1, 3)
@@ -197,14 +218,22 @@ class _Codes(dict):
 _ACTIONS = _Codes(ACTION_CODE)
 
 
-def _history(traces: Any, interner: Interner, tally: _Tally) -> SnapshotHistory:
-    """Every device's entries as columns; each device's list is freed once read."""
+def _history(traces: Any, interner: Interner, tally: _Tally,
+             streamed: tuple[int, list[dict[str, np.ndarray]]] | None = None) -> SnapshotHistory:
+    """Every device's entries as columns; each device's list is freed once read (``streamed``:
+    a device whose entries were read while unpickling, and their columns, batch by batch)."""
     if type(traces) is not list:
         if traces is not None:
             tally.add("device_traces values that are not lists")
         traces = []
     parts: list[dict[str, np.ndarray]] = []
     for d in range(len(traces)):
+        if streamed is not None and d == streamed[0]:
+            got = streamed[1]
+            parts.append({k: np.concatenate([g[k] for g in got]) if got else np.zeros(0, np.int64)
+                          for k in _COLUMNS})
+            got.clear()
+            continue
         entries = _dicts(traces[d], tally, "history entries")
         traces[d] = None
         part = _entries(entries, d, interner, tally)
@@ -213,10 +242,12 @@ def _history(traces: Any, interner: Interner, tally: _Tally) -> SnapshotHistory:
         parts.append(part)
     lo = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([p["action"].size for p in parts], out=lo[1:])
-    cols = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64)
-            for k in ("device", "action", "addr", "size", "stream", "time_us", "stack", "device_free")}
+    cols = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64) for k in _COLUMNS}
     return SnapshotHistory(cols["device"].astype(np.int32), cols["action"].astype(np.uint8), cols["addr"], cols["size"],
                    cols["stream"], cols["time_us"], cols["stack"].astype(np.int32), cols["device_free"], lo)
+
+
+_COLUMNS = ("device", "action", "addr", "size", "stream", "time_us", "stack", "device_free")
 
 
 def _entries(entries: list[dict], device: int, interner: Interner, tally: _Tally) -> dict[str, np.ndarray]:
@@ -312,30 +343,60 @@ def _settings(value: Any, tally: _Tally) -> dict[str, Any]:
     return out
 
 
+class SnapshotReader:
+    """Reads one snapshot: :meth:`consumer` is what :func:`~.unpickle.load_plain` streams a
+    device's history to (each batch made columns, then emptied: :mod:`.stream`), :meth:`read`
+    the rest once the pickle is read."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget what a streamed read made (the file is read again whole)."""
+        self.tally = _Tally()
+        self.interner = Interner(self.tally)
+        self.streamed: list[dict[str, np.ndarray]] = []
+
+    def consumer(self, device: int):
+        self.streamed.clear()
+
+        def consume(items: list[Any]) -> None:
+            entries = _dicts(items, self.tally, "history entries")
+            part = _entries(entries, device, self.interner, self.tally)
+            self.streamed.append(part)
+            self.interner.release(entries, part["stack"])
+
+        return consume
+
+    def read(self, path: str, plain: Plain) -> MemorySnapshot:
+        """The :class:`MemorySnapshot` of a pickle's plain data (consumed: its lists are emptied
+        as they are read).  Raises :class:`~tracetui.errors.TraceFormatError` when the data is not
+        a snapshot (not a dict with ``segments`` or ``device_traces``)."""
+        top = plain.value
+        if type(top) is not dict:
+            raise TraceFormatError(path, f"a pickle of plain data, but a {type(top).__name__}, not a CUDA memory "
+                                         "snapshot (a dict with 'segments' and 'device_traces')")
+        if "segments" not in top and "device_traces" not in top:
+            raise TraceFormatError(path, "a pickle of plain data, but not a CUDA memory snapshot (no 'segments' or "
+                                         "'device_traces' key)")
+        tally, interner = self.tally, self.interner
+        streamed = (plain.streamed_device, self.streamed) if plain.streamed_device is not None else None
+        history = _history(top.get("device_traces"), interner, tally, streamed)
+        segments, blocks = _segments(top.get("segments"), interner, tally)
+        interner.forget_objects()
+        notes = _annotations(top.get("external_annotations"), tally)
+        settings = _settings(top.get("allocator_settings"), tally)
+        others = sorted(str(k) for k in top if k not in KNOWN_KEYS)[:32]
+        top.clear()
+        frames, stacks = interner.tables()
+        warnings = [LoadWarning("memsnap_unread", f"{n:,} {what}", n) for what, n in sorted(tally.counts.items())]
+        if plain.trailing:
+            warnings.append(LoadWarning("memsnap_trailing", f"{plain.trailing:,} bytes after the pickle's end were "
+                                                            "not read", plain.trailing))
+        return MemorySnapshot(path, plain.protocol, plain.size, history, segments, blocks, frames, stacks, notes,
+                              settings, others, warnings)
+
+
 def read_snapshot(path: str, plain: Plain) -> MemorySnapshot:
-    """The :class:`MemorySnapshot` of a pickle's plain data (consumed: its lists are emptied
-    as they are read).  Raises :class:`~tracetui.errors.TraceFormatError` when the data is not
-    a snapshot (not a dict with ``segments`` or ``device_traces``)."""
-    top = plain.value
-    if type(top) is not dict:
-        raise TraceFormatError(path, f"a pickle of plain data, but a {type(top).__name__}, not a CUDA memory snapshot "
-                                     "(a dict with 'segments' and 'device_traces')")
-    if "segments" not in top and "device_traces" not in top:
-        raise TraceFormatError(path, "a pickle of plain data, but not a CUDA memory snapshot (no 'segments' or "
-                                     "'device_traces' key)")
-    tally = _Tally()
-    interner = Interner(tally)
-    history = _history(top.get("device_traces"), interner, tally)
-    segments, blocks = _segments(top.get("segments"), interner, tally)
-    interner.forget_objects()
-    notes = _annotations(top.get("external_annotations"), tally)
-    settings = _settings(top.get("allocator_settings"), tally)
-    others = sorted(str(k) for k in top if k not in KNOWN_KEYS)[:32]
-    top.clear()
-    frames, stacks = interner.tables()
-    warnings = [LoadWarning("memsnap_unread", f"{n:,} {what}", n) for what, n in sorted(tally.counts.items())]
-    if plain.trailing:
-        warnings.append(LoadWarning("memsnap_trailing", f"{plain.trailing:,} bytes after the pickle's end were not "
-                                                        "read", plain.trailing))
-    return MemorySnapshot(path, plain.protocol, plain.size, history, segments, blocks, frames, stacks, notes, settings,
-                          others, warnings)
+    """:meth:`SnapshotReader.read` of a pickle read whole."""
+    return SnapshotReader().read(path, plain)

@@ -41,10 +41,11 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..errors import TraceFormatError, TraceTooLargeError
+from ..errors import TraceError, TraceFormatError, TraceTooLargeError
 from ..io.files import available_memory_bytes, open_regular, trace_path
 from ..units import bytes_rounded
 from .sniff import PROTOCOLS, pickle_protocol
+from .stream import Spliced, StreamList, find_point, injection, token
 
 #: what a refused pickle is told after the global it names
 REFUSED = "refused: a snapshot holds plain data only"
@@ -60,12 +61,21 @@ class _Refused(Exception):
 
 
 class PlainUnpickler(pickle.Unpickler):
-    """The C unpickler, able to build plain data only (see the module docstring)."""
+    """The C unpickler, able to build plain data only (see the module docstring).  ``stream``:
+    the one persistent id it answers (:mod:`.stream`'s token) and the list it answers with."""
+
+    def __init__(self, file: Any, stream: tuple[str, StreamList] | None = None) -> None:
+        super().__init__(file)
+        self.stream = stream
+        self.streamed = False
 
     def find_class(self, module: str, name: str) -> Any:
         raise _Refused(f"{module}.{name}")
 
     def persistent_load(self, pid: Any) -> Any:
+        if self.stream is not None and not self.streamed and pid == self.stream[0]:
+            self.streamed = True
+            return self.stream[1]
         raise _Refused("a persistent id")
 
 
@@ -162,10 +172,15 @@ class Plain:
     protocol: int
     size: int
     trailing: int
+    #: the device whose history was read while unpickling (its list in ``value`` is empty), else None
+    streamed_device: int | None = None
 
 
-def load_plain(path: str | os.PathLike[str]) -> Plain:
-    """The plain value the pickle at ``path`` holds (see the module docstring).  Raises
+def load_plain(path: str | os.PathLike[str], stream: Any = None) -> Plain:
+    """The plain value the pickle at ``path`` holds (see the module docstring).  ``stream``: its
+    ``consumer(device)`` is where the history of a device goes batch by batch while unpickling
+    (:mod:`.stream`); when the file's layout does not allow it, or that read fails, ``reset()``
+    is called and the file read whole (``Plain.streamed_device`` says which).  Raises
     :class:`~tracetui.errors.TraceFormatError` for a pickle that names a global, a protocol
     other than 2-5, a truncated or damaged pickle, and
     :class:`~tracetui.errors.TraceTooLargeError` for one that would not fit in memory."""
@@ -186,30 +201,54 @@ def load_plain(path: str | os.PathLike[str]) -> Plain:
         if avail is not None and size * OBJECT_FACTOR > avail:
             raise TraceTooLargeError(p, f"needs about {bytes_rounded(size * OBJECT_FACTOR)} of memory to load "
                                         f"but only {bytes_rounded(avail)} is available")
-        reader = _Reader(fh, size, avail)
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            value = PlainUnpickler(reader).load()
-        except _Refused as exc:
-            raise TraceFormatError(p, f"the pickle asks for {exc.args[0]}: {REFUSED}") from None
-        except _Truncated as exc:
-            raise TraceFormatError(p, f"file ends at byte {size:,} where {exc.wanted:,} more bytes were expected "
-                                      f"at byte {exc.at:,} (truncated snapshot)") from None
-        except _TooMuch as exc:
-            raise TraceTooLargeError(p, f"builds {bytes_rounded(exc.used)} of objects from its first "
-                                        f"{exc.at:,} bytes of {size:,}: more than the {bytes_rounded(avail or 0)} "
-                                        "available (stopped there)") from None
-        except MemoryError:
-            raise TraceTooLargeError(p, f"does not fit in memory (stopped at byte {reader.pos:,} of {size:,})"
-                                     ) from None
-        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError, UnicodeDecodeError, RecursionError) as exc:
-            raise TraceFormatError(p, _damaged(exc, reader.pos, size)) from None
-        finally:
-            if was_enabled:
-                gc.enable()
-    return Plain(value, proto, size, size - reader.pos)
+        point = find_point(fh, size) if stream is not None else None
+        if point is not None:
+            pid = token()
+            lst = StreamList(stream.consumer(point.device))
+            try:
+                got = _unpickle(p, Spliced(fh, size, point, injection(pid)), size, avail, (pid, lst))
+            except TraceError:  # the plain read says what is wrong (never the change's doing)
+                got = None
+            traces = got[0].get("device_traces") if got is not None and isinstance(got[0], dict) else None
+            if got and got[2] and isinstance(traces, list) and point.device < len(traces) and \
+                    traces[point.device] is lst:
+                return Plain(got[0], proto, size, got[1], point.device)
+            del got, traces  # the change was not the list's (a key inside a string ...): read it whole
+            stream.reset()
+        fh.seek(0)
+        value, trailing, _ = _unpickle(p, fh, size, avail, None)
+    return Plain(value, proto, size, trailing)
+
+
+def _unpickle(p: str, source: Any, size: int, avail: int | None, stream: tuple[str, StreamList] | None
+              ) -> tuple[Any, int, bool]:
+    """(value, bytes after STOP, whether the stream's list was asked for) of ``source``."""
+    reader = _Reader(source, getattr(source, "size", size), avail)
+    physical = getattr(source, "physical", lambda pos: pos)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        unpickler = PlainUnpickler(reader, stream)
+        value = unpickler.load()
+    except _Refused as exc:
+        raise TraceFormatError(p, f"the pickle asks for {exc.args[0]}: {REFUSED}") from None
+    except _Truncated as exc:
+        raise TraceFormatError(p, f"file ends at byte {size:,} where {exc.wanted:,} more bytes were expected "
+                                  f"at byte {physical(exc.at):,} (truncated snapshot)") from None
+    except _TooMuch as exc:
+        raise TraceTooLargeError(p, f"builds {bytes_rounded(exc.used)} of objects from its first "
+                                    f"{physical(exc.at):,} bytes of {size:,}: more than the "
+                                    f"{bytes_rounded(avail or 0)} available (stopped there)") from None
+    except MemoryError:
+        raise TraceTooLargeError(p, f"does not fit in memory (stopped at byte {physical(reader.pos):,} of {size:,})"
+                                 ) from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            OverflowError, UnicodeDecodeError, RecursionError) as exc:
+        raise TraceFormatError(p, _damaged(exc, physical(reader.pos), size)) from None
+    finally:
+        if was_enabled:
+            gc.enable()
+    return value, size - physical(reader.pos), unpickler.streamed
 
 
 def _damaged(exc: BaseException, at: int, size: int) -> str:
