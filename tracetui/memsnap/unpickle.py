@@ -20,13 +20,16 @@ Caps (each a one-line :class:`~tracetui.errors.TraceError`, exit 2):
 - the protocol: 2 to 5 (``PROTO`` first);
 - the bytes a read may ask for: never past the end of the file (a string or frame that
   claims more says where the file ends: a truncated snapshot);
-- the memory the objects take: checked before reading (:data:`OBJECT_FACTOR` times the file
-  against the memory available) and while reading (the process's resident memory every
-  :data:`CHECK_EVERY` bytes read: a pickle that builds more objects than memory allows is
-  stopped at the byte it reached);
+- the memory the objects take: checked before reading (:data:`OBJECT_FACTOR` times the file,
+  :data:`STREAMED_FACTOR` when the history is streamed, against the memory available) and
+  while reading (the process's resident memory every :data:`CHECK_EVERY` bytes read: a pickle
+  that builds more objects than memory allows is stopped at the byte it reached);
 - nesting: the C unpickler builds nested lists without recursion, and nothing here walks the
   objects recursively (the reader reads the snapshot's known shape only), so a list nested
   100,000 deep is plain data like any other.
+
+The one answer ``persistent_load`` gives is the history list of :mod:`.stream`, for the random
+token that module writes into the stream it serves (no file can name it in advance).
 
 Garbage collection is off while the objects are built (millions of dicts would trigger it
 again and again for nothing: no cycle can be built from plain pickled data that matters).
@@ -52,6 +55,8 @@ REFUSED = "refused: a snapshot holds plain data only"
 #: bytes of Python objects a pickle of plain data builds per byte of file, at most, for the
 #: check before reading (measured on snapshots with Python stacks: ~6x; bench/bench_memsnap.py)
 OBJECT_FACTOR = 8
+#: the same when the history is read while unpickling (:mod:`.stream`: measured ~4x with Python stacks)
+STREAMED_FACTOR = 5
 #: bytes read between two looks at the resident memory
 CHECK_EVERY = 1 << 20
 
@@ -197,11 +202,12 @@ def load_plain(path: str | os.PathLike[str], stream: Any = None) -> Plain:
                                       "written by torch.cuda.memory._dump_snapshot")
         if proto not in PROTOCOLS:
             raise TraceFormatError(p, f"pickle protocol {proto}: a snapshot is written with protocol 2 to 5")
-        avail = available_memory_bytes()
-        if avail is not None and size * OBJECT_FACTOR > avail:
-            raise TraceTooLargeError(p, f"needs about {bytes_rounded(size * OBJECT_FACTOR)} of memory to load "
-                                        f"but only {bytes_rounded(avail)} is available")
         point = find_point(fh, size) if stream is not None else None
+        avail = available_memory_bytes()
+        need = size * (STREAMED_FACTOR if point is not None else OBJECT_FACTOR)
+        if avail is not None and need > avail:
+            raise TraceTooLargeError(p, f"needs about {bytes_rounded(need)} of memory to load "
+                                        f"but only {bytes_rounded(avail)} is available")
         if point is not None:
             pid = token()
             lst = StreamList(stream.consumer(point.device))
