@@ -191,6 +191,8 @@ def arrange(loaded: list[Loaded]) -> Arrangement:
 
 def _either_title(roles: frozenset[FileRole]) -> str:
     titles = [k.title for k in FileKind if k.role in roles and k.role != FileRole.TRACE]
+    if len(titles) > 2:
+        return ", ".join(titles[:-1]) + " or " + titles[-1]
     return " or ".join(titles) or "trace"
 
 

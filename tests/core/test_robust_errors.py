@@ -22,8 +22,8 @@ from tracetui.kineto import load_kineto
 MI250 = gzip.open(KINETO / "mi250_minitoy_train.json.gz").read()
 _MID = MI250.index(b'"ph"', 30000)
 
-NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace or driver-call trace (no 'traceEvents', 'nodes' or "
-               "JSON object line found)")
+NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace, driver-call trace or CUDA memory snapshot (no "
+               "'traceEvents', 'nodes', JSON object line or pickled 'segments' found)")
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),
@@ -123,7 +123,8 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path))
     assert main(["info", "--no-cache", str(kin), str(kin)]) == 2
     assert capsys.readouterr().err == (f"tracetui: {kin}: both files are PyTorch profiler traces; the other file "
-                                       "must be the Execution Trace or driver-call trace of the same run\n")
+                                       "must be the Execution Trace, driver-call trace or CUDA memory snapshot of the "
+                                       "same run\n")
 
 
 @pytest.mark.parametrize("keys, kind", [

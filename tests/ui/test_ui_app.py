@@ -265,8 +265,9 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
         text = dialog_words(app)  # the message wraps where its path ends, which varies
         assert "Could not open the trace" in text
         assert "not a PyTorch profiler trace" in text
-        assert app.screen.message == f"{bad}: not a PyTorch profiler trace, Execution Trace or driver-call " \
-                                     "trace (no 'traceEvents', 'nodes' or JSON object line found)"
+        assert app.screen.message == f"{bad}: not a PyTorch profiler trace, Execution Trace, driver-call trace or " \
+                                     "CUDA memory snapshot (no 'traceEvents', 'nodes', JSON object line or pickled " \
+                                     "'segments' found)"
         assert "Traceback" not in text
         await press(pilot, "escape")
     assert app.return_code == EXIT_LOAD_FAILED

@@ -104,7 +104,7 @@ async def test_the_cursor_keys():
         assert screen.cursor == oom["ts_us"]
         words = _words(app)
         assert f"{units.bytes_rounded(oom['allocated'])} allocated" in words
-        assert "out of memory: 157,600,055,296 B asked" in await toasts_saying(app, pilot, "out of memory")
+        assert "out of memory: 157,600,055,296 B (157.6 GB) asked" in await toasts_saying(app, pilot, "out of memory")
         live = {}
         for e in entries[: oom["index"] + 1]:
             if e["action"] == "alloc":

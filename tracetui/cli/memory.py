@@ -17,6 +17,7 @@ import argparse
 import sys
 from typing import Any
 
+from .. import units
 from ..io import jsonout
 from .common import add_inputs, paths
 
@@ -33,7 +34,7 @@ def register(subparsers: Any) -> None:
                    help="a CUDA memory snapshot: group live blocks by their innermost user frame (default), its "
                         "file, the whole stack, or the profiler annotation open then")
     p.add_argument("--at", type=float, default=None, metavar="MS",
-                   help="a CUDA memory snapshot: also the blocks live at this time (ms after its first entry)")
+                   help=f"a CUDA memory snapshot: also the blocks live at this time ({units.MS} after its first entry)")
 
 
 def run(args: argparse.Namespace) -> int:

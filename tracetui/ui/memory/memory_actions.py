@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import units
 from ...analysis.memory import memory_model
 from ..notify import show_note
 from ..shown import show_when_computed
@@ -109,8 +110,8 @@ class MemoryActions:
             show_note(self, f"^ peak of {v.device.name} (snapshot) at {at_ms(v.peak.ts)}: {why}", severity="warning")
             return
         node = view.op_node(v.peak.row)
-        self.select(node, KeepText(f"^ peak of {v.device.name} (snapshot): {v.peak.value:,} B allocated at "
-                                   f"{at_ms(v.peak.ts)}; the op open then: {self.linked.kineto.name(node)}"))
+        self.select(node, KeepText(f"^ peak of {v.device.name} (snapshot): {units.bytes_text(v.peak.value)} allocated "
+                                   f"at {at_ms(v.peak.ts)}; the op open then: {self.linked.kineto.name(node)}"))
 
     def go_to_peak(self, target: PeakTarget, more: str = "") -> None:
         """Select the op open at ``target``'s peak (its thread's row when none) and say the peak."""

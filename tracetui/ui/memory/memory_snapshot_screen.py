@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Label, Static
 
+from ... import units
 from ...errors import one_line
 from ..key_bar import KeyBar
 from ..notify import show_note
@@ -199,8 +200,8 @@ class MemorySnapshotScreen(Screen[tuple[str, Any] | None]):
         self.cursor = o.ts
         self._follow()
         self._show()
-        show_note(self, f"out of memory: {o.requested:,} B asked, "
-                        f"{'not recorded' if o.device_free < 0 else f'{o.device_free:,} B'} free on the device")
+        free = "not recorded" if o.device_free < 0 else units.bytes_text(o.device_free)
+        show_note(self, f"out of memory: {units.bytes_text(o.requested)} asked, {free} free on the device")
 
     def action_group(self) -> None:
         order = groupings()
