@@ -30,10 +30,10 @@ import numpy as np
 
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
-from ..memsnap.model import ACTIONS, BLOCK_STATES, OOM, SEGMENT_TYPES, MemorySnapshot
+from ..memsnap.model import BLOCK_STATES, OOM, SEGMENT_TYPES, MemorySnapshot
 from ..memsnap.trace import SnapshotTrace
 from .frames import host_event_at, per_trace
-from .memory import Device, MemoryModel, memory_model
+from .memory import Device, MemoryModel
 from .memory_peak import OUTSIDE, live_rows
 
 #: ways to group live blocks (``--by``)
@@ -115,10 +115,6 @@ class SnapOwner:
     rows: np.ndarray  #: model rows of the allocations, largest first
     frame: int = -1  #: the owner frame (by frame, by file: the first block's; -1 none)
     stack: int = -1  #: the stack of the largest block
-
-
-def snapshot_of(kt: KinetoTrace) -> MemorySnapshot:
-    return kt.snapshot  # type: ignore[attr-defined]
 
 
 def row_stacks(kt: SnapshotTrace, m: MemoryModel, rows: np.ndarray) -> np.ndarray:
@@ -268,11 +264,6 @@ def entry_index(kt: SnapshotTrace, m: MemoryModel, row: int) -> int:
     return e - int(h.lo[h.device[e]])
 
 
-def action_of(kt: SnapshotTrace, m: MemoryModel, row: int) -> str:
-    code = int(kt.snapshot.history.action[m.entry[row]])
-    return ACTIONS[code] if code < len(ACTIONS) else "other"
-
-
 # ------------------------------------------------------------------ beside a Kineto trace
 def op_at(kt: KinetoTrace, t: float) -> int:
     """The op open at time ``t`` (µs from the trace's origin) in a Kineto trace: on every host
@@ -291,8 +282,3 @@ def op_at(kt: KinetoTrace, t: float) -> int:
     if not cand.size:
         return -1
     return int(cand[np.lexsort((kt.depth[cand], kt.ts[cand]))[-1]])
-
-
-def snapshot_memory(kt: SnapshotTrace) -> MemoryModel:
-    """The memory model of a snapshot trace (its history entries as rows)."""
-    return memory_model(kt)

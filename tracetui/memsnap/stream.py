@@ -25,7 +25,6 @@ and every other layout are read whole.
 
 from __future__ import annotations
 
-import os
 import secrets
 import struct
 from collections.abc import Callable
@@ -217,7 +216,3 @@ def injection(pid: str) -> bytes:
     """``SHORT_BINUNICODE pid`` + ``BINPERSID``: what replaces the list's ``EMPTY_LIST``."""
     raw = pid.encode()
     return bytes((0x8C, len(raw))) + raw + b"Q"
-
-
-def file_size(fh: BinaryIO) -> int:
-    return os.fstat(fh.fileno()).st_size
