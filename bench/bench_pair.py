@@ -89,7 +89,8 @@ class _Counts:
 def measure(folder: str, repeat: int, e2e: bool) -> dict[str, float]:
     from tracetui import session
     from tracetui.et import load_et
-    from tracetui.io.files import available_memory_bytes, read_trace_bytes
+    from tracetui.io.files import read_trace_bytes
+    from tracetui.io.limits import available_memory_bytes
     from tracetui.kineto import load_kineto
     from tracetui.link import link_et_kineto
     from tracetui.store import traces

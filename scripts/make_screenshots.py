@@ -5,12 +5,14 @@
 GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``), the
 memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``) and the
 H200's out-of-memory snapshot (``sample_traces/h200/cuda_oom_snapshot.pickle``); the
-ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``).  The
+ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``), the
+Nsight Systems view the shared export ``../shared/traces/nsys/h100_2gpu_1s.sqlite``.  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
 every kind of line (``tests/driver_ui_files.py``) and, for the linked view, the driver calls
 of the BERT run (``tracetui/driver/synthetic.py``); the diff views compare the BERT trace
 with a copy written by ``tests/diff_files.py`` (one attention op's kernels removed, one GEMM 3x
-slower).
+slower); the follow view a folder of three cycles of the BERT trace, the third stretched 1.5x
+in time (``tests/trace_writer.py``).
 Each view is reached by pressing real keys through Textual's Pilot, then saved with
 ``App.save_screenshot``.  The output is deterministic (no clocks on screen) but for the
 wall time of the query in ``query.svg``.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -32,12 +35,15 @@ from textual.widgets import Input  # noqa: E402
 
 from tracetui.config import Settings  # noqa: E402
 from tracetui.diff.runs import DiffRequest  # noqa: E402
+from tracetui.follow.follower import FollowRequest  # noqa: E402
 from tracetui.ui.app import TraceApp  # noqa: E402
 
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
 QWEN = REPO.parent / "shared" / "traces" / "kineto" / "h100_qwen_chat_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
 MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
+#: an Nsight Systems SQLite export: two processes on two H100s (PyTorch emit_nvtx ranges)
+NSYS = REPO.parent / "shared" / "traces" / "nsys" / "h100_2gpu_1s.sqlite"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
 OOM_SNAPSHOT = REPO / "sample_traces" / "h200" / "cuda_oom_snapshot.pickle"
@@ -49,6 +55,8 @@ DRIVER_ALONE = Path("<written: a bpftrace driver-call trace>")
 DRIVER_OF_BERT = Path("<written: the driver calls of the BERT run>")
 #: the BERT trace with one attention op's kernels removed and one GEMM 3x slower (tests/diff_files.py)
 BERT_NEW = Path("<written: bert_new.json.gz, a modified copy of the BERT trace>")
+#: a folder a profiler wrote three cycles into (the third 1.5x slower): opened with ``TraceApp(follow=...)``
+FOLLOW_RUNS = Path("<written: runs/, three cycles of the BERT trace>")
 
 #: the query typed in query.svg (its wall time in the title is the one thing that changes run to run)
 QUERY = ("SELECT op_name, count(*) AS kernels, sum(dur_us) AS gpu_us, min(op_event) AS first_op_event "
@@ -109,11 +117,17 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the threads, phases and bytes allocated in the timeline"),
     ("driver_linked.svg", [BERT, DRIVER_OF_BERT], ["slash", *"cudaLaunchKernel", "enter", "greater_than_sign"], SIZE,
      "a Kineto trace with the driver calls of the same run: > from cudaLaunchKernel to its driver call"),
+    ("nsys_browser.svg", [NSYS], ["slash", *"aten::mm", "enter", "greater_than_sign", "c"], SIZE,
+     "an Nsight Systems export (nsys export --type sqlite): emit_nvtx ops, the CUDA calls in them, > to the GEMM "
+     "they launched (demangled name, grid, block, registers, shared memory); both processes and GPUs"),
     # views whose name starts with "diff": the diff browser over the two traces
     ("diff.svg", [BERT, BERT_NEW], ["o", "down", "l", "down"], SIZE,
      "tracetui diff: the merged tree by |ΔGPU| (o), the 3x slower addmm's numbers and kernels, both runs' streams"),
     ("diff_summary.svg", [BERT, BERT_NEW], ["s", "3"], SIZE,
      "s in the diff: the summary deltas, kernels tab (A, B, Δ per kernel)"),
+    ("follow.svg", [FOLLOW_RUNS], ["end"], (120, 30),
+     "tracetui follow runs/: a row per profiling cycle as its trace lands, the third 50 % slower; below, its "
+     "comparison with the previous cycle"),
 ]
 
 
@@ -124,12 +138,30 @@ def write_driver_traces(folder: Path) -> dict[Path, Path]:
 
     _, linked = write_linked(folder)
     return {DRIVER_ALONE: write_bpftrace(folder / "trace_cuda.jsonl"), DRIVER_OF_BERT: linked,
-            BERT_NEW: write_modified_bert(folder / "bert_new.json.gz")}
+            BERT_NEW: write_modified_bert(folder / "bert_new.json.gz"), FOLLOW_RUNS: write_follow_runs(folder / "runs")}
+
+
+def write_follow_runs(folder: Path) -> Path:
+    """Three cycles as tensorboard_trace_handler names them, five minutes apart, the third slower."""
+    import gzip
+
+    from trace_writer import gz, handler_name, slowed
+
+    folder.mkdir()
+    data = BERT.read_bytes()
+    for k, cycle in enumerate((data, data, gz(slowed(gzip.decompress(data), 1.5)))):
+        (folder / handler_name(300 * k)).write_bytes(cycle)
+        os.utime(folder / handler_name(300 * k), (0, 0))  # written long ago: read at the first look
+    return folder
 
 
 async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int, int], out: Path) -> Path:
     screen = "MainScreen"
-    if traces[0].is_dir():
+    if name.startswith("follow"):
+        os.chdir(traces[0].parent)  # the title names the folder as given: runs
+        app = TraceApp([], settings=Settings(), follow=FollowRequest(traces[0].name, interval=0.2, use_cache=False))
+        screen = "FollowScreen"
+    elif traces[0].is_dir():
         app = TraceApp([], use_cache=False, job_inputs=[str(traces[0])], workers=1, settings=Settings())
     elif name.startswith("diff"):
         request = DiffRequest((str(traces[0]),), (str(traces[1]),), use_cache=False)
@@ -142,7 +174,8 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
     async with app.run_test(size=size) as pilot:
         # the load worker starts after the first frame; the browser's findings worker after its
         # (the status line counts them): wait for both, so the status line is the same every time
-        while type(app.screen).__name__ != screen or not getattr(app.screen, "findings_shown", True):
+        while type(app.screen).__name__ != screen or not getattr(app.screen, "findings_shown", True) \
+                or len(getattr(app.screen, "cycles", [None] * 3)) < 3:
             await app.workers.wait_for_complete()
             await pilot.pause(0.05)
         for key in keys:
@@ -168,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    written = (DRIVER_ALONE, DRIVER_OF_BERT, BERT_NEW)
+    written = (DRIVER_ALONE, DRIVER_OF_BERT, BERT_NEW, FOLLOW_RUNS)
     missing = [p for _, traces, _, _, _ in VIEWS for p in traces if p not in written and not p.exists()]
     if missing:
         print(f"make_screenshots: trace not found: {missing[0]}", file=sys.stderr)
@@ -178,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, traces, keys, size, what in VIEWS:
             if args.only and name != args.only:
                 continue
-            path = asyncio.run(shoot(name, [files.get(p, p) for p in traces], keys, size, out))
+            cwd = os.getcwd()
+            try:
+                path = asyncio.run(shoot(name, [files.get(p, p) for p in traces], keys, size, out))
+            finally:
+                os.chdir(cwd)  # the follow view runs in its folder's parent
             print(f"{path}  ({size[0]}x{size[1]}: {what})")
     return 0
 

@@ -34,3 +34,23 @@ def load_shared_pair(folder: str):
     from tracetui.session import load_pair
 
     return load_pair(ET_DIR / folder / "et.json.gz", ET_DIR / folder / "kineto.json.gz")
+
+
+NSYS = SHARED / "nsys"
+#: the Nsight Systems SQLite export of the shared traces (two processes on two H100s)
+NSYS_SAMPLE_NAME = "h100_2gpu_1s.sqlite"
+
+
+def nsys_path(name: str = NSYS_SAMPLE_NAME) -> Path:
+    p = NSYS / name
+    if not p.exists():  # pragma: no cover - a broken checkout, not a skip
+        pytest.fail(f"shared trace missing: {p} (tests read ../shared/traces in place)")
+    return p
+
+
+@lru_cache(maxsize=None)
+def load_shared_nsys(name: str = NSYS_SAMPLE_NAME):
+    """Load a shared Nsight Systems export once per test session (read-only use only)."""
+    from tracetui.nsys import load_nsys
+
+    return load_nsys(nsys_path(name))

@@ -327,3 +327,27 @@ def kernel_to_op_tracing(identifier: GpuOpIdentifier, gpu_trace: Any, cpu_trace:
             return ETOpRef(int(et.ids[pos]), et.name(pos), bool(link.heuristic[pos]), link.found_by_name(pos))
         node = int(kt.parent[node])
     return None
+
+
+def critical_window(linked: LinkedTrace, *, step: int | None = None, annotation: str | None = None,
+                    instance: int = 1, select: str | None = None, whole_trace: bool = False,
+                    option: str = "--select") -> Any:
+    """The window of a critical path the user names, one rule for every front end (the command
+    line, the MCP server): step ``step`` (:func:`tracetui.critical.step_window`), the
+    ``instance``-th ``annotation``, one op (``select``, an export selector), the whole trace,
+    or by default the longest step (:func:`tracetui.critical.default_window`).  ``option``
+    names the selector in the message when it is not one event."""
+    from .critical import annotation_window, default_window, event_window, step_window, trace_window
+    from .export.selectors import resolve_selector
+
+    kt = linked.kineto
+    if step is not None:
+        return step_window(kt, step)
+    if annotation is not None:
+        return annotation_window(kt, annotation, instance)
+    if select:
+        node = resolve_selector(linked, select)
+        if node is None or node >= kt.n_events:
+            raise TraceError(kt.path, f"{option} {select!r}: not one event")
+        return event_window(kt, node)
+    return trace_window(kt) if whole_trace else default_window(kt)

@@ -35,6 +35,17 @@ from typing import Any
 from .errors import TraceFileError, TraceFormatError
 from .units import MB
 
+#: default of ``$TRACETUI_MAX_TRACE_MB``: the most JSON (MB, decompressed) a trace may hold,
+#: whatever the memory (a 2M-event trace is about 500 MB)
+MAX_TRACE_MB = 8000
+#: default of ``$TRACETUI_MAX_EXPANSION``: a compressed trace decompressing to more than this
+#: many times the compressed bytes read is a bomb.  The shared traces expand 7-32x under gzip
+#: and 8-48x under zstd -19 (docs/security.md); a file of zeros expands 1,032x (gzip)
+MAX_EXPANSION = 200
+#: the expansion check starts past this much decompressed content (MB): a small file of
+#: repeated events may expand 1,000x and is harmless
+EXPANSION_FLOOR_MB = 256
+
 #: name -> (default, meaning): every environment variable tracetui reads
 ENV_VARS: dict[str, tuple[str, str]] = {
     "TRACETUI_CONFIG": ("$XDG_CONFIG_HOME/tracetui/config.toml", "the settings file (theme, keymap)"),
@@ -51,6 +62,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TRACETUI_LOAD_SUBPROCESS": ("", "1 or 0 forces the parse child process on or off"),
     "TRACETUI_MEMORY_LIMIT_MB": ("", f"a memory limit in {MB} below what the system allows: a trace that needs more "
                                      "is refused in one line (tests use it)"),
+    "TRACETUI_MAX_TRACE_MB": (str(MAX_TRACE_MB), f"the most JSON a trace may hold, in {MB} (plain, or once "
+                                                 "decompressed): a bigger one is refused in one line"),
+    "TRACETUI_MAX_EXPANSION": (str(MAX_EXPANSION), "a compressed trace that decompresses to more than this many times "
+                                                   f"its size (once past {EXPANSION_FLOOR_MB} {MB}) is refused as a "
+                                                   "decompression bomb (real traces: 7-48x); 0 turns the check off"),
     "TRACETUI_DECODE_WORKERS": ("the available CPUs, at most 4", "processes that decode a big trace (1: serial)"),
     "TRACETUI_CODE_FINGERPRINT": ("a hash of the loader's sources",
                                   "replaces the code fingerprint of cache entries (tests pin it)"),

@@ -24,6 +24,8 @@ from .io.files import trace_path
 from .io.formats import CacheSpec, FileRole, Format, Head, Progress, Recognition, read_head
 from .kineto.format import FORMAT as _KINETO
 from .memsnap.format import FORMAT as _MEMSNAP
+from .nsys.format import FORMAT as _NSYS
+from .xplane.format import FORMAT as _XPLANE
 
 
 class FileKind(enum.Enum):
@@ -32,6 +34,8 @@ class FileKind(enum.Enum):
     KINETO = _KINETO
     ET = _ET
     DRIVER = _DRIVER
+    NSYS = _NSYS
+    XPLANE = _XPLANE
     MEMSNAP = _MEMSNAP
 
     @property
@@ -71,6 +75,10 @@ def other_format(trace: Any) -> FileKind | None:
 def recognise(head: Head) -> FileKind | None:
     """The format of a file with this head: the surest match, the first in the list among
     equals; None when no format claims it."""
+    return _surest(head)[0]
+
+
+def _surest(head: Head) -> tuple[FileKind | None, Recognition]:
     best, best_match = None, Recognition.NO
     for kind in FileKind:
         m = kind.value.recognise(head)
@@ -78,16 +86,20 @@ def recognise(head: Head) -> FileKind | None:
             best, best_match = kind, m
             if m == Recognition.YES:
                 break
-    return best
+    return best, best_match
 
 
 def detect(path: str | os.PathLike[str]) -> FileKind:
     """The format of the file at ``path``, by content (its head only).  Raises
     :class:`~tracetui.errors.TraceFileError` when it cannot be read, and
-    :class:`~tracetui.errors.TraceFormatError` when it is empty or of no known format."""
+    :class:`~tracetui.errors.TraceFormatError` when it is empty, of no known format, or a
+    container or encoding tracetui does not read and no format claims for sure (a zip
+    archive, UTF-16 text: ``Head.unreadable`` says what it is and what to do)."""
     p = trace_path(path)
     head = read_head(p)
-    kind = recognise(head)
+    kind, match = _surest(head)
+    if head.unreadable and match != Recognition.YES:
+        raise TraceFormatError(p, head.unreadable)
     if kind is not None:
         return kind
     if head.whole and not head.text:

@@ -187,7 +187,7 @@ def test_no_module_over_600_lines():
 
 # ---------------------------------------------------------------- the UI by feature
 UI_FEATURES = ("browser", "diff", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "findings",
-               "query", "plot")
+               "query", "follow", "plot")
 
 
 def _classes(path: Path) -> list[str]:
@@ -241,3 +241,37 @@ def test_no_export_file_lies_at_the_repo_root():
         return
     at_root = {p for p in tracked.stdout.splitlines() if "/" not in p}
     assert at_root <= allowed, sorted(at_root - allowed)
+
+
+def test_every_import_inside_the_package_names_what_exists():
+    """Each ``from .x import y`` of the package, lazy ones inside functions too, names a module or
+    a name that exists: a name moved to another module (``io.files`` -> ``io.limits``) fails here,
+    not in the one command that imports it lazily.  Optional SDKs (``mcp``) are skipped when absent."""
+    import ast
+    import importlib
+
+    missing = []
+    for path in sorted((REPO / "tracetui").rglob("*.py")):
+        pkg = list(path.relative_to(REPO).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = pkg[:len(pkg) - (node.level - 1)]
+            module = ".".join(base + ([node.module] if node.module else []))
+            try:
+                mod = importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                if exc.name and not exc.name.startswith("tracetui"):
+                    continue  # an optional dependency (the mcp SDK, torch) that is not installed
+                missing.append(f"{path.relative_to(REPO)}: {module} ({exc})")
+                continue
+            except ImportError as exc:
+                missing.append(f"{path.relative_to(REPO)}: {module} ({exc})")
+                continue
+            for alias in node.names:
+                if alias.name != "*" and not hasattr(mod, alias.name):
+                    try:
+                        importlib.import_module(f"{module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{path.relative_to(REPO)}: {alias.name} from {module}")
+    assert not missing, missing

@@ -35,7 +35,7 @@ def test_help_lists_every_command_of_the_one_list(capsys):
     names = [c.NAME for c in COMMANDS]
     assert _help_commands(out) == names == list(SUBCOMMANDS)
     assert names == ["open", "summary", "memory", "export", "tree", "info", "query", "slice", "check", "diff",
-                     "critical-path", "record"]
+                     "follow", "critical-path", "mcp", "record"]
     assert main([]) == 0  # no command: the same help
     assert capsys.readouterr().out == out
 

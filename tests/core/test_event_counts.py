@@ -108,3 +108,16 @@ def test_merged_trace_keeps_the_kineto_count(capsys, DRIVER):  # noqa: N803
     info = _json(capsys, "info", str(KINETO), "--driver", str(DRIVER))
     assert info["kineto"]["events"] == n_kineto and info["driver"]["events"] == 185
     assert event_counts(load_cached([str(KINETO)], use_cache=False).kineto) == EventCounts(kineto=n_kineto)
+
+
+def test_the_synthetic_script_says_the_calls_summary_counts(tmp_path, capsys):
+    """Issue 45: the script said "86 calls" where `summary` of its file says 120: it now prints
+    the file's calls as every command counts them (the begin lines of calls in the raw file),
+    and how many of them stand for the Kineto trace's calls."""
+    out = tmp_path / "bert_driver.jsonl"
+    assert synthetic_main([str(KINETO), str(out)]) == 0
+    said = capsys.readouterr().out
+    calls = _raw_driver_lines(out)[("call", "B")]
+    assert f"driver-call trace of {calls:,} calls, 86 of them standing for calls of" in said
+    assert main(["summary", str(out)]) == 0
+    assert f"({calls:,} calls, " in capsys.readouterr().out

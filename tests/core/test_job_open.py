@@ -78,7 +78,7 @@ def test_missing_duplicated_foreign_and_failing_ranks(tmp_path):
     (tmp_path / "rank6_kineto.json").write_text(json.dumps(doc))
     (tmp_path / "rank5_kineto.json").write_text(
         json.dumps({"distributedInfo": {"rank": 5, "world_size": 8, "backend": "nccl"}, "traceEvents": 12}))
-    job = open_job([str(tmp_path)], workers=1)
+    job = open_job([str(tmp_path)], workers=1, follow_links=True)  # links to the shared job
     assert job.ranks == [0, 1, 2, 3, 4, 5]
     assert [r for r in job.ranks if job.results[r].ok] == [0, 1, 2, 3, 4]
     w = "\n".join(job.warnings)
@@ -119,7 +119,7 @@ def test_a_rank_recorded_an_hour_apart_is_from_another_run(tmp_path):
         if isinstance(e.get("ts"), (int, float)):
             e["ts"] += 3600e6  # one hour later
     (tmp_path / "rank4_kineto.json").write_text(json.dumps(doc))
-    job = open_job([str(tmp_path)], workers=1)
+    job = open_job([str(tmp_path)], workers=1, follow_links=True)  # links to the shared job
     assert [r for r in job.ranks if job.results[r].foreign] == [4]
     assert any(w.startswith("rank 4: recorded 3,600 s away from the other ranks") for w in job.warnings)
     assert all(c["ranks"] == 4 and 4 not in c["members"] for c in job.collectives)

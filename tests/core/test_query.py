@@ -210,6 +210,14 @@ def test_driver_trace_tables(tmp_path):
     assert phases[:2] == ["phase: initialisation", "phase: weight loading"] and "phase: inference" in phases
 
 
+def test_a_result_cut_at_max_rows_leaves_the_session_usable(bert):
+    """The browser's session (and tracetui mcp's) runs the next query after one that had more
+    rows than it fetched (DuckDB 2 refused it: "connection has an unfinished result")."""
+    res = bert.run("SELECT x FROM range(10000000) t(x)", max_rows=5)
+    assert [r[0] for r in res.rows] == [0, 1, 2, 3, 4] and res.truncated
+    assert bert.run("SELECT count(*) FROM kernels").rows == [(60,)]
+
+
 def test_no_duckdb_on_the_load_path():
     code = ("import sys; from tracetui.store.traces import load_cached; import tracetui.query; "
             f"load_cached([{str(kineto_path(BERT))!r}], use_cache=False); print('duckdb' in sys.modules)")

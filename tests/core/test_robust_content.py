@@ -16,6 +16,7 @@ import pytest
 from shared_traces import KINETO
 from test_robust_oracle import assert_accounted, assert_links_valid, elements_of
 
+from tracetui.errors import TraceFormatError
 from tracetui.kineto import Kind, load_kineto
 
 
@@ -191,11 +192,14 @@ def test_bare_nan_tokens_python_json_writes(tmp_path):
     assert f"3 bare NaN/Infinity tokens (not valid JSON; first at byte {first})" in _messages(kt)
 
 
-def test_empty_trace_events_and_bare_empty_array(tmp_path):
-    kt = _load(tmp_path, [], deviceProperties=[{"id": 0, "name": "GPU"}])
-    assert kt.n_events == 0 and kt.lanes == [] and kt.device_name(0) == "GPU"
-    kt = _load(tmp_path, None, raw=b"[]")
-    assert kt.n_events == 0
+def test_empty_trace_events_and_bare_empty_array_are_bad_input(tmp_path):
+    """An empty trace has nothing to show: one line, exit 2 (issue 40; it opened with 0 events)."""
+    with pytest.raises(TraceFormatError, match=r"t\.json: no events: the trace is empty \(its traceEvents array holds "
+                                               r"nothing\)$"):
+        _load(tmp_path, [], deviceProperties=[{"id": 0, "name": "GPU"}])
+    with pytest.raises(TraceFormatError, match=r"t\.json: no events: the trace is empty \(its top-level array holds "
+                                               r"nothing\)$"):
+        _load(tmp_path, None, raw=b"[]")
 
 
 def test_metadata_only_file(tmp_path):

@@ -17,13 +17,16 @@ from tracetui.errors import (
     TraceFormatError,
     WrongTraceKindError,
 )
+from tracetui.formats import unknown_format_message
 from tracetui.kineto import load_kineto
 
 MI250 = gzip.open(KINETO / "mi250_minitoy_train.json.gz").read()
 _MID = MI250.index(b'"ph"', 30000)
 
-NOT_A_TRACE = ("not a PyTorch profiler trace, Execution Trace, driver-call trace or CUDA memory snapshot (no "
-               "'traceEvents', 'nodes', JSON object line or pickled 'segments' found)")
+#: the message names every format of the list, and what each looks for (tracetui/formats.py)
+NOT_A_TRACE = unknown_format_message()
+assert NOT_A_TRACE.startswith("not a PyTorch profiler trace, Execution Trace, driver-call trace, ") and \
+    "(no 'traceEvents', 'nodes', JSON object line" in NOT_A_TRACE
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),

@@ -126,9 +126,9 @@ def test_vectorised_preorder_equals_the_walk(name):
 # ---------------------------------------------------------------- memory
 
 def _small_memory(monkeypatch, nbytes):
-    import tracetui.io.files as fileio
+    import tracetui.io.limits as limits
 
-    monkeypatch.setattr(fileio, "available_memory_bytes", lambda: nbytes)
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda: nbytes)
 
 
 def test_plain_trace_larger_than_memory_fails_before_reading(tmp_path, monkeypatch):
@@ -142,7 +142,7 @@ def test_plain_trace_larger_than_memory_fails_before_reading(tmp_path, monkeypat
 
 def test_gzip_that_inflates_past_the_limit_stops_early(tmp_path, monkeypatch):
     """A 40 MB document compressed to ~40 kB: refused while inflating, not after."""
-    import tracetui.io.files as fileio
+    import tracetui.io.inflate as fileio
 
     body = b'{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 1},' * 450_000
     p = tmp_path / "bomb.json.gz"

@@ -20,7 +20,8 @@ import pytest
 from shared_traces import kineto_path
 
 from tracetui.errors import TraceFileError
-from tracetui.io.files import available_memory_bytes, cgroup_memory_left, read_trace_bytes
+from tracetui.io.files import read_trace_bytes
+from tracetui.io.limits import available_memory_bytes, cgroup_memory_left
 from tracetui.session import load_trace
 
 
@@ -152,7 +153,8 @@ def _bomb(path: Path, gib: int = 4) -> Path:
 _CHILD = """
 import resource, sys
 limit = int(sys.argv[2]) << 20
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 from tracetui.cli import main
 # what `info` imports on its way to the file (the command line imports it lazily): counted in
 # the base, so the peak above it is the load's own
@@ -166,8 +168,10 @@ sys.exit(rc)
 """
 
 
-def _run_bomb(bomb: Path, limit_mb: int, preexec=None) -> tuple[int, str, int, int]:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
+def _run_bomb(bomb: Path, limit_mb: int, preexec=None, **env_vars: str) -> tuple[int, str, int, int]:
+    """``tracetui info`` of ``bomb`` in a child under ``ulimit -v`` ``limit_mb`` MiB (0: none):
+    (exit code, stderr, RSS before the load, peak RSS)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MALLOC_ARENA_MAX="2", **env_vars)
     out = subprocess.run([sys.executable, "-c", _CHILD, str(bomb), str(limit_mb)], capture_output=True, text=True,
                          timeout=300, env=env, preexec_fn=preexec)
     lines = out.stderr.strip().splitlines()
@@ -177,9 +181,10 @@ def _run_bomb(bomb: Path, limit_mb: int, preexec=None) -> tuple[int, str, int, i
 
 
 def test_a_gzip_bomb_is_refused_before_it_holds_more_than_the_cap(tmp_path):
-    """Under ``ulimit -v`` 1 GiB: the cap on decompressed bytes is what the limit leaves,
-    divided by the memory a load needs per byte; the child's peak RSS stays within it."""
-    code, err, base, peak = _run_bomb(_bomb(tmp_path / "bomb.json.gz"), 1024)
+    """Under ``ulimit -v`` 1 GiB, the expansion check off: the cap on decompressed bytes is
+    what the limit leaves, divided by the memory a load needs per byte; the child's peak RSS
+    stays within it."""
+    code, err, base, peak = _run_bomb(_bomb(tmp_path / "bomb.json.gz"), 1024, TRACETUI_MAX_EXPANSION="0")
     assert code == 2 and err.count("\n") == 0, err
     m = re.match(r"tracetui: \S+bomb\.json\.gz: decompresses to more than ([\d.]+) MB \(stopped at compressed byte "
                  r"[\d,]+ of [\d,]+\); loading it needs over [\d.]+ (MB|GB) of memory but only ([\d.]+) MB is "
@@ -188,6 +193,23 @@ def test_a_gzip_bomb_is_refused_before_it_holds_more_than_the_cap(tmp_path):
     cap, avail = float(m.group(1)) * 1e6, float(m.group(3)) * 1e6  # SI MB (tracetui/units.py)
     assert avail < 1024 * MIB and cap <= avail / 2.4  # from the limit, not from the machine's memory
     assert peak - base < cap + 48 * MIB, (peak, base, cap)  # at most one inflate step past the cap
+
+
+def test_a_31_mb_bomb_is_refused_by_its_expansion_under_1_gb_without_a_ulimit(tmp_path):
+    """No ``ulimit``, the machine's memory (GBs): 30 GiB of zeros in 31 MB of gzip members (the
+    issue's bomb peaked at 5.2 GB before it was refused).  No trace expands over 200x
+    (config.MAX_EXPANSION; the shared traces: 7-32x): refused once past 256 MB, the child's
+    peak RSS under 1 GB."""
+    bomb = _bomb(tmp_path / "bomb.json.gz", gib=30)
+    assert 30e6 < bomb.stat().st_size < 32e6
+    code, err, base, peak = _run_bomb(bomb, 0)
+    assert code == 2 and err.count("\n") == 0, err
+    m = re.match(rf"tracetui: {re.escape(str(bomb))}: decompresses ([\d,]+)x \(([\d.]+) MB from the first [\d,]+ "
+                 r"of 31,\d{3},\d{3} compressed bytes\): no trace expands that much, so past 200x a file is refused "
+                 r"as a decompression bomb \(TRACETUI_MAX_EXPANSION raises the limit\)$", err)
+    assert m, err
+    assert int(m.group(1).replace(",", "")) > 1000 and 256 < float(m.group(2)) < 270
+    assert peak < 1e9 and peak - base < 256e6 + 64 * MIB, (peak, base)  # the floor and a few inflate steps
 
 
 def _own_memory_cgroup() -> Path | None:
@@ -217,7 +239,8 @@ def test_a_bomb_inside_a_small_cgroup_ends_in_one_line_not_a_kill(tmp_path):
         pytest.skip(f"cannot make a child cgroup: {exc}")
     try:
         code, err, base, peak = _run_bomb(_bomb(tmp_path / "bomb.json.gz"), 8192,
-                                          preexec=lambda: (child / "cgroup.procs").write_text(str(os.getpid())))
+                                          preexec=lambda: (child / "cgroup.procs").write_text(str(os.getpid())),
+                                          TRACETUI_MAX_EXPANSION="0")
         assert code == 2, err
         m = re.search(r"but only ([\d.]+) MB is available$", err)
         assert m and float(m.group(1)) * 1e6 < 768 * MIB, err  # SI MB

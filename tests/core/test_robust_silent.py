@@ -23,7 +23,9 @@ from test_robust_oracle import elements_of
 
 from tracetui.errors import TraceFormatError
 from tracetui.et import load_et
+from tracetui.io.files import read_trace_bytes
 from tracetui.io.jsonrecover import content_end, content_start
+from tracetui.io.padding import PADDING_KEPT
 from tracetui.job import open_job
 from tracetui.kineto import load_kineto
 from tracetui.session import load_trace
@@ -59,25 +61,43 @@ def test_content_bounds_equal_strip_on_any_mix_of_padding():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pad", [b" ", b"\x00"])
-def test_a_cut_trace_behind_256_mib_of_padding_is_recovered(pad, tmp_path):
-    """A 256 KiB gzip file: the trace cut inside an event, then 256 MiB of spaces or NULs
-    (a preallocated file).  The byte-at-a-time scan this replaces took minutes on it
-    (bench/bench_padding.py has the numbers); the complete events before the cut are kept."""
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_cut_trace_behind_long_padding_is_recovered(pad, compressed, tmp_path):
+    """The trace cut inside an event, then spaces or NULs (a preallocated file): 128 MiB of
+    them gzipped (a 128 KiB file, under the 256 MB where the expansion check starts), 256 MiB
+    plain.  The byte-at-a-time scan this replaces took minutes on it (bench/bench_untrusted.py);
+    the complete events before the cut are kept, and the padding past the 1 MiB kept
+    (``PADDING_KEPT``) is counted, never held: a plain file's is not even read."""
     raw = gzip.decompress(kineto_path(SYNC).read_bytes())
     cut = raw.index(b'"name"', len(raw) // 2) + 3  # inside an event
-    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    body = [comp.compress(raw[:cut])] + [comp.compress(pad * (1 << 20)) for _ in range(256)] + [comp.flush()]
-    p = tmp_path / "padded.json.gz"
-    p.write_bytes(b"".join(body))
+    mib = 128 if compressed else 256
+    if compressed:
+        comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        body = [comp.compress(raw[:cut])] + [comp.compress(pad * (1 << 20)) for _ in range(mib)] + [comp.flush()]
+        p = tmp_path / "padded.json.gz"
+        p.write_bytes(b"".join(body))
+    else:
+        p = tmp_path / "padded.json"
+        with open(p, "wb") as fh:
+            fh.write(raw[:cut])
+            for _ in range(mib):
+                fh.write(pad * (1 << 20))
+    fb = read_trace_bytes(p)
+    assert fb.data == raw[:cut] + pad * PADDING_KEPT and fb.padding == (mib << 20) - PADDING_KEPT
     kt = load_kineto(p)
     alone = tmp_path / "cut.json.gz"  # the same cut without the padding (tests/core/test_robust_truncation.py)
     alone.write_bytes(gzip.compress(raw[:cut]))
     want = load_kineto(alone)
     assert kt.n_events == want.n_events and 0 < kt.n_events < load_kineto(kineto_path(SYNC)).n_events
     warn = next(w.message for w in kt.warnings if w.kind == "truncated")
-    assert warn == next(w.message for w in want.warnings if w.kind == "truncated")
     complete = elements_of(raw).complete_before(cut)  # the stdlib oracle's count
-    assert warn.startswith(f"file is cut short at byte {cut:,} (decompressed): kept the {complete:,} complete events")
+    assert warn.startswith(f"file is cut short at byte {cut:,}{' (decompressed)' if compressed else ''}: kept the "
+                           f"{complete:,} complete events")
+    assert warn.replace(" (decompressed)", "") == next(w.message for w in want.warnings
+                                                       if w.kind == "truncated").replace(" (decompressed)", "")
+    assert [w.message for w in kt.warnings if w.kind == "padding"] == [
+        f"{fb.padding:,} bytes of padding (whitespace or NUL) after byte {cut + PADDING_KEPT:,}"
+        f"{' (decompressed)' if compressed else ''} were skipped"]
 
 
 # ------------------------------------------------------------------ nesting depth
@@ -159,9 +179,9 @@ def test_an_et_node_that_is_its_own_parent_is_counted(tmp_path):
 
 
 def test_files_of_a_job_folder_that_cannot_be_read_are_named(tmp_path):
-    """Two ranks linked from the shared job (links, not copies), a symlink loop, a link to
-    nothing and a FIFO named like traces: the job opens its two ranks and its warnings name
-    the three others."""
+    """Two ranks linked from the shared job (links, not copies: read with ``follow_links``), a
+    symlink loop, a link to nothing and a FIFO named like traces: the job opens its two ranks
+    and its warnings name the three others."""
     job = SHARED / "multirank" / "param_dlrm_8ranks"
     for r in (0, 1):
         (tmp_path / f"rank{r}_kineto.json.gz").symlink_to(job / f"rank{r}_kineto.json.gz")
@@ -169,7 +189,7 @@ def test_files_of_a_job_folder_that_cannot_be_read_are_named(tmp_path):
     (tmp_path / "loop_b.json").symlink_to(tmp_path / "loop_a.json")
     (tmp_path / "gone.json.gz").symlink_to(tmp_path / "never-written.json.gz")
     os.mkfifo(tmp_path / "rank2_kineto.json")
-    opened = open_job([str(tmp_path)], workers=1, use_cache=False)
+    opened = open_job([str(tmp_path)], workers=1, use_cache=False, follow_links=True)
     assert sorted(opened.results) == [0, 1]
     said = "\n".join(opened.warnings)
     for name, why in (("loop_a.json", "is a symbolic link loop"), ("loop_b.json", "is a symbolic link loop"),
@@ -214,3 +234,79 @@ def test_a_lone_surrogate_escape_is_read_as_the_replacement_character(tmp_path):
     et = load_trace(tmp_path / "et.json")
     assert any(w.kind == "lone_surrogate" for w in et.warnings)
     assert any(n.startswith("\ufffdaten::") for n in et.names)
+
+
+# ------------------------------------------------------------------ numbers as strings, keys written twice
+def _raw_events(name: str = SYNC) -> tuple[bytes, list[int]]:
+    """The file's JSON and the byte offset of each event's opening brace (from the stdlib
+    oracle, independent of the loader)."""
+    raw = gzip.decompress(kineto_path(name).read_bytes())
+    el = elements_of(raw)
+    starts = [raw.index(b"{", (el.ends[i - 1] if i else el.array_start) + 1) for i in range(len(el.values))]
+    return raw, starts
+
+
+def test_a_number_written_as_a_string_is_read_and_counted(tmp_path):
+    """``"dur": "10"`` and ``"ts": "5"``: read as the numbers they hold (the same columns as the
+    numbers give), each counted as a repair with the first traceEvents index: not silent."""
+    doc = _doc()
+    events = doc["traceEvents"]
+    durs = [i for i, e in enumerate(events) if isinstance(e.get("dur"), (int, float))][3:9]
+    tss = [i for i, e in enumerate(events) if isinstance(e.get("ts"), int)][10:14]
+    as_numbers = load_trace(_write(tmp_path / "numbers.json", doc))
+    for i in durs:
+        events[i]["dur"] = str(events[i]["dur"])
+    for i in tss:
+        events[i]["ts"] = str(events[i]["ts"])
+    p = _write(tmp_path / "strings.json", doc)
+    kt = load_trace(p)
+    assert (kt.ts == as_numbers.ts).all() and (kt.dur == as_numbers.dur).all() and kt.n_events == as_numbers.n_events
+    msg = next(w.message for w in kt.warnings if w.kind == "repaired")
+    assert msg == (f"{len(durs) + len(tss)} fields of an unexpected type were coerced (events kept): "
+                   f"{len(durs)} 'dur' a string (read as the number it holds) (first: traceEvents[{durs[0]}]); "
+                   f"{len(tss)} 'ts' a string (read as the number it holds) (first: traceEvents[{tss[0]}])")
+    for i in durs:  # the typed fast path takes a string ts: counted there too
+        events[i]["dur"] = float(events[i]["dur"])
+    only_ts = load_trace(_write(tmp_path / "ts.json", doc))
+    assert [w.message for w in only_ts.warnings if w.kind == "repaired"] == [
+        f"{len(tss)} fields of an unexpected type were coerced (events kept): {len(tss)} 'ts' a string (read as the "
+        f"number it holds) (first: traceEvents[{tss[0]}])"]
+    out = _run("info", "--json", "--no-cache", p, tmp_path=tmp_path)  # stdout a pipe
+    assert out.returncode == 0 and out.stderr == "" and msg in json.loads(out.stdout)["warnings"]
+
+
+@pytest.mark.parametrize("key", ["name", "dur", "ph", "ts", "pid"])
+def test_a_key_written_twice_is_counted(key, tmp_path):
+    """``{"name": "dup", "name": "aten::mm", ...}``: the decoders keep the last value without a
+    word; tracetui counts the events and names the first."""
+    raw, starts = _raw_events()
+    doc = _doc()
+    hit = [i for i, e in enumerate(doc["traceEvents"]) if key in e][5:12]
+    first_value = {"name": b'"dup"', "dur": b"123456", "ph": b'"i"', "ts": b"1", "pid": b"99"}[key]
+    out = bytearray(raw)
+    for i in reversed(hit):  # the duplicate first: the file's own value is the last, and is kept
+        at = starts[i] + 1
+        out[at:at] = b'"' + key.encode() + b'": ' + first_value + b", "
+    p = tmp_path / "dup.json"
+    p.write_bytes(bytes(out))
+    kt, want = load_trace(p), load_trace(kineto_path(SYNC))
+    assert kt.n_events == want.n_events and kt.names == want.names and (kt.dur == want.dur).all()
+    msg = next(w.message for w in kt.warnings if w.kind == "duplicate_keys")
+    assert msg == (f"{len(hit)} events hold a key twice (the last value is used): {len(hit)} '{key}' "
+                   f"(first: traceEvents[{hit[0]}])")
+    cli = _run("info", "--json", "--no-cache", str(p), tmp_path=tmp_path)
+    assert cli.returncode == 0 and msg in json.loads(cli.stdout)["warnings"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["v100x2_nccl_216k.json.gz", "mtia_inference_rank0.json.gz",
+                                  "a100_cudagraph_nccl_rank0.json.gz"])
+def test_real_traces_pass_the_cheap_duplicate_check(name, monkeypatch):
+    """The count of key tokens alone clears a real trace: the exact (slow) read never runs."""
+    import tracetui.kineto.duplicates as duplicates
+
+    def never(*a):
+        raise AssertionError("the exact read ran on a real trace")
+
+    monkeypatch.setattr(duplicates, "_exact", never)
+    assert not [w for w in load_kineto(kineto_path(name)).warnings if w.kind == "duplicate_keys"]

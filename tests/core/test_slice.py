@@ -9,6 +9,8 @@ from __future__ import annotations
 import collections
 import gzip
 import os
+import subprocess
+import sys
 
 import numpy as np
 import orjson
@@ -163,3 +165,35 @@ def test_bad_slice_requests_say_what_is_wrong(tmp_path, capsys):
     assert main(["slice", src, "--window", "5:1", "-o", str(tmp_path / "x.json")]) == 2
     assert "the end must be after the start" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "x.json")
+
+
+def _slice_cli(*args: str, cwd) -> subprocess.CompletedProcess:
+    """``tracetui slice ARGS`` in a child in ``cwd``, stdout a pipe."""
+    env = dict(os.environ, TRACETUI_CACHE_DIR=str(cwd / "cache"))
+    return subprocess.run([sys.executable, "-m", "tracetui", "slice", *args], capture_output=True, cwd=cwd, env=env,
+                          timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_a_slice_to_dash_is_written_to_stdout_as_plain_json(tmp_path):
+    """``-o -`` writes the slice's JSON to stdout (it made a file named ``-``): the same bytes
+    as ``-o FILE.json``, plain JSON even where the file would be ``.gz``."""
+    src = str(kineto_path("mi250_minitoy_train.json.gz"))
+    piped = _slice_cli(src, "--step", "2", "-o", "-", "--no-cache", cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stderr == b"", piped.stderr
+    assert not (tmp_path / "-").exists()
+    assert main(["slice", src, "--step", "2", "-o", str(tmp_path / "s.json"), "--no-cache"]) == 0
+    assert piped.stdout == (tmp_path / "s.json").read_bytes()
+    doc = orjson.loads(piped.stdout)
+    assert doc["tracetui_slice"]["step"] == 2 and doc["traceEvents"]
+
+
+@pytest.mark.parametrize("case", ["job", "et"])
+def test_a_slice_to_dash_that_needs_files_is_refused_in_one_line(case, tmp_path):
+    pair = ET_DIR / "hta_simple_add_cuda_pair"
+    args = [JOB, "--step", "10"] if case == "job" else [str(pair / "kineto.json.gz"), "--et", str(pair / "et.json.gz"),
+                                                         "--step", "1"]
+    out = _slice_cli(*args, "-o", "-", "--no-cache", cwd=tmp_path)
+    said = {"job": f"{JOB}: a job's slice is a folder of files: give -o a folder, not - (stdout)",
+            "et": f"{pair / 'et.json.gz'}: the ET's slice is written beside OUT: give -o a file name, not - (stdout)"}
+    assert (out.returncode, out.stdout) == (2, b"") and out.stderr.decode() == f"tracetui: {said[case]}\n"
+    assert not (tmp_path / "-").exists()

@@ -1,6 +1,7 @@
 """The core modules the browser's first screen needs import nothing heavy (issue 26, item 2):
 not pandas, not Dask or the job machinery, not the driver-call reader, not the Execution
-Trace loader; each loads when first used.  Checked in a fresh interpreter, after importing
+Trace loader, not the Nsight Systems reader or sqlite3 (the list of formats imports its
+recognition only); each loads when first used.  Checked in a fresh interpreter, after importing
 the modules and after running what the first screen runs (the load through the cache, the
 detail pane's numbers), then once more after a table is built, where pandas must be there.
 
@@ -33,7 +34,9 @@ HEAVY = {"pandas": "pandas", "dask": "Dask", "tracetui.job.job": "the job machin
          "tracetui.job.executor": "the job machinery", "tracetui.driver.loader": "the driver-call reader",
          "tracetui.driver.lines": "the driver-call reader", "tracetui.et.loader": "the ET loader",
          "tracetui.export.report": "the export", "tracetui.findings.engine": "the findings' rules",
-         "tracetui.query.engine": "the SQL engine", "duckdb": "DuckDB"}
+         "tracetui.query.engine": "the SQL engine", "duckdb": "DuckDB",
+         "tracetui.nsys.loader": "the Nsight Systems reader", "tracetui.nsys.reader": "the Nsight Systems reader",
+         "sqlite3": "sqlite3 (the Nsight Systems reader's)"}
 
 _CHECK = """
 import sys

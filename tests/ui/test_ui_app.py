@@ -11,6 +11,7 @@ import pytest
 from pilot import BERT, dialog_words, error_dialog_shown, open_app, press, screen_text, search
 from shared_traces import ET_DIR, SAMPLES, kineto_path, load_shared_kineto
 
+from tracetui.formats import unknown_format_message
 from tracetui.ui.app import EXIT_LOAD_FAILED, MainScreen, TraceApp
 from tracetui.ui.browser.help_screen import HelpScreen
 from tracetui.ui.browser.warnings_screen import WarningsScreen
@@ -265,9 +266,7 @@ async def test_bad_file_shows_the_error_dialog_and_exits_nonzero(tmp_path):
         text = dialog_words(app)  # the message wraps where its path ends, which varies
         assert "Could not open the trace" in text
         assert "not a PyTorch profiler trace" in text
-        assert app.screen.message == f"{bad}: not a PyTorch profiler trace, Execution Trace, driver-call trace or " \
-                                     "CUDA memory snapshot (no 'traceEvents', 'nodes', JSON object line or pickled " \
-                                     "'segments' found)"
+        assert app.screen.message == f"{bad}: {unknown_format_message()}"
         assert "Traceback" not in text
         await press(pilot, "escape")
     assert app.return_code == EXIT_LOAD_FAILED

@@ -1,16 +1,18 @@
-"""The browser never writes trace text to the terminal raw (issue 24).
+"""The browser never writes trace text to the terminal raw (issues 24 and 40).
 
 The app runs under Pilot on hostile copies of shared traces (:mod:`hostile`: OSC 52, OSC 2,
-terminal queries, C1 controls, BEL, CR, BS, DEL, NUL in every string the trace shows and in
-the file name) and is walked through every screen a user reaches with keys: the tree with
-every row expanded, the detail pane of each row, ``>``/``<`` with their notes and toasts,
+terminal queries, C1 controls, BEL, CR, BS, DEL, NUL, bidi controls and marks and invisible
+characters in every string the trace shows and in the file name) and is walked through
+every screen a user reaches with keys: the tree with every row expanded, the detail pane of
+each row, ``>``/``<`` with their notes and toasts,
 the timeline's lanes, the raw args panel (and a copy), every summaries tab, warnings, help,
 search, the export dialog, the load-error dialog, the findings screen (its rows, evidence
 rows and detail, Enter to the evidence), and a job's rank picker, cross-rank screen and
 findings.  After each step two things are checked:
 
-* the segments of every strip on screen (what the widgets drew) hold no C0 or C1 control
-  character: trace text was escaped where it became text (``\\x1b`` shown instead);
+* the segments of every strip on screen (what the widgets drew) hold no control, bidi or
+  invisible character (:func:`hostile.unsafe_characters`): trace text was escaped where it
+  became text (``\\x1b``, ``\\u200b`` shown instead);
 * the full-screen update Textual would write to the terminal holds none either, once its own
   colour and cursor sequences are removed (what the terminal would act on).
 """
@@ -22,7 +24,15 @@ import json
 import os
 
 import pytest
-from hostile import CONTROL, EVIL_NAME, terminal_residue, write_hostile_driver, write_hostile_kineto, write_hostile_pair
+from hostile import (
+    EVIL_NAME,
+    terminal_residue,
+    unsafe_characters,
+    write_hostile_driver,
+    write_hostile_kineto,
+    write_hostile_pair,
+    write_lookalike_kineto,
+)
 from pilot import error_dialog_shown, open_app, open_diff, press, screen_text
 from shared_traces import SHARED
 from textual.widgets import Input
@@ -34,7 +44,7 @@ from tracetui.ui.browser.export_dialog import ExportDialog
 
 def check(app, where: str) -> None:
     comp = app.screen._compositor
-    drawn = [seg.text for strip in comp.render_strips() for seg in strip if CONTROL.search(seg.text)]
+    drawn = [seg.text for strip in comp.render_strips() for seg in strip if unsafe_characters(seg.text, allow="")]
     assert not drawn, (where, type(app.screen).__name__, [repr(t[:80]) for t in drawn[:3]])
     written = comp.render_full_update().render_segments(app.console)
     assert terminal_residue(written) == [], (where, type(app.screen).__name__)
@@ -300,6 +310,11 @@ def test_the_last_guard_drops_what_a_widget_forgot():
     written = strip.render(Console(color_system="truecolor"))
     assert terminal_residue(written) == [] and "name]52;c;eA==" in written and " 6n|" in written
     assert strip.cell_length == Strip([Segment("name]52;c;eA==")]).cell_length + 4
+    # bidi and invisible characters (issue 40): blanked, each by the cells it takes (U+115F: two)
+    strip = Strip([Segment("\u202eaten::mm\u200b\ufeff|"), Segment("\u115f|")])
+    written = strip.render(Console(color_system="truecolor"))
+    assert terminal_residue(written) == [] and "aten::mm|  |" in written
+    assert strip.cell_length == len("aten::mm|") + 3
 
 
 @pytest.mark.slow
@@ -338,3 +353,34 @@ async def test_the_query_bar_and_result_screen_of_a_hostile_trace(tmp_path):
         await query("SELECT CAST(name AS INTEGER) FROM kernels")
         assert app.screen is main and "Conversion Error" in screen_text(app)
         check(app, "query: DuckDB's message quoting a name")
+
+
+@pytest.mark.slow
+async def test_the_summaries_screen_shows_lookalike_names_apart(tmp_path):
+    """Issue 40's masquerade pair (:func:`hostile.write_lookalike_kineto`) at 80x24: the kernels
+    tab and the ops tab each show the pair as two different names (cut to the name column:
+    ``mm_kernel\\u2…`` beside ``mm_kernel``, ``aten::m…`` beside ``aten::mm``; without the
+    escape both read ``aten::mm``), and Enter on the first takes the tree to an op whose row
+    reads ``aten::mm\\u200b``."""
+    from pilot import open_summaries
+
+    def names(count_column: int, counts: set[str]) -> list[str]:
+        """The name cells of the rows whose count is one of ``counts``."""
+        rows = [line.split() for line in screen_text(app).splitlines()]
+        return [r[0] for r in rows if len(r) > count_column and r[count_column] in counts]
+
+    app = TraceApp([str(write_lookalike_kineto(tmp_path))], use_cache=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_app(app, pilot)
+        await open_summaries(app, pilot)
+        check(app, "kernels tab")
+        kernels = names(2, {"9", "8"})  # name, category, count
+        assert len(kernels) == len(set(kernels)) == 2 and "mm_kernel" in kernels
+        assert any(k.startswith("mm_kernel\\u2") for k in kernels)
+        await press(pilot, "2")
+        check(app, "ops tab")
+        ops = names(1, {"13"})  # name, count
+        assert len(ops) == len(set(ops)) == 2 and "aten::mm" in ops
+        await press(pilot, "enter")  # the first row (most GPU time): the op with U+200B
+        check(app, "the tree at its longest occurrence")
+        assert "aten::mm\\u200b" in screen_text(app)

@@ -190,12 +190,33 @@ async def test_escape_stops_a_running_query_and_the_ui_answers_meanwhile():
         assert bar.running
         await asyncio.sleep(0.3)
         await press(pilot, "escape")
-        assert not bar.running and "stopped after" in screen_text(app)
+        assert not bar.running and "query cancelled: stopped after" in screen_text(app)
         await app.workers.wait_for_complete()
         await press(pilot, "escape")  # closes the bar
         assert not bar.display
         await run_query(app, pilot, "SELECT 42 AS answer")  # the session still answers
         assert app.screen.rows.value(0, 0) == 42
+
+
+@pytest.mark.slow
+async def test_the_bar_says_what_the_sandbox_refuses_and_caps_the_rows_at_80x24(tmp_path):
+    """A COPY to a file is refused in the bar (one line, naming the option of `tracetui query`
+    that allows it; nothing written); a result of more rows than the browser fetches says so."""
+    from tracetui.ui.view.query_state import BROWSER_ROWS
+
+    app = TraceApp([BERT], use_cache=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        main = await open_app(app, pilot)
+        out = tmp_path / "k.csv"
+        await run_query(app, pilot, f"COPY kernels TO '{out}'")
+        assert app.screen is main and main.query_one(QueryBar).display
+        shown = " ".join(screen_text(app).split())
+        assert "queries may not read or write files (tracetui query --allow-files allows it)" in shown
+        assert not out.exists()
+        await run_query(app, pilot, f"SELECT range AS n FROM range({BROWSER_ROWS + 5})")
+        assert isinstance(app.screen, QueryResultScreen)
+        assert app.screen.result.truncated and len(app.screen.result.rows) == BROWSER_ROWS
+        assert f"(the first {BROWSER_ROWS:,}: add LIMIT or ORDER BY)" in " ".join(screen_text(app).split())
 
 
 @pytest.mark.slow

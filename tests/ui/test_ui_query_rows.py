@@ -1,12 +1,15 @@
 """The result table's model and the query bar's state, without an app (ui/view/query_rows.py,
 ui/view/query_state.py): widths that keep numbers whole, sorting with NULLs last, the events
-of a job's rank, text made safe, completions and history."""
+of a job's rank, text made safe, completions and history, each query's cancel flag."""
 
 from __future__ import annotations
 
+import pytest
 from rich.style import Style
+from shared_traces import kineto_path
 
-from tracetui.query import QueryResult
+from tracetui.query import QueryError, QueryResult
+from tracetui.session import open_traces
 from tracetui.ui.view.query_rows import MAX_TEXT_CELLS, MIN_TEXT_CELLS, QueryRows
 from tracetui.ui.view.query_state import QueryState
 
@@ -73,3 +76,18 @@ def test_suggestions_come_from_history_then_table_and_column_names():
     assert state.history == ["SELECT count(*) FROM gaps", "SELECT name FROM kernels"]
     assert state.suggestion("SELECT") == "SELECT name FROM kernels"  # the newest that starts so
     assert state.suggestion("SELECT c") == "SELECT count(*) FROM gaps"
+
+
+def test_each_query_has_its_own_cancel_flag():
+    """Esc cancels the query sent last; a query sent right after it starts with a clear flag
+    while the cancelled one keeps its own (it cannot run on in the background)."""
+    state = QueryState.for_trace(open_traces([str(kineto_path("h100_bert_inference.json.gz"))]))
+    first = state.begin()
+    state.interrupt()
+    second = state.begin()
+    assert first.is_set() and not second.is_set()
+    with pytest.raises(QueryError, match="^query: cancelled$"):
+        state.run("SELECT count(*) FROM kernels", cancel=first)
+    result, _ = state.run("SELECT count(*) FROM kernels WHERE kind = 'kernel'", cancel=second)
+    assert result.rows == [(60,)]  # the trace's kernels (tests/core/test_query.py counts them in the file)
+    state.close()

@@ -147,7 +147,7 @@ def check_command(paths: list[str], args: Any, *, job: bool) -> int:
         from ..findings.jobs import check_job
 
         report = check_job(paths, configs, categories=args.categories, use_cache=not args.no_cache,
-                           workers=args.workers, scheduler=args.scheduler)
+                           workers=args.workers, scheduler=args.scheduler, follow_links=args.follow_links)
     else:
         from ..findings.engine import run_checks
         from ..store.traces import load_cached

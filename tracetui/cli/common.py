@@ -1,5 +1,5 @@
 """What the command modules share: the input arguments of a trace command, the options of a
-whole job, the files a command was given, and opening them.
+whole job, the files a command was given, and opening them; following a folder's options.
 
 Imported when the parser is built (by every command module), so it imports nothing heavy:
 the loader is imported by :func:`load` when a command runs.
@@ -8,12 +8,22 @@ the loader is imported by :func:`load` when a command runs.
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
+
+from ..errors import TraceError, TraceFileError
+from ..follow.watch import POLL_S  # a light module: the parser shows the default
+
+if TYPE_CHECKING:
+    from ..follow.follower import FollowRequest
 
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
     """The input files of a trace command: a trace, an optional second file, ``--et``, ``--driver``
     (and the rank files of a job, unnamed in the help), and ``--no-cache``."""
-    p.add_argument("trace", help="a Kineto trace (.json or .json.gz); an Execution Trace is detected by content")
+    p.add_argument("trace", help="a trace file, recognised by content: a PyTorch profiler trace (.json, .json.gz), "
+                                 "an Execution Trace, a driver-call trace, an Nsight Systems SQLite export ... "
+                                 "(docs/formats.md)")
     p.add_argument("second", nargs="?", default=None,
                    help="optional second file: the Execution Trace (or Kineto trace) of the same run, or its CUDA "
                         "memory snapshot (a .pickle of torch.cuda.memory._dump_snapshot)")
@@ -33,6 +43,34 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
                    help="for a job: processes that load ranks in parallel (default: one per core)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="for a job: load and summarise ranks on this Dask scheduler (needs tracetui[cluster])")
+    add_follow_links(p)
+
+
+def add_follow_links(p: argparse.ArgumentParser) -> None:
+    """``--follow-links``: read the files of a job's folder (or glob) that lead outside it."""
+    p.add_argument("--follow-links", action="store_true",
+                   help="for a job: also read the files of the folder (or glob) that are links to files outside "
+                        "it (skipped with a warning by default)")
+
+
+def add_follow_options(p: argparse.ArgumentParser) -> None:
+    """``--interval``: shared with ``tracetui DIR --follow`` and ``tracetui follow DIR``."""
+    p.add_argument("--interval", type=float, default=POLL_S, metavar="S",
+                   help=f"seconds between two looks at the folder (default {POLL_S:g}; a poll of the "
+                        "files' sizes and times: works on network file systems too)")
+
+
+def follow_request(folder: str, args: argparse.Namespace) -> FollowRequest:
+    """The request of a command line (bad input: TraceError, one line)."""
+    from ..follow.follower import FollowRequest
+
+    if not os.path.exists(folder):
+        raise TraceFileError(folder, "no such folder")
+    if not os.path.isdir(folder):
+        raise TraceFileError(folder, "is not a folder: follow watches the folder a profiler writes into")
+    if not args.interval > 0:
+        raise TraceError(None, f"--interval: must be more than 0 seconds (got {args.interval:g})")
+    return FollowRequest(folder, args.interval, not args.no_cache, getattr(args, "rules", None))
 
 
 def paths(args: argparse.Namespace) -> list[str]:

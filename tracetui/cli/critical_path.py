@@ -35,9 +35,12 @@ def register(subparsers: Any) -> None:
     add_inputs(p)
     add_job_options(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--step", type=int, default=None, metavar="N", help="the window ProfilerStep#N")
+    g.add_argument("--step", type=int, default=None, metavar="N",
+                   help="the window of step N: ProfilerStep#N, else the N-th repeated top-level annotation "
+                        "(an NVTX range, a JAX step); default: the longest step")
     g.add_argument("--annotation", default=None, metavar="NAME",
                    help="the window of a user annotation (exact name, else every name starting with it)")
+    g.add_argument("--whole-trace", action="store_true", help="the window: the whole trace")
     g.add_argument("--select", default=None, metavar="SELECTOR",
                    help="the window of one op: ext:<External id>, name:<op name>[#<n>], node:<id> (see tree)")
     p.add_argument("--instance", type=int, default=1, metavar="K",
@@ -79,21 +82,10 @@ def _shrinks(args: Any) -> list:
 
 def resolve_window(linked: Any, args: Any):
     """The :class:`~tracetui.critical.Window` the options name (TraceError when it does not exist)."""
-    from ..critical import annotation_window, default_window, event_window, step_window
+    from ..api import critical_window
 
-    kt = linked.kineto
-    if args.step is not None:
-        return step_window(kt, args.step)
-    if args.annotation is not None:
-        return annotation_window(kt, args.annotation, args.instance)
-    if args.select:
-        from ..export.selectors import resolve_selector
-
-        node = resolve_selector(linked, args.select)
-        if node is None or node >= kt.n_events:
-            raise TraceError(kt.path, f"--select {args.select!r}: not one event")
-        return event_window(kt, node)
-    return default_window(kt)
+    return critical_window(linked, step=args.step, annotation=args.annotation, instance=args.instance,
+                           select=args.select, whole_trace=args.whole_trace)
 
 
 def critical_path_command(paths: list[str], args: Any) -> int:
@@ -276,7 +268,8 @@ def job_critical_path_command(inputs: list[str], args: Any) -> int:
     if args.select:
         raise TraceError(None, "--select names one event of one trace; for a job use --step or --annotation")
     res = job_critical_paths(inputs, step=args.step, annotation=args.annotation, instance=args.instance,
-                             use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler)
+                             use_cache=not args.no_cache, workers=args.workers, scheduler=args.scheduler,
+                             follow_links=args.follow_links)
     cp = res.chosen
     cp.trace_path = res.title
     if args.json:

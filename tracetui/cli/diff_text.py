@@ -42,7 +42,8 @@ def _is_job(path: str) -> bool:
     return os.path.isdir(path) or (not os.path.exists(path) and any(c in path for c in _GLOB))
 
 
-def _threshold(text: str | None) -> float | None:
+def parse_threshold(text: str | None) -> float | None:
+    """The percentage of ``--fail-above`` (``5`` or ``5%``; also ``tracetui follow``'s); None when not given."""
     if text is None:
         return None
     try:
@@ -114,7 +115,7 @@ def diff_command(args: argparse.Namespace) -> int:
     from ..diff.report import regressions
     from ..diff.runs import diff_files, diff_jobs
 
-    threshold = _threshold(args.fail_above)
+    threshold = parse_threshold(args.fail_above)
     mode = "json" if args.json else "text"
     top = max(args.top, 0)
     sides = _sides(args)

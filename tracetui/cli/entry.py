@@ -12,9 +12,15 @@
                                              what is wrong with this run (docs/findings.md)
     tracetui diff A B [--step-a N] [--text|--json] [--fail-above PCT]   compare two runs: the diff browser,
                                              or text / JSON / a CI check (docs/diff.md)
+    tracetui follow DIR [--json] [--once] [--fail-above PCT] [--interval S] [--idle-exit S]
+                                             follow a run while it trains: each new trace measured and
+                                             compared with the one before; the follow screen (docs/follow.md)
     tracetui critical-path TRACE_OR_JOB [--step N | --annotation NAME [--instance K]] [--json] [--shrink NAME=PCT]
+    tracetui mcp --root DIR [--root DIR ...]  answers for coding agents: an MCP server over stdio whose
+                                             tools are these commands (needs tracetui[mcp]; docs/mcp.md)
     tracetui record [...]                    record a sample ET + Kineto pair (needs torch)
     tracetui DIR | GLOB | RANK_FILES...      a whole job: every rank (docs/jobs.md); also `summary`
+    tracetui DIR --follow | FILE.jsonl --follow   the follow screen; a driver-call trace read again as it grows
 
 Each command is a module of this package: ``NAME``, ``register(subparsers)`` (its subparser
 and every argument) and ``run(args) -> int`` (which decides itself between one trace and a
@@ -35,15 +41,50 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import TraceError, one_line
-from . import check, critical_path, diff, export, info, memory, query, record, summary, tree_text
+from . import check, critical_path, diff, export, follow, info, mcp, memory, query, record, summary, tree_text
 from . import open as open_
 from . import slice as slice_
 from .common import paths
 
 #: every command, in the order ``tracetui --help`` lists them
-COMMANDS = (open_, summary, memory, export, tree_text, info, query, slice_, check, diff, critical_path, record)
+COMMANDS = (open_, summary, memory, export, tree_text, info, query, slice_, check, diff, follow, critical_path, mcp,
+            record)
 SUBCOMMANDS = tuple(c.NAME for c in COMMANDS)
 EXIT_BAD_INPUT = 2
+
+
+#: the packages whose versions a bug report needs (``tracetui --version``)
+VERSION_PACKAGES = ("textual", "rich", "numpy", "pandas", "msgspec", "orjson", "isal", "duckdb")
+
+
+def version_text() -> str:
+    """``tracetui 0.1.0 (Python 3.11.7, Linux x86_64; textual 8.2.8, ...)``: what a bug report needs."""
+    import importlib.metadata
+    import platform
+
+    from .. import __version__
+
+    def version(name: str) -> str:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    deps = ", ".join(f"{name} {version(name)}" for name in VERSION_PACKAGES)
+    return (f"tracetui {__version__} (Python {platform.python_version()}, {platform.system()} {platform.machine()}; "
+            f"{deps})")
+
+
+class _Version(argparse.Action):
+    """``--version``: the versions, on stdout, exit 0 (computed only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the versions of tracetui, Python and the "
+                                                              "libraries it uses (for a bug report), and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_text())
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tracetui",
         description="Keyboard-driven terminal browser for PyTorch profiler traces and Execution Traces.",
         epilog="Without a subcommand, `tracetui TRACE [ET]` opens the browser.")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)

@@ -105,11 +105,12 @@ def print_job_summary(summary: dict[str, Any], console: Console | None = None) -
 
 
 def job_summary_command(inputs: list[str], *, use_cache: bool, as_json: bool, rules: str | None, top: int,
-                        workers: int | None, scheduler: str | None) -> int:
+                        workers: int | None, scheduler: str | None, follow_links: bool = False) -> int:
     """Open the job named by ``inputs`` and print its summary; TraceError for bad input."""
     from ..job import job_summary, open_job
 
-    job = open_job(inputs, use_cache=use_cache, workers=workers, scheduler=scheduler, top=max(top, 0), rules=rules)
+    job = open_job(inputs, use_cache=use_cache, workers=workers, scheduler=scheduler, top=max(top, 0), rules=rules,
+                   follow_links=follow_links)
     summary = job_summary(job)
     if as_json:
         sys.stdout.write(jsonout.dumps(summary, indent=True).decode() + "\n")

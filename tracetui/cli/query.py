@@ -5,20 +5,26 @@ cut), or ``--csv`` (a header line, then one line per row), or ``--json`` (a list
 objects).  ``--file q.sql`` reads the query from a file.  A bad query prints DuckDB's
 message on one line and exits 2 (a :class:`~tracetui.query.QueryError`).  A table shows at
 most :data:`TABLE_ROWS` rows (and says how many more there were); CSV and JSON give all.
+
+The query runs in the sandbox of ``query/sandbox.py``: no file, network or extension, the
+settings locked; a refusal is one line naming the option that allows it, exit 2.
+``--timeout SECONDS`` (default :data:`~tracetui.query.sandbox.DEFAULT_TIMEOUT_S`; 0: none)
+stops a query with ``query: stopped after N s (--timeout)``, exit 2; Ctrl+C stops it too (exit
+130).  ``--allow-files`` lets the queries of this run read and write files (``COPY ... TO``).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from .. import units
-from ..errors import TraceError, one_line, printable_lines
-from ..query.cells import is_numeric
+from ..errors import TraceError, one_line
+from ..query.cells import is_numeric, json_value
+from ..query.sandbox import DEFAULT_TIMEOUT_S, FILES_OPTION, TIMEOUT_OPTION
 from .common import add_job_options, paths
 from .fit_table import Col
 
@@ -43,6 +49,11 @@ def register(subparsers: Any) -> None:
     fmt.add_argument("--json", action="store_true", help="print a JSON list of row objects")
     p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+    p.add_argument(TIMEOUT_OPTION, type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop a query after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
+    p.add_argument(FILES_OPTION, action="store_true",
+                   help="let the queries read and write files (COPY ... TO, read_csv, ATTACH); "
+                        "off by default: no file, network or extension (docs/query.md)")
     add_job_options(p)
 
 
@@ -50,11 +61,15 @@ def run(args: argparse.Namespace) -> int:
     from ..job import looks_like_job
 
     sql = read_query(args.sql, args.file)
+    if not args.timeout >= 0:  # also NaN
+        raise TraceError("query", f"{TIMEOUT_OPTION} {args.timeout:g}: give the seconds a query may run (0: no limit)")
     fmt = "csv" if args.csv else "json" if args.json else "table"
     files = paths(args)
     job = looks_like_job(files)
     return query_command(files, sql, fmt=fmt, use_cache=not args.no_cache, job=job, rules=args.rules,
-                         **({"workers": args.workers, "scheduler": args.scheduler} if job else {}))
+                         allow_files=args.allow_files, timeout_s=args.timeout or None,
+                         **({"workers": args.workers, "scheduler": args.scheduler, "follow_links": args.follow_links}
+                            if job else {}))
 
 
 def read_query(sql: str | None, file: str | None) -> str:
@@ -70,31 +85,18 @@ def read_query(sql: str | None, file: str | None) -> str:
         raise TraceError(file, f"cannot read the query: {exc.strerror or exc}") from None
 
 
-def _json_value(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_json_value(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _json_value(x) for k, x in v.items()}
-    return str(v)
-
-
 def print_result(res: QueryResult, fmt: str) -> None:
     """Print ``res`` as ``table``, ``csv`` or ``json`` on stdout."""
     if fmt == "json":
         from ..io import jsonout
 
-        rows = [{c: _json_value(v) for c, v in zip(res.columns, r)} for r in res.rows]
+        rows = [{c: json_value(v) for c, v in zip(res.columns, r)} for r in res.rows]
         sys.stdout.write(jsonout.dumps(rows).decode() + "\n")
         return
     if fmt == "csv":
         from ..export.csv_json import csv_text
 
-        text = csv_text(res.columns, res.rows, units.value_text)
-        sys.stdout.write(printable_lines(text) if sys.stdout.isatty() else text)
+        sys.stdout.write(csv_text(res.columns, res.rows, units.value_text))  # (every cell: one_line)
         return
     from .summary_render import console_out
 
@@ -109,18 +111,21 @@ def print_result(res: QueryResult, fmt: str) -> None:
     out.con.print(Text(f"{n:,} row{'s' if n != 1 else ''}{more}", style="dim"))
 
 
-def query_command(inputs: list[str], sql: str, *, fmt: str, use_cache: bool, job: bool, **job_options: Any) -> int:
-    """Run one query on a trace (with its ET / driver trace) or a job and print the result."""
+def query_command(inputs: list[str], sql: str, *, fmt: str, use_cache: bool, job: bool, allow_files: bool = False,
+                  timeout_s: float | None = DEFAULT_TIMEOUT_S, **job_options: Any) -> int:
+    """Run one query on a trace (with its ET / driver trace) or a job and print the result
+    (the sandbox: ``allow_files``, ``timeout_s``; see the module docstring)."""
     from ..query import QuerySession
 
+    sandbox = {"allow_files": allow_files, "timeout_s": timeout_s}
     if job:
-        session = QuerySession.for_job(inputs, use_cache=use_cache, **job_options)
+        session = QuerySession.for_job(inputs, use_cache=use_cache, **sandbox, **job_options)
     else:
         from ..analysis.categories import get_categorizer
         from ..store.traces import load_cached
 
         linked = load_cached(inputs, use_cache=use_cache)
-        session = QuerySession.for_trace(linked, get_categorizer(job_options.get("rules")))
+        session = QuerySession.for_trace(linked, get_categorizer(job_options.get("rules")), **sandbox)
     try:
         res = session.run(sql, max_rows=TABLE_ROWS if fmt == "table" else None)
     finally:

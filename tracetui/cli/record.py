@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import one_line
+
 NAME = "record"
 TORCH_MISSING_MESSAGE = "torch is not installed: pip install 'tracetui[record]'"
 
@@ -275,10 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = record(args.out_dir, args.name, steps=args.steps, device=args.device, seed=args.seed)
     except RecordUnavailableError as exc:
-        print(f"tracetui record: {exc}", file=sys.stderr)
+        print(f"tracetui record: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
-    print(result.et_path)
-    print(result.kineto_path)
+    print(one_line(str(result.et_path)))  # (the folder given: shown as every path is)
+    print(one_line(str(result.kineto_path)))
     return 0
 
 
@@ -291,10 +293,10 @@ def _record_job(args: argparse.Namespace) -> int:
         files = record_job(args.out_dir, args.ranks, name=args.name, steps=args.steps, straggler=args.straggler,
                            delay_ms=args.delay_ms, seed=args.seed)
     except (RecordUnavailableError, ValueError) as exc:
-        print(f"tracetui record: {exc}", file=sys.stderr)
+        print(f"tracetui record: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     for f in files:
-        print(f)
+        print(one_line(str(f)))
     return 0
 
 

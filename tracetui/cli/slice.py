@@ -4,10 +4,13 @@ folder (some ranks, each optionally cut the same way); see :mod:`tracetui.slicin
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .. import units
 from ..errors import TraceError, one_line
+from .common import add_follow_links
 
 NAME = "slice"
 
@@ -29,31 +32,58 @@ def register(subparsers: Any) -> None:
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
                    help="the Execution Trace of the same run: written beside OUT, cut to the same ops")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="the output file (a job: a folder); .gz compresses")
+                   help="the output file (a job: a folder); .gz compresses; - writes the slice's JSON to stdout")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache of parsed traces")
+    add_follow_links(p)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``tracetui slice`` with parsed ``args`` (one trace or a job); prints one line per file written."""
     from ..job import looks_like_job
-    from ..slicing import Cut, parse_ranks, parse_window, slice_job, slice_linked
+    from ..slicing import Cut, parse_ranks, parse_window, slice_job, slice_linked, slice_pieces
 
     cut = Cut(step=args.step, window=parse_window(args.window) if args.window else None, select=args.select)
     inputs = [args.trace] + list(args.more)
     ranks = parse_ranks(args.ranks) if args.ranks else None
+    to_stdout = args.output == "-"
     if looks_like_job(inputs):
+        if to_stdout:
+            raise TraceError(args.trace, "a job's slice is a folder of files: give -o a folder, not - (stdout)")
         if args.et:
             raise TraceError(args.et, "a job's ETs are found in its folder; --et is for one trace")
-        report = slice_job(inputs, ranks, cut, args.output, use_cache=not args.no_cache)
+        report = slice_job(inputs, ranks, cut, args.output, use_cache=not args.no_cache,
+                           follow_links=args.follow_links)
     else:
         if ranks is not None:
             raise TraceError(args.trace, "--ranks needs a job (a folder, a glob or several rank files)")
         if cut == Cut():
             raise TraceError(args.trace, "say what to keep: --step N, --window START:END or --select SELECTOR")
+        if to_stdout and args.et:
+            raise TraceError(args.et, "the ET's slice is written beside OUT: give -o a file name, not - (stdout)")
         from ..store.traces import load_cached
 
         linked = load_cached(inputs + ([args.et] if args.et else []), use_cache=not args.no_cache)
+        if to_stdout:
+            return _to_stdout(slice_pieces(linked, cut))
         report = slice_linked(linked, cut, args.output)
+    for w in report.warnings:
+        print(f"tracetui: warning: {one_line(w)}", file=sys.stderr)
     for path, what in report.files.items():
         print(one_line(f"{path}: {what}"))
+    return 0
+
+
+def _to_stdout(pieces: Iterator[bytes]) -> int:
+    """``-o -``: the slice's plain JSON on stdout, exactly (a pipe, a file); on a terminal with
+    its control characters written as JSON escapes (the same document, docs/security.md)."""
+    out = sys.stdout.buffer
+    sys.stdout.flush()
+    if sys.stdout.isatty():
+        from ..io.jsonout import escape_controls
+
+        out.write(escape_controls(b"".join(pieces)))
+    else:
+        for piece in pieces:
+            out.write(piece)
+    out.flush()
     return 0

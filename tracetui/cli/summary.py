@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         from .job import job_summary_command
 
         return job_summary_command(files, use_cache=not args.no_cache, as_json=args.json, rules=args.rules,
-                                   top=args.top, workers=args.workers, scheduler=args.scheduler)
+                                   top=args.top, workers=args.workers, scheduler=args.scheduler,
+                                   follow_links=args.follow_links)
     return summary_command(files, use_cache=not args.no_cache, as_json=args.json, rules=args.rules, top=args.top)
 
 

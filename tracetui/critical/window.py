@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.steps import PROFILER_STEP_RE as _STEP
-from ..analysis.steps import profiler_steps as _step_events
+from ..analysis.steps import find_steps as _find_steps
 from ..errors import TraceError
 from ..kineto.kinds import GPU_WORK_KINDS, HOST_KINDS, Kind
 from ..kineto.trace import KinetoTrace
@@ -64,9 +64,12 @@ class Selection:
 
 
 def profiler_steps(trace: KinetoTrace) -> list[tuple[int, int]]:
-    """``(N, event)`` of every ``ProfilerStep#N`` annotation, in time order (which events are
-    steps is :func:`tracetui.analysis.steps.profiler_steps`'s rule, defined once there)."""
-    return [(int(_STEP.match(trace.name(e)).group(1)), int(e)) for e in _step_events(trace).tolist()]
+    """``(N, event)`` of every step, in time order: ``ProfilerStep#N``, else the repeated
+    top-level annotation numbered from 1 (an NVTX range of an Nsight Systems export, a
+    ``record_function`` step): which events are steps is
+    :func:`tracetui.analysis.steps.find_steps`'s rule, defined once there."""
+    found = _find_steps(trace)
+    return [] if found.whole_trace else [(s.number, s.event) for s in found.steps]
 
 
 def event_window(trace: KinetoTrace, event: int, kind: str = "event") -> Window:
@@ -78,14 +81,17 @@ def event_window(trace: KinetoTrace, event: int, kind: str = "event") -> Window:
 
 
 def step_window(trace: KinetoTrace, step: int) -> Window:
-    """``ProfilerStep#<step>``; a TraceError names the steps there are."""
+    """Step ``step`` (``ProfilerStep#<step>``, else the repeated top-level annotation's
+    ``step``-th instance); a TraceError names the steps there are."""
     steps = profiler_steps(trace)
     for n, ev in steps:
         if n == step:
             return event_window(trace, ev, "step")
     have = ", ".join(str(n) for n, _ in steps[:12]) + (" ..." if len(steps) > 12 else "")
-    raise TraceError(trace.path, f"no ProfilerStep#{step} in this trace"
-                     + (f" (steps: {have})" if steps else " (it has no ProfilerStep annotations)"))
+    what = f"ProfilerStep#{step}" if not steps or _STEP.match(trace.name(steps[0][1])) else f"step {step}"
+    raise TraceError(trace.path, f"no {what} in this trace"
+                     + (f" (steps: {have})" if steps else " (it has no ProfilerStep annotations and no repeated "
+                        "top-level annotation)"))
 
 
 def annotation_window(trace: KinetoTrace, name: str, instance: int = 1) -> Window:

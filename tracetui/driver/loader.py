@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 
 from ..errors import LoadWarning, TraceFormatError
-from ..io.files import FileBytes, read_trace_bytes, trace_path
+from ..io.files import FileBytes, padding_warning, read_trace_bytes, trace_path
 from .build import build_driver_trace
 from .lines import decode_lines
 from .trace import DriverTrace
@@ -28,11 +28,11 @@ def load_driver(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     if not len(dec):
         what = f"{dec.stats.total:,} non-blank lines" if dec.stats.total else "no non-blank line"
         raise TraceFormatError(p, f"not a driver-call trace: no line is a JSON object ({what})")
-    warnings: list[LoadWarning] = []
+    warnings: list[LoadWarning] = padding_warning(fb)
     if fb.gzip_truncated:
-        warnings.append(LoadWarning("truncated", f"the gzip stream ends early after {fb.gzip_bytes_read:,} of "
-                                    f"{fb.file_size:,} compressed bytes; every complete line before the cut is "
-                                    "kept", 1))
+        warnings.append(LoadWarning("truncated", f"the {fb.compression} stream ends early after "
+                                    f"{fb.gzip_bytes_read:,} of {fb.file_size:,} compressed bytes; every complete "
+                                    "line before the cut is kept", 1))
     report("pairing calls", 0.5)
     trace = build_driver_trace(p, dec, warnings)
     if not trace.n_driver:  # JSON lines, but none of a layout with a time: nothing to show

@@ -134,8 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"tracetui: {one_line(args.out)}: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    print(one_line(f"wrote {args.out}: a synthetic {args.layout} driver-call trace of {len(written):,} calls "
-                   f"of {args.kineto}"))
+    # the calls in the file as every command counts them (trace.event_counts: summary, info, the
+    # status line): those standing for the Kineto trace's calls, plus the launches before its window
+    # and the unrelated calls between them that the file holds too
+    from .loader import load_driver
+    from .trace import event_counts
+
+    calls = event_counts(load_driver(args.out)).calls
+    print(one_line(f"wrote {args.out}: a synthetic {args.layout} driver-call trace of {calls:,} calls, "
+                   f"{len(written):,} of them standing for calls of {args.kineto} (the others: launches before "
+                   "its window and unrelated cuCtxGetCurrent calls, so the link has something to find)"))
     return 0
 
 

@@ -53,6 +53,7 @@ def _codec():
 
 
 FORMAT = Format(
-    name=sniff.FORMAT_NAME, title="Execution Trace", role=FileRole.ET, suffixes=(".json", ".json.gz", ".gz"),
+    name=sniff.FORMAT_NAME, title="Execution Trace", role=FileRole.ET,
+    suffixes=(".json", ".json.gz", ".gz", ".json.zst", ".zst"),
     recognise=sniff.recognise, load=_load, looks_for="'nodes'", cache=CacheSpec(kind=sniff.FORMAT_NAME, codec=_codec),
     beside=frozenset({FileRole.TRACE}), identify=identify)

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
-from ..io.files import FileBytes, kind_of_keys, read_trace_bytes, trace_path
+from ..io.files import FileBytes, kind_of_keys, padding_warning, read_trace_bytes, trace_path
 from ..io.jsonrecover import nesting_error, only_padding_after, recover_truncated_json, replace_lone_surrogates
 from .decode import DecodedNodes, ETFile, decode_file, decode_nodes, repair_utf8
 from .decode_fast import FastFile, decode_fast
@@ -170,7 +170,8 @@ def _complete(path: str, data: bytes, top: ETFile | FastFile, fb: FileBytes, war
     if fb.gzip_truncated:
         # cut exactly after the JSON ended: nothing lost, but say the file is damaged
         warnings.append(
-            LoadWarning("truncated", f"{path}: the gzip stream ends early, but the JSON in it is complete", 0)
+            LoadWarning("truncated", f"{path}: the {fb.compression} stream ends early, but the JSON in it is complete",
+                        0)
         )
     _check_kind(path, data, top)
 
@@ -198,7 +199,7 @@ def load_et(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None
     """
     fb = file_bytes if file_bytes is not None else read_trace_bytes(path)
     p = fb.path or trace_path(path)
-    warnings: list[LoadWarning] = []
+    warnings: list[LoadWarning] = padding_warning(fb, f"{p}: ")
     try:
         top, decoded = _decode_top(p, fb, warnings)
     except RecursionError:  # the decoders stop near a thousand levels: one line, not a crash

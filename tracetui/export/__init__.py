@@ -11,10 +11,11 @@ CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT [
 The reports (md, html, csv, json) list python function frames only when asked
 (``python_frames=True``); the Chrome trace keeps every event of the subtree.
 A path ending in ``.gz`` is written gzip-compressed.  A file is written atomically (a temp
-file renamed over the target once complete: a failed write keeps the old file).  ``-o -``
-on a terminal writes the export with control characters escaped (trace text is data:
-:func:`tracetui.errors.printable_lines`, JSON's own ``\\u`` escapes for json/chrome); piped,
-the bytes are written as they are.
+file renamed over the target once complete: a failed write keeps the old file).  Trace text
+is data, the same in a file, a pipe or on a terminal: md, csv and html show every control,
+bidi and invisible character of a name escaped visibly (:func:`tracetui.errors.one_line`, in
+each renderer); json and chrome keep every string exact, with such characters written as
+JSON's ``\\u`` escapes (:func:`tracetui.io.jsonout.escape_controls`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ import sys
 from typing import IO
 
 from ..analysis.categories import KernelCategorizer, get_categorizer
-from ..errors import TraceError, TraceFileError, printable_lines
+from ..errors import TraceError, TraceFileError
 from ..io.files import gzip_pieces, write_atomically
-from ..io.jsonout import escape_controls
 from ..session import LinkedTrace
 from .selectors import SelectorError, resolve_selector
 
@@ -61,7 +61,7 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
 
         if root_node is not None and not 0 <= root_node < kt.n_nodes:
             raise TraceError(kt.path, f"node {root_node} does not exist (0..{kt.n_nodes - 1})")
-        return render_chrome(kt, root_node)
+        return render_chrome(kt, root_node)  # (its pieces: escape_controls)
     from .report import build_report
 
     rep = build_report(linked, root_node, categorizer, python_frames=python_frames)
@@ -112,15 +112,6 @@ def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_s
     return len(data)
 
 
-def for_terminal(data: bytes, fmt: str) -> bytes:
-    """An export as it may be shown on a terminal: control characters escaped (text
-    formats: ``\\x1b`` as :func:`~tracetui.errors.printable_lines` writes it; json and
-    chrome: JSON ``\\u`` escapes, so the document stays valid and means the same)."""
-    if fmt in ("json", "chrome"):
-        return escape_controls(data)
-    return printable_lines(data.decode("utf-8", "replace")).encode("utf-8")
-
-
 def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None,
                    python_frames: bool = False) -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
@@ -133,8 +124,6 @@ def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: 
         root = resolve_selector(linked, selector)
     if output == "-":
         data = export_bytes(linked, root, fmt, categorizer, python_frames=python_frames)
-        if sys.stdout.isatty():
-            data = for_terminal(data, fmt)
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

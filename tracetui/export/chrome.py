@@ -13,7 +13,10 @@ The file holds, in ``traceEvents`` form:
 
 Timestamps are absolute (``origin_us + ts``, the source file's clock) written as exact
 decimal text (integer microseconds, then up to 6 fractional digits), so nothing is lost to
-float rounding; ``args`` are copied byte for byte from the source (big integers stay exact).
+float rounding; ``args`` are copied from the source as they are (big integers stay exact),
+with control, bidi and invisible characters inside their strings written as JSON ``\\u``
+escapes, as everywhere in the file (:func:`tracetui.io.jsonout.escape_controls`: every value
+reads back exact).
 Whole-trace export (no root) writes every event and flow-derived link.
 """
 
@@ -166,12 +169,12 @@ def chrome_pieces(kt: KinetoTrace, ev: np.ndarray, note: tuple[str, dict[str, An
             head["s"] = "t" if int(kt.kind[i]) not in gpu_kinds else "p"
         a, b = int(offs[i]), int(offs[i + 1])
         items.append(_event(head, abs_ts_token(origin, float(kt.ts[i])), blob[a:b] if b > a else None))
-        if len(items) >= 65536:
-            yield (b"" if first else b",\n") + b",\n".join(items)
+        if len(items) >= 65536:  # (args are the file's JSON text: escape_controls as jsonout.dumps does)
+            yield jsonout.escape_controls((b"" if first else b",\n") + b",\n".join(items))
             items, first = [], False
     items += _flow_events(kt, ev)
     if items:
-        yield (b"" if first else b",\n") + b",\n".join(items)
+        yield jsonout.escape_controls((b"" if first else b",\n") + b",\n".join(items))
     yield b"\n]}\n"
 
 

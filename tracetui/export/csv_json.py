@@ -2,10 +2,13 @@
 
 CSV: one row per node of the subtree in tree (preorder) order, host events and GPU events
 together, so a spreadsheet can filter and sum it; columns :data:`CSV_COLUMNS` (times in µs
-relative to the trace start; empty cells where a column does not apply).  A text cell that a
-spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a
-carriage return: an op named ``=HYPERLINK(...)``) is written with a ``'`` before it, as
-OWASP advises against CSV injection; numbers are written as numbers.
+relative to the trace start; empty cells where a column does not apply).  Every text cell
+(the header too) is trace text made safe to show (:func:`tracetui.errors.one_line`: control,
+bidi and invisible characters escaped visibly, so ``cat`` or ``head`` of the file shows
+nothing a terminal acts on and one line per row).  A text cell that a spreadsheet would read
+as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: an op
+named ``=HYPERLINK(...)``) is written with a ``'`` before it, as OWASP advises against CSV
+injection; numbers are written as numbers.
 
 JSON: the whole report as one object (every row of every table; see :func:`report_json`).
 """
@@ -22,6 +25,7 @@ import pandas as pd
 
 from ..analysis.gpu_breakdown import timeline_ms
 from ..analysis.roofline import ops_cost_columns
+from ..errors import one_line
 from ..io import jsonout
 from ..kineto.counters import counters_export
 from .report import KINETO_OCCUPANCY, SubtreeReport, plain, records, with_occupancy
@@ -65,12 +69,15 @@ def csv_frame(rep: SubtreeReport) -> pd.DataFrame:
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(v: Any) -> Any:
+def _cell(v: Any, value_text: Callable[[Any], str] | None = None) -> Any:
     v = plain(v)
     if v is None:
         return ""
-    if isinstance(v, str) and v.startswith(FORMULA_START):
-        return "'" + v
+    if isinstance(v, str):
+        v = one_line(v)  # (a tab or CR is escaped: only the other formula starts are left)
+        return "'" + v if v.startswith(FORMULA_START) else v
+    if value_text is not None:  # a number as text (a minus sign is no formula); a list of names
+        return one_line(value_text(v))
     return v
 
 
@@ -81,21 +88,15 @@ def render_csv(rep: SubtreeReport) -> str:
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]],
              value_text: Callable[[Any], str] | None = None) -> str:
-    """Every CSV export's text: ``header``, then ``rows`` with each cell made safe for a
+    """Every CSV export's text: ``header``, then ``rows`` with each text cell made safe to
+    show (:func:`~tracetui.errors.one_line`: one line, so a row is one line) and for a
     spreadsheet (:data:`FORMULA_START`; numpy scalars as Python numbers, NaN empty);
     ``value_text`` writes the cells that are not text (numbers, booleans: ``tracetui query``
     writes them as its table does)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    # the writer quotes a cell holding "\n" but not one holding a lone "\r", which a reader
-    # takes for the end of the row: such rows are written with every cell quoted
-    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
-    w.writerow(header)
-    for row in rows:
-        cells = [_cell(v) for v in row]
-        if value_text is not None:
-            cells = [c if isinstance(c, str) else value_text(c) for c in cells]
-        (quoted if any(isinstance(c, str) and "\r" in c for c in cells) else w).writerow(cells)
+    w.writerow([_cell(h) for h in header])
+    w.writerows([_cell(v, value_text) for v in row] for row in rows)
     return buf.getvalue()
 
 

@@ -2,12 +2,18 @@
 
 Every table sorts by a column when its header is clicked (first click: largest first; again:
 the other way; numbers sort as numbers, empty cells last), by :data:`_SORT_JS` (plain
-JavaScript in the page; without JavaScript the tables keep the report's order)."""
+JavaScript in the page; without JavaScript the tables keep the report's order).
+
+Every text node (title, header, headings, notes, cells: what the sort reads too) is trace
+text made safe to show (:func:`tracetui.errors.one_line`: control, bidi and invisible
+characters escaped visibly, so a browser shows ``\\u200b`` where a name hides one and
+``cat`` of the file shows nothing a terminal acts on), then escaped for HTML."""
 
 from __future__ import annotations
 
 from html import escape
 
+from ..errors import one_line
 from .report import SubtreeReport
 from .sections import DEFAULT_MAX_ROWS, Section, build_sections, header_lines
 
@@ -56,6 +62,11 @@ _SORT_JS = """
 """
 
 
+def text_node(text: str) -> str:
+    """Trace text as a text node: made safe to show, then escaped for HTML."""
+    return escape(one_line(text))
+
+
 def _is_num(text: str) -> bool:
     t = text.replace(",", "").replace(".", "", 1).lstrip("-")
     return t.isdigit()
@@ -69,27 +80,27 @@ def render_html(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> str:
 def html_document(title: str, header: list[str], sections: list[Section]) -> str:
     """A titled page: the header lines as a list, then each section's notes and table."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>tracetui report: {escape(title)}</title>", f"<style>{_CSS}</style>", "</head><body>",
-           f"<h1>tracetui report: {escape(title)}</h1>", "<ul>"]
-    out += [f"<li>{escape(x)}</li>" for x in header]
+           f"<title>tracetui report: {text_node(title)}</title>", f"<style>{_CSS}</style>", "</head><body>",
+           f"<h1>tracetui report: {text_node(title)}</h1>", "<ul>"]
+    out += [f"<li>{text_node(x)}</li>" for x in header]
     out.append("</ul>")
     for sec in sections:
-        out.append(f"<h2>{escape(sec.title)}</h2>")
-        out += [f'<p class="note">{escape(x)}</p>' for x in sec.lines]
+        out.append(f"<h2>{text_node(sec.title)}</h2>")
+        out += [f'<p class="note">{text_node(x)}</p>' for x in sec.lines]
         if not sec.rows:
             out.append("<p><em>none</em></p>")
             continue
-        out.append("<table><thead><tr>" + "".join(f'<th class="sortable">{escape(c)}</th>' for c in sec.columns)
+        out.append("<table><thead><tr>" + "".join(f'<th class="sortable">{text_node(c)}</th>' for c in sec.columns)
                    + "</tr></thead><tbody>")
         for row in sec.rows:
             cells = []
             for c, v in zip(sec.columns, row):
                 if c in sec.code and v:
-                    cells.append(f"<td><code>{escape(v)}</code></td>")
+                    cells.append(f"<td><code>{text_node(v)}</code></td>")
                 elif _is_num(v):
-                    cells.append(f'<td class="num">{escape(v)}</td>')
+                    cells.append(f'<td class="num">{text_node(v)}</td>')
                 else:
-                    cells.append(f"<td>{escape(v)}</td>")
+                    cells.append(f"<td>{text_node(v)}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</tbody></table>")
         if sec.omitted:

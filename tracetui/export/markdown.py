@@ -1,18 +1,24 @@
 """Markdown export: GitHub-flavoured tables that paste cleanly into an issue or a review.
 
 Names (kernels, ops) are written as code spans so that template brackets such as
-``Kernel2<cutlass_...>`` are not taken for HTML; ``|`` is escaped everywhere.
+``Kernel2<cutlass_...>`` are not taken for HTML; ``|`` is escaped everywhere.  Every piece of
+text (title, header, headings, notes, cells) is trace text made safe to show first
+(:func:`tracetui.errors.one_line`: control, bidi and invisible characters escaped visibly),
+so the file holds nothing a terminal acts on when it is ``cat``, and every line is a line
+of the document.
 """
 
 from __future__ import annotations
 
+from ..errors import one_line
 from .report import SubtreeReport
 from .sections import DEFAULT_MAX_ROWS, Section, build_sections, header_lines
 
 
 def md_cell(text: str, code: bool = False) -> str:
-    """One table cell: newlines flattened, pipes escaped, names as code spans."""
-    t = text.replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    """One table cell (or line of text): made safe to show (:func:`~tracetui.errors.one_line`:
+    a newline reads ``\\n``), pipes escaped, names as code spans."""
+    t = one_line(text).replace("|", "\\|")
     if not code or not t:
         return t
     fence = "``" if "`" in t else "`"
@@ -39,7 +45,7 @@ def markdown_document(title: str, header: list[str], sections: list[Section]) ->
     lines = [f"# tracetui report: {md_cell(title)}", ""]
     lines += [f"- {md_cell(x)}" for x in header]
     for sec in sections:
-        lines += ["", f"## {sec.title}", ""]
+        lines += ["", f"## {md_cell(sec.title)}", ""]
         for x in sec.lines:
             lines += [md_cell(x), ""]
         if not sec.rows:

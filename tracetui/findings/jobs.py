@@ -164,7 +164,7 @@ JOB_CHECKS: dict[str, Callable[[JobContext, RuleConfig], list[Finding]]] = {"str
 
 def check_job(inputs: list[str], configs: dict[str, RuleConfig] | None = None, *, categories: str | None = None,
               use_cache: bool = True, workers: int | None = None, scheduler: str | None = None,
-              progress: Progress | None = None) -> FindingsReport:
+              progress: Progress | None = None, follow_links: bool = False) -> FindingsReport:
     """Check every rank of the job named by ``inputs``, then the job-scope rules over the
     ranks joined; findings of all ranks, sorted by time at stake.  Ranks that fail are named
     in ``errors`` (the others are checked), with the join's warnings."""
@@ -174,7 +174,7 @@ def check_job(inputs: list[str], configs: dict[str, RuleConfig] | None = None, *
     fields = {"use_cache": use_cache, "overrides": overrides_as_data(configs), "categories": categories,
               "collectives": bool(job_rules)}
     layout, outs = run_per_rank(inputs, check_rank, fields, _failed, workers=workers, scheduler=scheduler,
-                                progress=report, verb="checked")
+                                progress=report, verb="checked", follow_links=follow_links)
     findings = [Finding.from_json(f, rank=o["rank"]) for o in outs for f in o["findings"]]
     errors = list(layout.warnings) + [f"rank {o['rank']}: {o['error']}" for o in outs if o["error"]]
     if job_rules:

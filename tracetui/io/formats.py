@@ -13,26 +13,27 @@ from __future__ import annotations
 
 import enum
 import os
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TraceFileError
-from .files import GZIP_MAGIC, UTF8_BOM, open_regular, trace_path
+from .containers import UTF8_BOM, compression_of, unreadable, zstd_module
+from .files import open_regular, trace_path
 
 #: ``progress(message, fraction)``: what a load is doing now and how far it is (0..1)
 Progress = Callable[[str, float], None]
 
 #: bytes of content a format's recognition may look at
 HEAD_BYTES = 1 << 16
-#: compressed bytes read at most to fill a head (a gzip member inflates at most ~1032x)
+#: compressed bytes read per step to fill a head (each step inflates at most the head's size)
 _RAW_STEP = 1 << 16
 #: whitespace (and NUL padding) skipped before the first byte of content
 _BLANK = b" \t\r\n\x00"
 #: bytes read per step while skipping leading whitespace
 _BLANK_STEP = 1 << 20
-#: most leading blank content inflated from a gzip file before its head is given up as blank
+#: most leading blank content inflated from a compressed file before its head is given up as
+#: blank (the full read then says what it is): bounds what recognising a bomb costs
 GZIP_BLANK_MAX = 64 << 20
 
 
@@ -46,9 +47,12 @@ class Head:
 
     ``raw``: the first bytes on disk (up to :data:`HEAD_BYTES`); ``text``: the first
     :data:`HEAD_BYTES` of the content after leading whitespace and NUL padding
-    (decompressed when ``compressed``; a UTF-8 byte order mark dropped); ``blank``: how many
-    whitespace bytes were skipped before it; ``whole``: ``text`` is all of the content
-    (after the blank); ``size``: the file's size on disk.
+    (decompressed when ``compressed``, "gzip" or "zstd"; a UTF-8 byte order mark dropped);
+    ``blank``: how many whitespace bytes were skipped before it; ``whole``: ``text`` is all
+    of the content (after the blank); ``size``: the file's size on disk; ``unreadable``: what
+    the file is when tracetui does not read it, and what to do (``"is a zip archive: unzip it
+    first"``, :func:`~tracetui.io.containers.unreadable`), for the message when no format
+    claims it.
     """
 
     path: str
@@ -58,6 +62,7 @@ class Head:
     blank: int = 0
     whole: bool = True
     size: int = 0
+    unreadable: str | None = None
 
     @property
     def name(self) -> str:
@@ -71,23 +76,27 @@ class Head:
 
 
 def read_head(path: str | os.PathLike[str], limit: int = HEAD_BYTES) -> Head:
-    """The :class:`Head` of ``path``: reads the first bytes, inflates a gzip file only as far
-    as ``limit`` bytes of content, and skips leading whitespace in linear time (bounded
-    steps, never the whole file in memory).
+    """The :class:`Head` of ``path``: reads the first bytes, inflates a gzip or zstd file only
+    as far as ``limit`` bytes of content (at most :data:`GZIP_BLANK_MAX` of leading blank
+    content before it), and skips leading whitespace in linear time (bounded steps, never the
+    whole file in memory).
 
-    Only a regular file is read (:func:`~tracetui.io.files.open_regular`).  A gzip stream that
-    is not valid from its first byte, or that ends before any content, raises
+    Only a regular file is read (:func:`~tracetui.io.files.open_regular`).  A compressed stream
+    that is not valid from its first byte, or that ends before any content, raises
     :class:`~tracetui.errors.TraceFileError` with the same message the full read gives.
     """
     p = trace_path(path)
     with open_regular(p) as fh:
         size = os.fstat(fh.fileno()).st_size
         raw = fh.read(min(size, HEAD_BYTES))
-        if raw.startswith(GZIP_MAGIC):
-            text, blank, whole = _gzip_head(p, fh, raw, size, limit)
-            return Head(p, raw, text, "gzip", blank, whole, size)
+        compression = compression_of(raw)
+        if compression == "zstd" and zstd_module() is None:
+            compression = None  # no decoder: the content cannot be looked at (unreadable says so)
+        if compression:
+            text, blank, whole, start = _compressed_head(p, fh, raw, size, limit, compression)
+            return Head(p, raw, text, compression, blank, whole, size, unreadable(raw, start))
         text, blank, whole = _plain_head(fh, raw, size, limit)
-        return Head(p, raw, text, None, blank, whole, size)
+        return Head(p, raw, text, None, blank, whole, size, unreadable(raw))
 
 
 def _skip_blank(chunk: bytes, at_start: bool) -> bytes:
@@ -115,44 +124,48 @@ def _plain_head(fh, raw: bytes, size: int, limit: int) -> tuple[bytes, int, bool
     return text, blank, blank + len(text) >= size
 
 
-def _gzip_head(path: str, fh, raw: bytes, size: int, limit: int) -> tuple[bytes, int, bool]:
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    pending = raw
-    text = b""
+def _compressed_head(path: str, fh, raw: bytes, size: int, limit: int,
+                     compression: str) -> tuple[bytes, int, bool, bytes]:
+    """(text, blank, whole, the first bytes of content before any blank was skipped) of a
+    compressed file: its first stream inflated a bounded step at a time."""
+    from .inflate import Stream
+
+    s = Stream(compression)
+    feed = raw
+    text = start = b""
     blank = 0
-    start = True
     got_any = False
     while True:
         try:
-            out = d.decompress(pending, limit - len(text) if text else HEAD_BYTES)
-        except zlib.error as exc:
+            out = s.inflate(feed, limit - len(text) if text else HEAD_BYTES)
+        except s.errors as exc:
             if not got_any:
-                raise TraceFileError(path, f"not a valid gzip stream ({exc})", position="byte 0") from None
-            return text, blank, False
-        pending = d.unconsumed_tail
+                raise TraceFileError(path, f"not a valid {compression} stream ({exc})", position="byte 0") from None
+            return text, blank, False, start
+        feed = b""
         if out:
+            if not got_any:
+                start = out[:1024]
             got_any = True
             if not text:
-                stripped = _skip_blank(out, start)
+                stripped = _skip_blank(out, blank == 0)
                 blank += len(out) - len(stripped)
                 out = stripped
                 if not out and blank > GZIP_BLANK_MAX:
-                    return b"", blank, False  # no content in sight: the full read says what it is
-            start = False
+                    return b"", blank, False, start  # no content in sight: the full read says what it is
             text += out
         if len(text) >= limit:
-            return text[:limit], blank, False
-        if d.eof:
-            rest = d.unused_data + fh.read(_RAW_STEP)  # another member, or padding
-            return text, blank, not rest.strip(b"\x00") and not fh.read(1)
-        if not pending:
-            chunk = fh.read(_RAW_STEP)
-            if not chunk:
+            return text[:limit], blank, False, start
+        if s.eof:
+            rest = s.unused_data + fh.read(_RAW_STEP)  # another member or frame, or padding
+            return text, blank, not rest.strip(b"\x00") and not fh.read(1), start
+        if s.needs_input:
+            feed = fh.read(_RAW_STEP)
+            if not feed:
                 if not got_any:
-                    raise TraceFileError(path, f"gzip stream ends after {size:,} bytes, before any data could be "
-                                               "decompressed")
-                return text, blank, False
-            pending = chunk
+                    raise TraceFileError(path, f"{compression} stream ends after {size:,} bytes, before any data "
+                                               "could be decompressed")
+                return text, blank, False, start
 
 
 class Recognition(enum.IntEnum):

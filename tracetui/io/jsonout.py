@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from ..errors import unsafe_class
+
 __all__ = ["dumps", "escape_controls", "loads"]
 
 _MIN, _MAX = -(2**63), 2**64 - 1
@@ -28,18 +30,35 @@ _PLACED = re.compile(rb'"\\u0000tracetui-int:(-?\d+)"')
 _LONG_NUMBER = re.compile(rb'(?<![\w."])-?\d{19,}')
 
 
-#: characters JSON allows raw inside strings that a terminal acts on or that reorder text (UTF-8):
-#: DEL, the C1 controls, U+2028/U+2029, the bidi embeddings/overrides/isolates (orjson
-#: escapes the C0 controls itself)
-_RAW_CONTROL = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+def _json_escape(m: re.Match[str]) -> str:
+    cp = ord(m.group())
+    if cp <= 0xFFFF:
+        return "\\u%04x" % cp
+    cp -= 0x10000  # beyond the BMP: JSON writes a surrogate pair
+    return "\\u%04x\\u%04x" % (0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF))
+
+
+#: what :func:`escape_controls` writes as an escape: every unsafe character but JSON's own
+#: whitespace (tab, newline, CR: in a valid document, outside strings)
+_UNSAFE_IN_JSON = unsafe_class(keep="\t\n\r")
+#: the ASCII ones of them (a quick test of ASCII data)
+_UNSAFE_ASCII = bytes(cp for cp in range(128) if _UNSAFE_IN_JSON.match(chr(cp)))
 
 
 def escape_controls(data: bytes) -> bytes:
-    """JSON bytes with the characters of :data:`_RAW_CONTROL` written as ``\\uXXXX`` escapes:
-    the same document (they can only occur inside strings), safe to show on a terminal."""
-    if not _RAW_CONTROL.search(data):
+    """JSON bytes with every character of :data:`tracetui.errors.UNSAFE_RANGES` but JSON's
+    whitespace written as a ``\\uXXXX`` escape (JSON itself only asks it of the C0
+    controls, which orjson escapes): DEL, the C1 controls, the separators, the bidi controls
+    and marks, the invisible characters, and a raw control character an args blob copied
+    from a file may hold.  The same document (such characters can only occur inside
+    strings: every value reads back exact), with nothing in it that a terminal acts on or
+    that hides in a name."""
+    if data.isascii() and len(data.translate(None, _UNSAFE_ASCII)) == len(data):  # the usual case
         return data
-    return _RAW_CONTROL.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+    text = data.decode("utf-8", "replace")
+    if not _UNSAFE_IN_JSON.search(text):
+        return data
+    return _UNSAFE_IN_JSON.sub(_json_escape, text).encode("utf-8")
 
 
 def _options(indent: bool, sort_keys: bool) -> int:

@@ -29,14 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TraceFormatError
+from .padding import PADDING_KEPT, content_end, content_start
 
 __all__ = ["Recovered", "content_end", "content_start", "deepest_point", "nesting_error", "only_padding_after",
            "recover_truncated_json", "replace_lone_surrogates"]
 
 #: bytes scanned per numpy step (bounds the temporary arrays to a few times this)
 CHUNK_BYTES = 1 << 24
-#: trailing padding longer than this is cut off before the scan (a copy of the rest: worth it)
-PADDING_COPY_BYTES = 1 << 20
 #: nesting the JSON decoders (msgspec, orjson) read before they stop with RecursionError;
 #: Python's recursion limit sets msgspec's, about 1,000 less the stack in use
 READABLE_DEPTH = 900
@@ -177,59 +176,6 @@ def _ws(data: bytes, pos: int) -> int:
     """Position of the first non-whitespace byte at or after ``pos``."""
     m = _WS.match(data, pos)
     return m.end() if m else pos
-
-
-#: the bytes a file may be padded with after its JSON (whitespace and NUL) map to 0, the rest to 1
-_PADDING = b" \t\r\n\x00"
-_CONTENT_TABLE = bytes(0 if c in _PADDING else 1 for c in range(256))
-
-
-def _all_one_byte(data: bytes, start: int, end: int, byte: bytes) -> bool:
-    """Whether ``data[start:end]`` is ``byte`` repeated (``bytes.count``: memory speed, no copy)."""
-    return hasattr(data, "count") and data.count(byte, start, end) == end - start
-
-
-def content_end(data: bytes) -> int:
-    """Exclusive end of ``data`` without its trailing whitespace and NUL padding.
-
-    Scanned backwards in blocks growing from 64 KiB to 16 MiB, in C: a block that is one
-    padding byte repeated is passed by ``bytes.count`` (several GB/s), any other is mapped
-    by ``bytes.translate`` and searched with ``rfind``.  Linear and memory bounded: a
-    gigabyte of padding behind a cut costs well under a second, where the byte-at-a-time
-    loop this replaces took minutes."""
-    end = len(data)
-    if not end or data[end - 1] not in _PADDING:
-        return end
-    view = memoryview(data)
-    step = 1 << 16
-    while end > 0:
-        start = max(0, end - step)
-        if not _all_one_byte(data, start, end, bytes(view[end - 1:end])):
-            last = bytes(view[start:end]).translate(_CONTENT_TABLE).rfind(1)
-            if last >= 0:
-                return start + last + 1
-        end = start
-        step = min(step * 4, CHUNK_BYTES)
-    return 0
-
-
-def content_start(data: bytes) -> int:
-    """Position of the first byte of ``data`` that is not whitespace or NUL padding
-    (``len(data)`` when there is none); blocks as in :func:`content_end`."""
-    n = len(data)
-    if not n or data[0] not in _PADDING:
-        return 0
-    view = memoryview(data)
-    start, step = 0, 1 << 16
-    while start < n:
-        end = min(n, start + step)
-        if not _all_one_byte(data, start, end, bytes(view[start:start + 1])):
-            first = bytes(view[start:end]).translate(_CONTENT_TABLE).find(1)
-            if first >= 0:
-                return start + first
-        start = end
-        step = min(step * 4, CHUNK_BYTES)
-    return n
 
 
 def deepest_point(data: bytes) -> tuple[int, int]:
@@ -397,7 +343,7 @@ def recover_truncated_json(data: bytes, array_key: str | None, path: str) -> Rec
     whenever the bytes before the cut were well-formed JSON.
     """
     end_of_content = content_end(data)
-    if len(data) - end_of_content > PADDING_COPY_BYTES:
+    if len(data) - end_of_content > PADDING_KEPT:
         # long padding (a preallocated file, a stream of spaces): holds nothing to scan
         data = data[:end_of_content]
     arr = np.frombuffer(data, dtype=np.uint8)

@@ -219,13 +219,15 @@ class JobCriticalPaths:
 def job_critical_paths(inputs: list[str], *, step: int | None = None, annotation: str | None = None,
                        instance: int = 1, every_step: bool = False, use_cache: bool = True,
                        workers: int | None = None, scheduler: str | None = None,
-                       progress: Progress | None = None) -> JobCriticalPaths:
+                       progress: Progress | None = None, follow_links: bool = False) -> JobCriticalPaths:
     """The critical path of one window (``step``, ``annotation``/``instance``, default: the
-    slowest step of the job) or of every step (``every_step``) across the job's ranks."""
+    slowest step of the job) or of every step (``every_step``) across the job's ranks.
+    ``follow_links``: read a folder's files that lead outside it (see ``expand_inputs``)."""
     from .assemble import assemble, pick_keys
 
     report = progress or (lambda msg, frac: None)
-    files = expand_inputs(list(inputs))
+    skipped: list[str] = []
+    files = expand_inputs(list(inputs), skipped, follow_links)
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     spec: dict[str, Any] = ({"step": step} if step is not None else
@@ -241,7 +243,7 @@ def job_critical_paths(inputs: list[str], *, step: int | None = None, annotation
         report("critical paths per rank", 0.1)
         firsts = run.map(rank_paths, [dict(t, window=spec) for t in base],
                          on_error=lambda t, m: {"rank": t["rank"], "error": m, "windows": [], "collectives": []})
-        warnings = list(layout.warnings) + [f"rank {o['rank']}: {o['error']}" for o in firsts if o["error"]]
+        warnings = skipped + list(layout.warnings) + [f"rank {o['rank']}: {o['error']}" for o in firsts if o["error"]]
         ok = {o["rank"]: o for o in firsts if not o["error"]}
         if not ok:
             raise TraceFormatError(None, "no rank of this job could be followed: " + "; ".join(warnings[-3:]))

@@ -24,34 +24,66 @@ from ..io.files import not_regular
 from ..io.formats import FileRole, read_head
 
 _GLOB_CHARS = "*?["
+#: the command-line option that reads the files of a folder that lead outside it
+FOLLOW_LINKS_OPTION = "--follow-links"
 _RANK_IN_NAME = (re.compile(r"rank[_\-.]?(\d+)", re.IGNORECASE), re.compile(r"worker[_\-.]?(\d+)", re.IGNORECASE),
                  re.compile(r"[_\-.](\d+)\.(?:pt\.trace\.)?json", re.IGNORECASE))
 
 
-def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
+def expand_inputs(inputs: list[str], skipped: list[str] | None = None, follow_links: bool = False) -> list[str]:
     """Files named by ``inputs``: a folder gives its ``*.json``/``*.json.gz`` files (not
     recursive), a pattern with ``* ? [`` that is not an existing path gives its matches;
     sorted, each file once.  A name of a folder or a match that is no regular file (a
-    symbolic link loop, a link to nothing, a FIFO, a device) is left out, and a line saying
-    so is appended to ``skipped`` (the job's warnings)."""
+    symbolic link loop, a link to nothing, a FIFO, a device), or whose real path lies outside
+    the folder (the glob's folder: the part of the pattern before its first wildcard) unless
+    ``follow_links``, is left out, and a line saying so is appended to ``skipped`` (the job's
+    warnings).  A file named on its own is read wherever it leads: the user chose it."""
     out: list[str] = []
     found: list[str] = []
     for item in inputs:
         if os.path.isdir(item):
+            base = item
             found = sorted(os.path.join(item, n) for n in os.listdir(item) if n.endswith(formats.job_suffixes()))
         elif not os.path.exists(item) and any(c in item for c in _GLOB_CHARS):
+            base = glob_folder(item)
             found = sorted(glob.glob(item))
         else:
             out.append(item)
             continue
         for p in found:
-            why = _not_a_file(p)
+            why, then = _not_a_file(p), ""
+            if why is None and not follow_links:
+                why, then = _outside(p, base), f" ({FOLLOW_LINKS_OPTION} reads it)"
             if why is None:
                 out.append(p)
             elif skipped is not None and why != "is a directory":
-                skipped.append(f"{p}: {why}; skipped")
+                skipped.append(f"{p}: {why}; skipped{then}")
     seen: set[str] = set()
     return [p for p in out if not (os.path.abspath(p) in seen or seen.add(os.path.abspath(p)))]
+
+
+def glob_folder(pattern: str) -> str:
+    """The folder a glob pattern searches: its path before the first part with a wildcard
+    (``runs/step12/rank*.json`` -> ``runs/step12``; ``rank*.json`` -> ``.``)."""
+    head, parts = pattern, []
+    while head and head != os.path.dirname(head):
+        head, part = os.path.split(head)
+        parts.append(part)
+    kept = []
+    for part in reversed(parts[1:]):  # parts[0] is the file name's pattern
+        if any(c in part for c in _GLOB_CHARS):
+            break
+        kept.append(part)
+    return os.path.join(head, *kept) if head or kept else "."
+
+
+def _outside(path: str, folder: str) -> str | None:
+    """Why ``path`` (found in ``folder``) is not read: its real path (links followed) lies
+    outside the folder's; None when it stays inside."""
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    if os.path.commonpath([real, root]) == root:
+        return None
+    return f"is a link to {real}, outside the folder {folder}"
 
 
 def _not_a_file(path: str) -> str | None:

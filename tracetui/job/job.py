@@ -94,14 +94,16 @@ def _unidentified(path: str, message: str) -> dict[str, Any]:
 
 def run_per_rank(inputs: list[str], fn: Callable[[dict[str, Any]], dict[str, Any]], fields: dict[str, Any],
                  on_error: Callable[[dict[str, Any], str], dict[str, Any]], *, workers: int | None,
-                 scheduler: str | None, progress: Progress, verb: str) -> tuple[JobLayout, list[dict[str, Any]]]:
+                 scheduler: str | None, progress: Progress, verb: str,
+                 follow_links: bool = False) -> tuple[JobLayout, list[dict[str, Any]]]:
     """Find the ranks of the job named by ``inputs`` and run ``fn`` on each, in parallel
     processes (or on the Dask ``scheduler``): ``fn`` gets ``{"rank", "kineto", "et", **fields}``
     (``on_error(task, message)`` answers for a task whose worker failed).  Progress: 0 to 0.1
-    identifying the files, then to 0.95 as ranks are done ("<verb> 3/8 ranks")."""
+    identifying the files, then to 0.95 as ranks are done ("<verb> 3/8 ranks").  ``follow_links``:
+    see :func:`expand_inputs`."""
     skipped: list[str] = []
     with Runner(workers, scheduler) as run:
-        layout = find_layout(inputs, run, progress, skipped)
+        layout = find_layout(inputs, run, progress, skipped, follow_links)
         layout.warnings[:0] = skipped  # the names left out first
         tasks = [{"rank": r.rank, "kineto": r.kineto, "et": r.et, **fields} for r in layout.ranks]
         outs = run.map(fn, tasks, on_error=on_error,
@@ -111,16 +113,18 @@ def run_per_rank(inputs: list[str], fn: Callable[[dict[str, Any]], dict[str, Any
 
 def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None = None,
              scheduler: str | None = None, top: int = 15, rules: str | None = None,
-             progress: Progress | None = None) -> Job:
+             progress: Progress | None = None, follow_links: bool = False) -> Job:
     """Open the job named by ``inputs`` (see the module docstring).
 
     ``workers``: local processes (default one per core); ``scheduler``: a Dask scheduler
-    address, to run the per-file work on a cluster instead.  Raises TraceFormatError when
-    the inputs hold no Kineto trace with a rank.
+    address, to run the per-file work on a cluster instead.  ``follow_links``: read a folder's
+    files that lead outside it (:func:`expand_inputs`).  Raises TraceFormatError when the
+    inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
     layout, outs = run_per_rank(inputs, summarise_rank, {"use_cache": use_cache, "top": top, "rules": rules}, _failed,
-                                workers=workers, scheduler=scheduler, progress=report, verb="summarised")
+                                workers=workers, scheduler=scheduler, progress=report, verb="summarised",
+                                follow_links=follow_links)
     results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],
                                      o.get("start_us")) for o in outs}
     warnings = list(layout.warnings)
@@ -182,12 +186,12 @@ def _foreign(starts: dict[int, float | None]) -> tuple[set[int], list[str]]:
 
 
 def find_layout(inputs: list[str], run: Runner, progress: Progress | None = None,
-                skipped: list[str] | None = None) -> JobLayout:
+                skipped: list[str] | None = None, follow_links: bool = False) -> JobLayout:
     """The files of each rank of the job named by ``inputs`` (identified on ``run``'s workers);
     files left out are said in ``skipped`` (see :func:`expand_inputs`).
     Raises TraceFormatError when the inputs hold no Kineto trace with a rank."""
     report = progress or (lambda msg, frac: None)
-    files = expand_inputs(list(inputs), skipped)
+    files = expand_inputs(list(inputs), skipped, follow_links)
     if not files:
         raise TraceFormatError(inputs[0] if inputs else None, "no trace files (*.json, *.json.gz) found")
     report(f"identifying {len(files)} files", 0.0)

@@ -37,6 +37,11 @@ LENIENT = msgspec.json.Decoder(float_hook=float)
 lenient_decode = LENIENT.decode
 
 
+#: repairs of a number written as a string (``"dur": "10"``, ``"ts": "5"``): read as the number it holds
+STRING_DUR = "'dur' a string (read as the number it holds)"
+STRING_TS = "'ts' a string (read as the number it holds)"
+
+
 class Tally:
     """Counts per reason, with the traceEvents index of the first event of each reason."""
 
@@ -289,7 +294,12 @@ class Columns:
         hi = lo + n
         cols = self.columns
         self._intern(evs, lo, hi)
-        cols["ts_int"][lo:hi], cols["ts_frac"][lo:hi] = parse_timestamps(list(map(attrgetter("ts"), evs)))
+        quoted: list[int] = []
+        cols["ts_int"][lo:hi], cols["ts_frac"][lo:hi] = parse_timestamps(list(map(attrgetter("ts"), evs)), quoted)
+        if quoted:
+            first = lo + quoted[0]
+            self.repaired.add(STRING_TS, int(self.file_index[first]) if self.file_index is not None else first,
+                              len(quoted))
         cols["dur"][lo:hi] = np.fromiter(map(attrgetter("dur"), evs), dtype=np.float64, count=n)
         raws = list(map(attrgetter("args"), evs))
         cols["args_len"][lo:hi] = np.fromiter(map(len, raws), dtype=np.int64, count=n)

@@ -173,7 +173,7 @@ def _decode(path: str, data: bytes, warnings: list[LoadWarning], progress: Decod
         cols.n_elements = len(cols.ph)
         if repaired:
             warnings.append(_repaired_warning(repaired))
-        return DecodedTrace(cols, meta, warnings, form)
+        return DecodedTrace(cols, meta, warnings + _duplicates(events_raw, cols), form)
     repaired = Tally()
     file_index = None
     try:
@@ -206,7 +206,15 @@ def _decode(path: str, data: bytes, warnings: list[LoadWarning], progress: Decod
     cols.n_elements = n_elements
     if repaired:
         warnings.append(_repaired_warning(repaired))
-    return DecodedTrace(cols, meta, warnings, form)
+    return DecodedTrace(cols, meta, warnings + _duplicates(events_raw, cols), form)
+
+
+def _duplicates(events_raw: msgspec.Raw, cols: DecodedEvents) -> list[LoadWarning]:
+    """The warning for events holding a key twice (``duplicates.py``), as a list."""
+    from .duplicates import duplicate_key_warning
+
+    found = duplicate_key_warning(events_raw, cols)
+    return [found] if found is not None else []
 
 
 def _repaired_warning(repaired: Tally) -> LoadWarning:

@@ -22,6 +22,7 @@ def _codec():
 CACHE = CacheSpec(kind=sniff.FORMAT_NAME, codec=_codec)
 
 FORMAT = Format(
-    name=sniff.FORMAT_NAME, title="PyTorch profiler trace", role=FileRole.TRACE, suffixes=(".json", ".json.gz", ".gz"),
+    name=sniff.FORMAT_NAME, title="PyTorch profiler trace", role=FileRole.TRACE,
+    suffixes=(".json", ".json.gz", ".gz", ".json.zst", ".zst"),
     recognise=sniff.recognise, load=_load, looks_for="'traceEvents'", cache=CACHE, child_process=True,
     beside=frozenset({FileRole.ET, FileRole.DRIVER, FileRole.MEMORY}), identify=sniff.identify)

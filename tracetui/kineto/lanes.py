@@ -46,6 +46,8 @@ def host_lane_label(pid: object, tid: object, process_names: dict, thread_names:
         base = f"{base} ({pname}, pid {pid})" if tname else f"{base} (pid {pid}, {pname})"
     elif not tname:
         base = f"{base} (pid {pid})"
+    elif tname == pname:  # a thread named as its process (Linux's default; Nsight Systems' ThreadNames)
+        base = f"{base} (pid {pid})" if pid == tid else f"{base} (pid {pid}, tid {tid})"
     return base
 
 
@@ -66,11 +68,14 @@ def lane_labels(is_gpu: bool, pid: object, tid: object, process_names: dict, thr
     ``Stream 108`` on tid 3774) is labelled like a thread, ``Stream 108 (MTIA 17, pid 17)``,
     and its timeline label is that name; CUDA/ROCm streams stay ``GPU 0 stream 7`` /
     ``GPU0 s7``.  A host thread's timeline label is its name when the trace gives one that
-    is not made of the ids, else ``T <tid>``."""
+    is not made of the ids (followed by its tid when it is its process's name, as Linux names
+    threads: two processes' ``python3`` threads stay apart), else ``T <tid>``."""
     tname = thread_names.get((pid, tid)) or ""
     if is_gpu and (not tname or _is_generic_thread_name(tname, tid)):
         return gpu_lane_label(pid, tid), f"GPU{pid} s{tid}"
     label = host_lane_label(pid, tid, process_names, thread_names)
+    if tname and tname == process_names.get(pid):  # threads named as their process: tell them apart
+        return label, f"{tname} {tid}"
     if tname and not _is_generic_thread_name(tname, tid):
         return label, tname
     return label, f"T {tid}"

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import msgspec
 
 from ..errors import LoadWarning, TraceError, TraceFormatError
-from ..io.files import FileBytes, read_trace_bytes, trace_path
+from ..io.files import FileBytes, padding_warning, read_trace_bytes, trace_path
 from ..io.heap import release_freed_memory
 from ..io.jsonrecover import content_end, content_start, nesting_error, only_padding_after, recover_truncated_json
 from .build import build_trace
@@ -44,15 +44,15 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     p = trace_path(path)
     report("reading", 0.0)
     fb = file_bytes or read_trace_bytes(p)
-    warnings: list[LoadWarning] = []
+    warnings: list[LoadWarning] = padding_warning(fb)
     data = fb.data
     bytes_lost = 0
     if fb.gzip_truncated:
         warnings.append(LoadWarning("truncated", _gzip_message(fb), 0))
     trailing = getattr(fb, "gzip_trailing", 0)
     if trailing:
-        warnings.append(LoadWarning("trailing_data", f"{trailing:,} bytes after the end of the gzip stream "
-                                    "are not gzip data and were ignored", trailing))
+        warnings.append(LoadWarning("trailing_data", f"{trailing:,} bytes after the end of the {fb.compression} "
+                                    f"stream are not {fb.compression} data and were ignored", trailing))
     report("decoding", 0.1)
     try:
         try:
@@ -62,6 +62,9 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
             warnings.append(warning)
     except RecursionError:  # the decoders stop near a thousand levels: one line, not a crash
         raise _locate(nesting_error(p, data), fb) from None
+    if not dec.events.n_elements:
+        what = "traceEvents array" if dec.form == "object" else "top-level array"
+        raise TraceFormatError(p, f"no events: the trace is empty (its {what} holds nothing)")
     # the JSON text is not needed by the build: free it first when this call read it
     # (513 MB less at the peak for a 2M-event trace)
     if release_bytes and file_bytes is not None:
@@ -104,9 +107,13 @@ def _recover(p: str, data: bytes, exc: TraceFormatError, fb: FileBytes) -> tuple
                f"(from byte {len(rec.data):,}); kept all {kept:,} events")
     else:
         what = "damaged" if damaged_at is not None else "cut short"
-        msg = (f"file is {what} at byte {content_end(data):,}"
-               f"{' (decompressed)' if fb.compressed else ''}: kept the {kept:,} complete events "
-               "before the cut")
+        end = content_end(data)
+        at = f"at byte {end:,}{' (decompressed)' if fb.compressed else ''}"
+        if not kept:
+            padding = len(data) - end + fb.padding
+            raise TraceFormatError(p, f"no events: the file is {what} {at}, before its first complete event"
+                                      f"{f', then {padding:,} bytes of padding' if padding else ''}")
+        msg = f"file is {what} {at}: kept the {kept:,} complete events before the cut"
         if rec.bytes_lost:
             msg += f", dropped the last {rec.bytes_lost:,} bytes (an incomplete event)"
     return dec, LoadWarning("truncated", msg, rec.bytes_lost), rec.bytes_lost
@@ -116,9 +123,9 @@ def _gzip_message(fb: FileBytes) -> str:
     err = getattr(fb, "gzip_error", None)
     used = getattr(fb, "gzip_bytes_read", 0)
     if err:
-        return (f"gzip data is corrupt near compressed byte {used:,} of {fb.file_size:,} ({err}): only the "
-                f"first {len(fb.data):,} decompressed bytes could be read; the rest of the file is lost")
-    return (f"gzip stream ends early (the file was cut off after {fb.file_size:,} compressed bytes): "
+        return (f"{fb.compression} data is corrupt near compressed byte {used:,} of {fb.file_size:,} ({err}): only "
+                f"the first {len(fb.data):,} decompressed bytes could be read; the rest of the file is lost")
+    return (f"{fb.compression} stream ends early (the file was cut off after {fb.file_size:,} compressed bytes): "
             f"only {len(fb.data):,} decompressed bytes could be read; the rest of the trace is lost")
 
 

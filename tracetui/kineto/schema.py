@@ -23,6 +23,8 @@ EXTERNAL_ID_OLD = "external id"
 STREAM = "stream"
 #: GPU device index of a kernel/memcpy/memset
 DEVICE = "device"
+#: CUDA context of a kernel/memcpy/memset/cuda_sync event
+CONTEXT = "context"
 #: RECORD_FUNCTION id of a cpu_op: equals the ET node's ``rf_id`` attribute (the ET link)
 RECORD_FUNCTION_ID = "Record function id"
 #: autograd sequence number: a backward op shares it with its forward op
@@ -81,8 +83,12 @@ MEM_TOTAL_ALLOCATED = "Total Allocated"  #: bytes allocated on the device after 
 MEM_TOTAL_RESERVED = "Total Reserved"  #: bytes the caching allocator holds on the device after it
 
 # ---- deviceProperties entries (top-level list, one dict per GPU) -------------------------
+#: the top-level key of the list
+DEVICE_PROPERTIES = "deviceProperties"
 DEV_ID = "id"
 DEV_NAME = "name"
+DEV_TOTAL_MEMORY = "totalGlobalMem"  #: bytes
+DEV_NUM_SMS = "numSms"
 DEV_CC_MAJOR = "computeMajor"
 DEV_CC_MINOR = "computeMinor"
 DEV_WARP_SIZE = "warpSize"  #: 32 (NVIDIA), 64 (AMD CDNA)

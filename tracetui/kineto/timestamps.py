@@ -110,12 +110,15 @@ def _parse_fixed_point(tokens: Sequence[bytes | memoryview]) -> tuple[np.ndarray
     return ints, fracs
 
 
-def parse_timestamps(tokens: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarray]:
+def parse_timestamps(tokens: Sequence[bytes | memoryview], quoted: list[int] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Parse JSON number tokens into (integer µs as int64, fractional µs as float64).
 
     Missing tokens (empty) give integer 0 and fraction NaN so callers can tell them apart.
-    Works column by column over a fixed-width byte matrix (n x width), so memory stays
-    at a few bytes per token per pass.
+    A number written as a string (``"5"``) is read as that number; ``quoted``, when given,
+    gets the index of each such token (the caller counts them as repairs).  Works column by
+    column over a fixed-width byte matrix (n x width), so memory stays at a few bytes per
+    token per pass.
     """
     n = len(tokens)
     if n and (fixed := _parse_fixed_point(tokens)) is not None:
@@ -128,10 +131,22 @@ def parse_timestamps(tokens: Sequence[bytes | memoryview]) -> tuple[np.ndarray, 
     if len(parts) != n:  # a token holding a NUL byte: parse them one by one
         for i, tok in enumerate(tokens):
             ints[i], fracs[i] = _slow_parse(bytes(tok)) if len(tok) else (0, np.nan)
+        if quoted is not None:
+            quoted += [i for i, tok in enumerate(tokens) if bytes(tok[:1]) == b'"' and np.isfinite(fracs[i])]
         return ints, fracs
     lens = np.fromiter(map(len, parts), dtype=np.int64, count=n)
     width = int(min(lens.max(), _MAX_FAST_WIDTH)) or 1
     mat = np.array(parts, dtype=f"S{width}").view(np.uint8).reshape(n, width)
+    ints, fracs = _parse_matrix(parts, lens, width, mat, ints, fracs)
+    if quoted is not None:
+        quoted += np.flatnonzero((mat[:, 0] == 0x22) & np.isfinite(fracs)).tolist()
+    return ints, fracs
+
+
+def _parse_matrix(parts: list[bytes], lens: np.ndarray, width: int, mat: np.ndarray, ints: np.ndarray,
+                  fracs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The general parse of ``parts`` (``mat``: their first ``width`` bytes, one row each)."""
+    n = len(parts)
     bad = (lens == 0) | (lens > width)
     dot_pos = lens.copy()  # index of "." in each token, or its length when it has none
     seen_dot = np.zeros(n, dtype=bool)
@@ -164,7 +179,7 @@ def parse_timestamps(tokens: Sequence[bytes | memoryview]) -> tuple[np.ndarray, 
         fracs += np.where(inside, digits * scale, 0.0)
         scale /= 10.0
     for i in np.flatnonzero(bad):
-        tok = bytes(tokens[i])
+        tok = bytes(parts[i])
         if not tok:
             ints[i], fracs[i] = 0, np.nan
         else:

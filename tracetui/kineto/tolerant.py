@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from ..errors import TraceFormatError
-from .columns import CHUNK, LENIENT, Tally
+from .columns import CHUNK, LENIENT, STRING_DUR, Tally
 from .schema import EMPTY_RAW, Event
 
 
@@ -79,6 +79,8 @@ def _tolerant_event(raw: msgspec.Raw, index: int, rejected: Tally, repaired: Tal
     ev.ts = EMPTY_RAW if ts is None else msgspec.Raw(msgspec.json.encode(ts))
     if "dur" in obj:
         ev.dur = _as_float(obj["dur"])
+        if isinstance(obj["dur"], str) and math.isfinite(ev.dur):
+            repaired.add(STRING_DUR, index)
     fid = obj.get("id")
     if not (fid is None or isinstance(fid, str) or (isinstance(fid, int) and not isinstance(fid, bool))):
         repaired.add("'id' not an integer or string", index)

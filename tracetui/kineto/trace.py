@@ -314,7 +314,7 @@ class KinetoTrace:
     # ------------------------------------------------------------------ metadata
     @property
     def device_properties(self) -> list[dict[str, Any]]:
-        dp = self.metadata.get("deviceProperties")
+        dp = self.metadata.get(schema.DEVICE_PROPERTIES)
         return dp if isinstance(dp, list) else []
 
     @property

@@ -14,7 +14,12 @@ started, or CLOCK_MONOTONIC seconds), so times alone cannot pair them; the order
 3. Per thread pair, the shift between the two sequences (the profiler usually records a
    window of the run the tracer saw whole) is found by voting: runs of four codes that
    occur in both sequences propose shifts; the shift with the most equal codes wins, ties
-   going to the one whose time differences are the most constant.
+   going to the one whose time differences are the most constant.  Threads are linked
+   largest first; for each thread after the first, the shift that puts each of its calls
+   beside the driver call nearest in time, at the clock offset of the pairs linked so far
+   (one clock per run), is a candidate too: a thread whose calls are all alike (an autograd
+   thread that only launches kernels, in a capture without grid and block) proposes every
+   shift equally, and voting alone picks one at random.
 4. Calls with equal codes at that shift are linked.  The clock offset is the median of their
    start-time differences (driver clock -> Kineto clock, µs); its uncertainty the robust
    spread (1.4826 x the median absolute deviation).  A pair whose difference lies further
@@ -177,8 +182,21 @@ def _grams(code: np.ndarray) -> np.ndarray:
     return g
 
 
-def _align(a_code: np.ndarray, a_t: np.ndarray, b_code: np.ndarray, b_t: np.ndarray) -> tuple[int, np.ndarray, float]:
-    """(shift, linked positions of a, spread µs) of the best alignment of b against a."""
+def _shift_by_time(a_t: np.ndarray, b_t: np.ndarray, offset: float) -> int:
+    """The shift (b index - a index) that puts the most calls of a beside the call of b nearest
+    in time, b's times moved to a's clock by ``offset`` (both sorted)."""
+    bt = b_t + offset
+    j = np.searchsorted(bt, a_t)  # the first call of b at or after each call of a
+    lo, hi = np.clip(j - 1, 0, bt.size - 1), np.clip(j, 0, bt.size - 1)
+    near = np.where(np.abs(bt[lo] - a_t) <= np.abs(bt[hi] - a_t), lo, hi)
+    shifts, counts = np.unique(near - np.arange(a_t.size), return_counts=True)
+    return int(shifts[np.argmax(counts)])
+
+
+def _align(a_code: np.ndarray, a_t: np.ndarray, b_code: np.ndarray, b_t: np.ndarray,
+           offset: float | None = None) -> tuple[int, np.ndarray, float]:
+    """(shift, linked positions of a, spread µs) of the best alignment of b against a; with a
+    clock ``offset`` (b -> a) known from other threads, the shift it gives is a candidate too."""
     none = (0, np.zeros(0, np.int64), np.inf)
     if not a_code.size or not b_code.size:
         return none
@@ -192,12 +210,15 @@ def _align(a_code: np.ndarray, a_t: np.ndarray, b_code: np.ndarray, b_t: np.ndar
     for i, a, b in zip(sample.tolist(), lo.tolist(), hi.tolist()):
         if b > a:
             votes.append(order[a:min(b, a + 64)] - i)
-    if not votes:
-        return none
-    shifts, counts = np.unique(np.concatenate(votes), return_counts=True)
+    candidates: list[int] = []
+    if votes:
+        shifts, counts = np.unique(np.concatenate(votes), return_counts=True)
+        candidates = shifts[np.argsort(-counts, kind="stable")][:_CANDIDATES].tolist()
+    if offset is not None:
+        candidates.append(_shift_by_time(a_t, b_t, offset))
     best = none
     best_key = (-1, -np.inf)
-    for s in shifts[np.argsort(-counts, kind="stable")][:_CANDIDATES].tolist():
+    for s in candidates:
         i0, i1 = max(0, -s), min(a_code.size, b_code.size - s)
         if i1 <= i0:
             continue
@@ -240,9 +261,12 @@ def compute_link(kt: KinetoTrace, drv: DriverTrace) -> DriverLink:
         same = [tb for tb in free_b if b.threads[tb][1] == tid_a]
         cands = same or sorted(free_b)
         best = None
+        # the clock offset of the pairs linked so far (the threads of one run share one clock)
+        so_far = np.concatenate([a.t[p] - b.t[q] for p, q in zip(pairs_a, pairs_b)]) if pairs_a else np.zeros(0)
+        offset = float(np.median(so_far)) if so_far.size else None
         for tb in cands:
             u0, u1 = b_bounds[tb]
-            shift, pos, spread = _align(a_code[s0:s1], a.t[s0:s1], b_code[u0:u1], b.t[u0:u1])
+            shift, pos, spread = _align(a_code[s0:s1], a.t[s0:s1], b_code[u0:u1], b.t[u0:u1], offset)
             if pos.size and (best is None or (pos.size, -spread) > (best[2].size, -best[3])):
                 best = (tb, shift, pos, spread)
         if best is None:

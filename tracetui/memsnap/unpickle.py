@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from ..errors import TraceError, TraceFormatError, TraceTooLargeError
-from ..io.files import available_memory_bytes, open_regular, trace_path
+from ..io.files import open_regular, trace_path
+from ..io.limits import available_memory_bytes
 from ..units import bytes_rounded
 from .sniff import PROTOCOLS, pickle_protocol
 from .stream import Spliced, StreamList, find_point, injection, token

@@ -7,20 +7,27 @@ DataFrames of numpy columns that DuckDB scans in place (``query/columns.py``); a
 copied rank by rank into DuckDB tables with a ``rank`` column, so only one rank's model is
 in memory at a time.
 
-A bad query raises :class:`QueryError` with DuckDB's message on one line (the CLI prints
-it and exits 2).  The result of a query is a :class:`QueryResult`: column names, DuckDB
-type names and rows; ``event_column`` names the column holding model event ids (``event``,
-else the first ``*_event``), ``rank_column`` the job's ``rank``.
+Every session is a sandbox (``query/sandbox.py``): no file, network or extension, the
+settings locked, bounded memory, and a time limit (``timeout_s``); ``allow_files`` turns file
+access on for one session (``tracetui query --allow-files``).  A bad or refused query raises
+:class:`QueryError` with one line (DuckDB's message, or what the sandbox refused and the
+option that allows it; the CLI prints it and exits 2).  The result of a query is a
+:class:`QueryResult`: column names, DuckDB type names and rows; ``event_column`` names the
+column holding model event ids (``event``, else the first ``*_event``), ``rank_column`` the
+job's ``rank``.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .. import units
 from ..errors import TraceError, one_line
 from ..session import LinkedTrace
+from . import sandbox
 from .columns import ARGS_VIEW
 
 #: statements that change the session (a view for later queries) rather than return rows
@@ -121,33 +128,44 @@ class TraceSource:
 
 @dataclass
 class QuerySession:
-    """SQL over one source; tables are built on first reference and kept."""
+    """SQL over one source; tables are built on first reference and kept.
+
+    ``allow_files``: let queries read and write files (``COPY ... TO``, ``read_csv``, ``ATTACH``);
+    off by default.  ``timeout_s``: seconds a query may run (None or 0: no limit; the browser
+    has none, Esc stops a query there).  See ``query/sandbox.py`` for the rest of the sandbox."""
 
     source: TableSource
     warnings: list[str] = field(default_factory=list)
+    allow_files: bool = False
+    timeout_s: float | None = sandbox.DEFAULT_TIMEOUT_S
     _con: Any = None
     _ready: set[str] = field(default_factory=set)
+    _memory: int | None = None
+    _cancel: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
-    def for_trace(cls, linked: LinkedTrace, categorizer: Any = None) -> QuerySession:
+    def for_trace(cls, linked: LinkedTrace, categorizer: Any = None, *, allow_files: bool = False,
+                  timeout_s: float | None = sandbox.DEFAULT_TIMEOUT_S) -> QuerySession:
         """A session over one loaded trace (the browser's and the API's entry)."""
-        return cls(TraceSource(linked, categorizer))
+        return cls(TraceSource(linked, categorizer), allow_files=allow_files, timeout_s=timeout_s)
 
     @classmethod
-    def for_job(cls, inputs: list[str], **options: Any) -> QuerySession:
+    def for_job(cls, inputs: list[str], *, allow_files: bool = False,
+                timeout_s: float | None = sandbox.DEFAULT_TIMEOUT_S, **options: Any) -> QuerySession:
         """A session over a whole job (``options``: ``use_cache``, ``workers``, ``scheduler``,
-        ``rules``; see :class:`~tracetui.query.job_tables.JobSource`)."""
+        ``rules``, ``follow_links``; see :class:`~tracetui.query.job_tables.JobSource`)."""
         from .job_tables import JobSource
 
         src = JobSource(inputs, **options)
-        return cls(src, warnings=src.warnings)
+        return cls(src, warnings=src.warnings, allow_files=allow_files, timeout_s=timeout_s)
 
     @property
     def con(self) -> Any:
         if self._con is None:
-            import duckdb  # first use only: never on the load path
+            from ..kineto.parallel import available_cpus
 
-            self._con = duckdb.connect(":memory:")
+            self._memory = sandbox.memory_bytes()
+            self._con = sandbox.connect(self.allow_files, self._memory, available_cpus())  # imports DuckDB
             arg = getattr(self.source, "arg", None)
             if arg is not None:
                 self._con.create_function("arg", arg, ["BIGINT", "VARCHAR"], "VARCHAR", null_handling="special",
@@ -176,30 +194,60 @@ class QuerySession:
         if todo:
             self._ready.update(self.source.register(self.con, todo))
 
-    def run(self, sql: str, max_rows: int | None = None) -> QueryResult:
+    def run(self, sql: str, max_rows: int | None = None, cancel: threading.Event | None = None) -> QueryResult:
         """Run ``sql`` (one or more statements; the last one's rows are returned, at most
-        ``max_rows`` of them when given)."""
+        ``max_rows`` of them when given).  The statements run in the sandbox, stopped after
+        :attr:`timeout_s`, when ``cancel`` is set (default: the event :meth:`interrupt` sets)
+        or on Ctrl+C (KeyboardInterrupt, raised again once DuckDB has stopped)."""
         import duckdb
 
         if not sql.strip():
             raise QueryError("query", "empty query")
-        self.ensure(self._named(sql))
-        try:
-            cur = self.con.execute(sql)
-            desc = cur.description or []
-            if max_rows is None:
-                rows = cur.fetchall() if desc else []
-                more = False
-            else:
-                rows = cur.fetchmany(max_rows + 1) if desc else []
-                more = len(rows) > max_rows
-                rows = rows[:max_rows]
-        except duckdb.Error as exc:
-            raise QueryError("query", _message(exc)) from None
+        if cancel is None:
+            cancel = self._cancel
+            cancel.clear()
+        names = self._named(sql)
+        self._refuse(sql)
+        self.ensure(names)
+        if cancel.is_set():  # cancelled while the tables were built: they are kept
+            raise QueryError("query", "cancelled")
+        out = sandbox.call_with_limit(lambda: self._fetch(sql, max_rows), self.con.interrupt, self.timeout_s, cancel)
+        if isinstance(out.error, duckdb.InterruptException) and (out.timed_out or out.cancelled):
+            raise QueryError("query", f"stopped after {units.s_text(self.timeout_s or 0)} ({sandbox.TIMEOUT_OPTION})"
+                             if out.timed_out else "cancelled")
+        if isinstance(out.error, duckdb.Error):
+            raise QueryError("query", sandbox.explain(type(out.error).__name__, _message(out.error), self.allow_files,
+                                                      self._memory)) from None
+        if out.error is not None:
+            raise out.error
+        desc, rows, more = out.value
         kind = self._statement(sql)
         if kind in CHANGING:  # DuckDB answers these with a "Count" column: not rows of a table
             return QueryResult([], [], [], False, kind)
         return QueryResult([d[0] for d in desc], [_type_name(d[1]) for d in desc], rows, more, kind)
+
+    def _fetch(self, sql: str, max_rows: int | None) -> tuple[list[Any], list[tuple[Any, ...]], bool]:
+        """Run ``sql`` and fetch its rows (on the helper thread of :func:`sandbox.call_with_limit`)."""
+        cur = self.con.execute(sql)
+        desc = cur.description or []
+        if max_rows is None:
+            return desc, (cur.fetchall() if desc else []), False
+        rows = cur.fetchmany(max_rows + 1) if desc else []
+        more = len(rows) > max_rows
+        if more and hasattr(cur, "abort"):  # DuckDB 2: the rest of a result must end before the next query
+            cur.abort()
+        return desc, rows[:max_rows], more
+
+    def _refuse(self, sql: str) -> None:
+        """QueryError for a statement the sandbox refuses before DuckDB runs it (INSTALL, LOAD)."""
+        import duckdb
+
+        try:
+            why = sandbox.refusal(self.con.extract_statements(sql))
+        except duckdb.Error as exc:
+            raise QueryError("query", _message(exc)) from None
+        if why:
+            raise QueryError("query", why)
 
     def _statement(self, sql: str) -> str:
         """The kind of the last statement of ``sql`` (already run: it parses)."""
@@ -219,14 +267,20 @@ class QuerySession:
         return [r[0] for r in rows]
 
     def interrupt(self) -> None:
-        """Stop the query running on another thread (it raises :class:`QueryError`); a
-        table being built is not stopped."""
-        if self._con is not None:
-            self._con.interrupt()
+        """Stop the query running on another thread (its :meth:`run` raises :class:`QueryError`
+        "cancelled"); a table being built is finished first, and kept."""
+        self._cancel.set()
 
     def close(self) -> None:
+        """Close the DuckDB connection (a query still running is stopped first)."""
         if self._con is not None:
-            self._con.close()
+            import duckdb
+
+            self._cancel.set()
+            try:
+                self._con.close()
+            except duckdb.Error:  # busy with a query on another thread: it ends with the process
+                self._con.interrupt()
             self._con = None
 
 

@@ -44,19 +44,21 @@ JOB_TABLES = TraceTables.TABLES + COLLECTIVE_TABLES
 
 class JobSource:
     """The tables of a job (a folder, a glob or rank files; docs/jobs.md).  ``job``: the job
-    already opened (the browser's), whose layout and collectives are used as they are."""
+    already opened (the browser's), whose layout and collectives are used as they are;
+    ``follow_links``: read a folder's files that lead outside it (see ``expand_inputs``)."""
 
     def __init__(self, inputs: list[str], *, job: Any = None, use_cache: bool = True, workers: int | None = None,
-                 scheduler: str | None = None, rules: str | None = None) -> None:
+                 scheduler: str | None = None, rules: str | None = None, follow_links: bool = False) -> None:
         self.inputs = list(inputs)
         self.job = job
         self.use_cache = use_cache
         self.workers, self.scheduler, self.rules = workers, scheduler, rules
+        self.follow_links = follow_links
         self.warnings: list[str] = []
         if job is not None:
             self.layout: JobLayout = job.layout
         else:
-            files = expand_inputs(self.inputs)
+            files = expand_inputs(self.inputs, self.warnings, follow_links)
             if not files:
                 raise TraceError(self.inputs[0] if self.inputs else None, "no trace files (*.json, *.json.gz) found")
             self.layout = group_ranks([identify(f) for f in files])
@@ -110,7 +112,7 @@ class JobSource:
         from ..job.job import open_job
 
         job = self.job or open_job(self.inputs, use_cache=self.use_cache, workers=self.workers,
-                                   scheduler=self.scheduler, rules=self.rules)
+                                   scheduler=self.scheduler, rules=self.rules, follow_links=self.follow_links)
         self.warnings += [w for w in job.warnings if w not in self.warnings]
         rows, members = [], []
         for i, c in enumerate(job.collectives):

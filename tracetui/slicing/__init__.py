@@ -9,6 +9,7 @@ Which events are kept: :mod:`tracetui.slicing.events`; how the files are written
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +19,9 @@ from ..errors import TraceError
 from ..io.files import write_atomically
 from ..session import LinkedTrace
 from .events import parse_window, step_events, subtree_events, window_events
-from .write import et_output_path, write_et_slice, write_kineto_slice
+from .write import et_output_path, kineto_slice_pieces, write_et_slice, write_kineto_slice
 
-__all__ = ["Cut", "SliceReport", "slice_linked", "slice_job", "parse_ranks", "parse_window"]
+__all__ = ["Cut", "SliceReport", "slice_linked", "slice_job", "slice_pieces", "parse_ranks", "parse_window"]
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,11 @@ class Cut:
 
 @dataclass
 class SliceReport:
-    """What a slice wrote: ``files`` (path -> what it holds, e.g. "1,234 events")."""
+    """What a slice wrote: ``files`` (path -> what it holds, e.g. "1,234 events"), and
+    ``warnings`` (files of a job's folder left out)."""
 
     files: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def events_of(linked: LinkedTrace, cut: Cut) -> np.ndarray:
@@ -67,15 +70,27 @@ def events_of(linked: LinkedTrace, cut: Cut) -> np.ndarray:
     return np.arange(kt.n_events, dtype=np.int64)
 
 
+def _sliceable(linked: LinkedTrace) -> None:
+    from ..driver import DriverTrace
+
+    kt = linked.kineto
+    if isinstance(kt, DriverTrace):
+        raise TraceError(kt.driver_path or kt.path, "slicing a driver-call trace is not supported; "
+                                                    "slice its Kineto trace alone")
+
+
+def slice_pieces(linked: LinkedTrace, cut: Cut) -> Iterator[bytes]:
+    """The slice of one Kineto trace as JSON pieces, for a stream (``slice -o -``: the ET's
+    slice needs a file beside it, so ``linked`` holds no ET here)."""
+    _sliceable(linked)
+    return kineto_slice_pieces(linked.kineto, events_of(linked, cut), cut.describe())
+
+
 def slice_linked(linked: LinkedTrace, cut: Cut, out: str, report: SliceReport | None = None) -> SliceReport:
     """Write the slice of one trace (and of its ET, beside ``out``)."""
     report = report or SliceReport()
     kt = linked.kineto
-    from ..driver import DriverTrace
-
-    if isinstance(kt, DriverTrace):
-        raise TraceError(kt.driver_path or kt.path, "slicing a driver-call trace is not supported; "
-                                                    "slice its Kineto trace alone")
+    _sliceable(linked)
     ev = events_of(linked, cut)
     write_kineto_slice(kt, ev, out, cut.describe())
     report.files[out] = f"{ev.size:,} of {kt.n_events:,} events"
@@ -99,15 +114,17 @@ def parse_ranks(text: str) -> list[int]:
 
 
 def slice_job(inputs: list[str], ranks: list[int] | None, cut: Cut, out_dir: str, *,
-              use_cache: bool = True) -> SliceReport:
+              use_cache: bool = True, follow_links: bool = False) -> SliceReport:
     """A smaller job folder: the files of ``ranks`` (all when None), each cut by ``cut``
-    (copied byte for byte when ``cut`` keeps everything)."""
+    (copied byte for byte when ``cut`` keeps everything); ``follow_links``: read a folder's
+    files that lead outside it (see ``expand_inputs``)."""
     from ..job.discover import expand_inputs
     from ..job.layout import group_ranks
     from ..job.worker import identify
     from ..store.traces import load_cached
 
-    layout = group_ranks([identify(f) for f in expand_inputs(inputs)])
+    skipped: list[str] = []
+    layout = group_ranks([identify(f) for f in expand_inputs(inputs, skipped, follow_links)])
     have = {r.rank: r for r in layout.ranks}
     if not have:
         raise TraceError(inputs[0] if inputs else None, "no Kineto trace with a rank among the files of this job")
@@ -120,7 +137,7 @@ def slice_job(inputs: list[str], ranks: list[int] | None, cut: Cut, out_dir: str
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
         raise TraceError(out_dir, f"cannot create the folder: {exc.strerror or exc}") from None
-    report = SliceReport()
+    report = SliceReport(warnings=skipped)
     whole = not cut.describe()
     for r in wanted:
         rf = have[r]

@@ -48,10 +48,15 @@ def write_pieces(path: str, pieces: Iterable[bytes]) -> None:
         raise TraceError(path, f"cannot write: {exc.strerror or exc}") from None
 
 
+def kineto_slice_pieces(kt: KinetoTrace, events: np.ndarray, what: dict[str, Any]) -> Iterator[bytes]:
+    """The Kineto trace of ``events`` as JSON pieces (``what``: the ``tracetui_slice`` key)."""
+    note = {"source": kt.name_of_file, **what, "events": int(np.unique(events).size)}
+    return chrome_pieces(kt, events, ("tracetui_slice", note))
+
+
 def write_kineto_slice(kt: KinetoTrace, events: np.ndarray, path: str, what: dict[str, Any]) -> None:
     """Write the Kineto trace of ``events`` to ``path`` (``what``: the ``tracetui_slice`` key)."""
-    note = {"source": kt.name_of_file, **what, "events": int(np.unique(events).size)}
-    write_pieces(path, chrome_pieces(kt, events, ("tracetui_slice", note)))
+    write_pieces(path, kineto_slice_pieces(kt, events, what))
 
 
 class _NodeId(msgspec.Struct):

@@ -54,6 +54,7 @@ from .. import __version__, config, errors, formats, session
 from ..errors import LoadWarning, TraceError
 from ..formats import FileKind
 from ..io.colfile import FORMAT_VERSION, CacheCorruptError, load_fields
+from ..io.containers import compression_of
 from ..io.files import open_regular, trace_path
 from ..io.formats import Progress, no_progress
 from ..link import link_et_kineto
@@ -303,9 +304,9 @@ def _load_one(path: str, use_cache: bool, progress: Progress, deferred: list[Cal
 # --------------------------------------------------------------------------- child process
 def _estimated_json_bytes(path: str) -> int:
     with open_regular(path) as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
+        compressed = compression_of(fh.read(4)) is not None  # gzip or zstd
         size = os.fstat(fh.fileno()).st_size
-    return size * 10 if gz else size
+    return size * 10 if compressed else size
 
 
 def _use_subprocess(path: str, kind: FileKind) -> bool:

@@ -44,6 +44,7 @@ from .browser.loading_screen import (
     LoadProgress,
     ProgressRelay,
 )
+from .follow.follow_hooks import FollowHooks
 from .key_order import KeyRouter
 from .notify import show_note
 from .shown import top_screen
@@ -51,6 +52,7 @@ from .textual_guards import install_guards
 
 if TYPE_CHECKING:
     from ..diff.runs import DiffRequest
+    from ..follow.follower import FollowRequest
     from ..session import LinkedTrace
     from .browser.main_screen import MainScreen
     from .diff.diff_screen import DiffScreen
@@ -64,7 +66,7 @@ install_guards()
 EXIT_LOAD_FAILED = 2
 
 __all__ = ["EXIT_LOAD_FAILED", "DiffScreen", "MainScreen", "TraceApp", "TraceTree", "run_app", "run_diff_app",
-           "run_job_app"]
+           "run_follow_app", "run_job_app"]
 
 #: names this module offers but imports only when asked for (the first frame does not need them)
 _LAZY = {"MainScreen": ".browser.main_screen", "TraceTree": ".tree.trace_tree", "DiffScreen": ".diff.diff_screen"}
@@ -79,7 +81,7 @@ def _main_screen_class() -> type:
     return MainScreen
 
 
-class TraceApp(App[int]):
+class TraceApp(FollowHooks, App[int]):
     """tracetui's Textual application over one trace (optionally with its ET)."""
 
     CSS_PATH = "app.tcss"
@@ -91,7 +93,8 @@ class TraceApp(App[int]):
     def __init__(self, paths: list[str], *, use_cache: bool = True, categorizer=None,
                  job_inputs: list[str] | None = None, workers: int | None = None,
                  scheduler: str | None = None, settings: Settings | None = None,
-                 diff: DiffRequest | None = None) -> None:
+                 diff: DiffRequest | None = None, follow_links: bool = False,
+                 follow: FollowRequest | None = None, live: float | None = None) -> None:
         super().__init__()
         #: theme and keymap (config.toml: tracetui/config.py); a bad file raised TraceError already
         self.settings = settings if settings is not None else load_settings()
@@ -100,7 +103,7 @@ class TraceApp(App[int]):
         self.paths = list(paths)
         #: a whole job (docs/jobs.md): its inputs, the opened Job, the rank on screen
         self.job_inputs = list(job_inputs) if job_inputs else None
-        self.job_options = {"workers": workers, "scheduler": scheduler}
+        self.job_options = {"workers": workers, "scheduler": scheduler, "follow_links": follow_links}
         self.job = None
         #: the job's cross-rank tables, computed once (ui/view/once.py); set when the job opens
         self.job_once = None
@@ -126,6 +129,8 @@ class TraceApp(App[int]):
         self._browser_shown = threading.Event()
         #: SQL over what is shown (ui/query): the DuckDB session and this session's queries
         self.query_state = None
+        #: a run followed (``tracetui follow DIR``), a growing file (``--follow``): ui/follow/follow_hooks.py
+        self.init_follow(follow, live)
 
     # ------------------------------------------------------------------ settings
     def _apply_settings(self) -> None:
@@ -163,6 +168,8 @@ class TraceApp(App[int]):
         self._clashes: set[tuple[str, ...]] = set()
         self._config_notes: list[str] = []
         self._apply_settings()
+        if self.start_following():
+            return
         if self.job_inputs:
             self.push_screen(LoadingScreen(self.job_inputs))
             self.call_after_refresh(self.load_job, self.job_inputs)
@@ -291,13 +298,13 @@ class TraceApp(App[int]):
     def _diff_loaded(self, session: DiffSession) -> None:
         from .diff.diff_screen import DiffScreen
 
-        if self.load_cancelled:
+        if self.load_cancelled or not self.follow_loading():
             return
         self.diff_session = session
         self.linked = session.sides["a"][0]
         self.load_failed = False
         self.sub_title = "diff"
-        self.switch_screen(DiffScreen(session))
+        self.switch_screen((self.diff_class or DiffScreen)(session))
         self.call_after_refresh(self._browser_shown.set)
         self.call_after_refresh(self._show_config_notes)
 
@@ -315,8 +322,11 @@ class TraceApp(App[int]):
             self._loaded(message.linked, message.source, message.categorizer)
 
     def action_cancel_load(self) -> None:
-        """``Esc`` on the loading screen: stop the load (at its next progress report) and quit."""
+        """``Esc`` on the loading screen: stop the load (at its next progress report) and quit
+        (following a run: back to the cycles)."""
         if not isinstance(top_screen(self), LoadingScreen):
+            return
+        if self.follow_cancel_load():
             return
         self.load_cancelled = True
         self.workers.cancel_group(self, "load")
@@ -324,6 +334,7 @@ class TraceApp(App[int]):
         self.exit(return_code=EXIT_LOAD_CANCELLED)
 
     def on_unmount(self) -> None:
+        self.stop_following()
         if self.query_state is not None:
             self.query_state.close()
         gc.unfreeze()  # the app is done: what it froze (_freeze_objects) can be collected
@@ -373,6 +384,8 @@ class TraceApp(App[int]):
         from .browser.main_screen import MainScreen
         from .view.trace_detail import TraceDetail
 
+        if not self.follow_loading():
+            return
         self.linked = linked
         self.load_failed = False
         if self.job is None:  # another file opened: its own path, if any, comes from P
@@ -384,15 +397,18 @@ class TraceApp(App[int]):
         self.sub_title = one_line(linked.title)
         job_rank = (self.rank, self.job.world_size) if self.job is not None and self.rank is not None else None
         select, self._pending_select = self._pending_select, None
-        self.switch_screen(MainScreen(linked, source, TraceDetail(source, categorizer), job_rank=job_rank,
-                                      initial_select=select))
+        self.switch_screen((self.browser_class or MainScreen)(linked, source, TraceDetail(source, categorizer),
+                                                              job_rank=job_rank, initial_select=select))
         self.call_after_refresh(self._browser_shown.set)
         self.call_after_refresh(self._show_config_notes)
         self.call_after_refresh(_freeze_objects)
+        self.follow_loaded()
 
     def _load_failed(self, message: str) -> None:
         from .browser.error_dialog import ErrorDialog
 
+        if self.follow_load_failed(message):
+            return
         self.load_failed = True
         if self.diff_request is not None:
             self.push_screen(ErrorDialog(message, "Could not compare the runs", can_open=False), self._error_choice)
@@ -487,6 +503,7 @@ def binding_ids() -> set[str]:
     a keymap may use."""
     from textual.dom import DOMNode
 
+    from .follow import follow_screen  # noqa: F401 -- imported only when following: its bindings count
     from .job import job_summary_screen  # noqa: F401 -- imported lazily by the job keys: its bindings count
 
     out: set[str] = set()
@@ -509,14 +526,15 @@ def _default_categorizer():
 
 
 def run_job_app(inputs: list[str], use_cache: bool = True, workers: int | None = None,
-                scheduler: str | None = None) -> int:
+                scheduler: str | None = None, follow_links: bool = False) -> int:
     """Open the browser on a whole job (a folder, a glob, several rank files): every rank
     is summarised first, then one rank at a time is shown (``r`` switches).  Exit status as
     :func:`run_app`."""
     from ..job.executor import start_pool_helpers
 
     start_pool_helpers()  # before Textual replaces sys.stderr (the helpers' start needs its descriptor)
-    return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler))
+    return _run(TraceApp([], use_cache=use_cache, job_inputs=inputs, workers=workers, scheduler=scheduler,
+                         follow_links=follow_links))
 
 
 def run_diff_app(request: DiffRequest) -> int:
@@ -525,14 +543,21 @@ def run_diff_app(request: DiffRequest) -> int:
     return _run(TraceApp([*request.paths_a, *request.paths_b], use_cache=request.use_cache, diff=request))
 
 
-def run_app(paths: list[str], use_cache: bool = True) -> int:
+def run_follow_app(request: FollowRequest) -> int:
+    """Open the follow screen on ``request.folder`` (``tracetui follow DIR``, docs/follow.md).
+    Exit status as :func:`run_app`."""
+    return _run(TraceApp([request.folder], use_cache=request.use_cache, follow=request))
+
+
+def run_app(paths: list[str], use_cache: bool = True, live: float | None = None) -> int:
     """Open the browser on ``paths`` (one Kineto trace, an ET, or both in any order).
 
     Returns the exit status: 0, :data:`EXIT_LOAD_FAILED` when the initial load failed
     and the user quit from the error dialog, or :data:`~tracetui.crash.EXIT_INTERNAL_ERROR`
     after a bug (its one-line report is printed on stderr, the traceback saved to a file).
+    ``live``: read the (driver-call) trace again as it grows, looking every ``live`` seconds.
     """
-    return _run(TraceApp(paths, use_cache=use_cache))
+    return _run(TraceApp(paths, use_cache=use_cache, live=live))
 
 
 def _run(app: TraceApp) -> int:

@@ -41,8 +41,10 @@ browser app (the headless core never imports this module).
   reply into the app (Textual 8.0.0 and 8.2.8; Rich's ``Text`` drops only BEL, BS, VT, FF
   and CR).  The browser escapes trace text visibly where it becomes a ``Text``
   (:func:`tracetui.errors.one_line`, :mod:`tracetui.io.terminal`); this guard is the last
-  line behind that: a strip whose text still holds a C0 or C1 control character (or DEL)
-  is written without them (they take no cell, so the layout is unchanged).
+  line behind that: a strip whose text still holds a character the sanitiser escapes
+  (:data:`tracetui.errors.UNSAFE_RANGES`: C0 and C1 controls, DEL, bidi controls and marks,
+  invisible characters) is written with each replaced by as many spaces as the cells it
+  takes (none for most: the layout is unchanged), so no bidi override reorders a line either.
 """
 
 from __future__ import annotations
@@ -51,10 +53,13 @@ import re
 import traceback
 from functools import wraps
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import OptionList
+
+from ..errors import UNSAFE
 
 _INSTALLED = False
 
@@ -160,9 +165,8 @@ def _guard_select_label() -> None:
     SelectCurrent.update = guarded_update  # type: ignore[method-assign]
 
 
-#: what a terminal acts on: C0 controls, DEL, C1 controls
-_TERMINAL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_DROP_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)])
+def _blank(m: re.Match[str]) -> str:
+    return " " * cell_len(m.group())
 
 
 def _guard_control_output() -> None:
@@ -172,8 +176,9 @@ def _guard_control_output() -> None:
     def render(self: Strip, console) -> str:
         if self._render_cache is None:
             segments = list(self)
-            if _TERMINAL_CONTROL.search("".join([seg.text for seg in segments])):
-                clean = Strip([Segment(seg.text.translate(_DROP_CONTROLS), seg.style, seg.control) for seg in segments],
+            text = "".join([seg.text for seg in segments])
+            if not (text.isascii() and text.isprintable()) and UNSAFE.search(text):
+                clean = Strip([Segment(UNSAFE.sub(_blank, seg.text), seg.style, seg.control) for seg in segments],
                               self.cell_length)
                 self._render_cache = original(clean, console)
         return original(self, console)

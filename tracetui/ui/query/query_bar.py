@@ -10,6 +10,7 @@ message on the message line (one line of text, never a crash).  ``Esc`` closes t
 
 from __future__ import annotations
 
+import threading
 import time
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
@@ -174,11 +175,13 @@ class QueryBar(Vertical):
         if state is None or not sql.strip() or self.running:
             return
         state.remember(sql)
+        cancel = state.begin()
         self.input.reset_history()
         self._started = time.perf_counter()
         self._tick()
         self._timer = self.set_interval(TICK_S, self._tick)
-        self.run_worker(partial(self._run, state, sql), thread=True, exclusive=True, group="query", name="query")
+        self.run_worker(partial(self._run, state, sql, cancel), thread=True, exclusive=True, group="query",
+                        name="query")
 
     def _tick(self) -> None:
         if self._started is not None:
@@ -202,17 +205,18 @@ class QueryBar(Vertical):
                 self.state.interrupt()
             self.workers.cancel_group(self, "query")
             secs = self._stop_ticking()
-            self.say(f"stopped after {units.s_text(secs, '.1f')} (a table being built finishes in the background)",
-                     error=True)
+            self.say(f"query cancelled: stopped after {units.s_text(secs, '.1f')} (Esc); "
+                     "a table being built is finished in the background and kept", error=True)
             return
         self.close()
         self.post_message(self.Closed())
 
-    def _run(self, state: QueryState, sql: str) -> None:
-        """Worker thread: run ``sql``; hand the rows or the message to the UI thread."""
+    def _run(self, state: QueryState, sql: str, cancel: threading.Event) -> None:
+        """Worker thread: run ``sql`` (stopped when ``cancel`` is set: Esc); hand the rows or
+        the message to the UI thread."""
         worker = get_current_worker()
         try:
-            result, secs = state.run(sql)
+            result, secs = state.run(sql, cancel=cancel)
             done = partial(self._answered, sql, result, secs)
         except TraceError as exc:  # QueryError: DuckDB's message, one line
             done = partial(self._failed, str(exc))

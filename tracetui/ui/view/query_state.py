@@ -4,9 +4,14 @@ job, the queries of this session (history), completions for the query bar, timin
 The session is made when the first query runs (in the query worker: DuckDB's import and the
 first tables take about a second on a large trace) and kept for the next ones, so a table
 is built once.  Runs are serialised by a lock (a query typed while one still runs waits
-for it, in its own worker); :meth:`QueryState.interrupt` stops the running one.  In a job
-the session covers every rank (tables with a ``rank`` column, ``collectives``) and lives as
-long as the job: switching ranks keeps it.
+for it, in its own worker).  :meth:`QueryState.begin` (the UI thread, as a query is sent)
+gives each query its own cancel flag, which :meth:`QueryState.interrupt` (Esc) sets and the
+session reads once its tables are built and watches while its statement runs: Esc stops the
+query at once, or before it starts (and a query sent right after it does not clear it).
+The browser's sessions are the CLI's sandbox (``query/sandbox.py``: no files, network or
+extensions, settings locked) with no time limit (Esc stops a query) and at most
+:data:`BROWSER_ROWS` rows fetched.  In a job the session covers every rank (tables with a
+``rank`` column, ``collectives``) and lives as long as the job: switching ranks keeps it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class QueryState:
         self._make = make_session
         self._session: QuerySession | None = None
         self._lock = threading.Lock()
+        self._cancel = threading.Event()
         self.table_names = tuple(table_names)
         #: column names of the tables built so far (offered for completion after them)
         self.column_names: tuple[str, ...] = ()
@@ -48,7 +54,7 @@ class QueryState:
         """Over one loaded trace (raises TraceError for an Execution Trace alone)."""
         from ...query import QuerySession
 
-        session = QuerySession.for_trace(linked, categorizer)
+        session = QuerySession.for_trace(linked, categorizer, timeout_s=None)
         return cls(lambda: session, session.table_names(), linked)
 
     @classmethod
@@ -57,7 +63,7 @@ class QueryState:
         from ...query import QuerySession
         from ...query.job_tables import JOB_TABLES
 
-        return cls(lambda: QuerySession.for_job(job.inputs, job=job, use_cache=use_cache, rules=rules),
+        return cls(lambda: QuerySession.for_job(job.inputs, job=job, use_cache=use_cache, rules=rules, timeout_s=None),
                    JOB_TABLES, job)
 
     @property
@@ -66,22 +72,30 @@ class QueryState:
         return self._session is not None
 
     # ------------------------------------------------------------------ running
-    def run(self, sql: str, max_rows: int = BROWSER_ROWS) -> tuple[QueryResult, float]:
-        """Run ``sql`` (worker thread); returns the result and the wall seconds it took
-        (tables built on the way included).  Raises QueryError / TraceError."""
+    def begin(self) -> threading.Event:
+        """A query is being sent (UI thread): its cancel flag, for :meth:`run`."""
+        self._cancel = threading.Event()
+        return self._cancel
+
+    def run(self, sql: str, max_rows: int = BROWSER_ROWS,
+            cancel: threading.Event | None = None) -> tuple[QueryResult, float]:
+        """Run ``sql`` (worker thread) with the flag :meth:`begin` gave (default: the last
+        one); returns the result and the wall seconds it took (tables built on the way
+        included).  Raises QueryError / TraceError; QueryError "cancelled" after :meth:`interrupt`."""
+        cancel = cancel or self._cancel
         with self._lock:
             t0 = time.perf_counter()
             if self._session is None:
                 self._session = self._make()
-            result = self._session.run(sql, max_rows=max_rows)
+            result = self._session.run(sql, max_rows=max_rows, cancel=cancel)
             elapsed = time.perf_counter() - t0
             self.column_names = tuple(self._session.column_names())
         return result, elapsed
 
     def interrupt(self) -> None:
-        """Stop the running query, if any (its worker then gets a QueryError)."""
-        if self._session is not None:
-            self._session.interrupt()
+        """Stop the query sent last (its worker then gets QueryError "cancelled"): at once
+        when it runs, before it starts when its tables are still being built."""
+        self._cancel.set()
 
     def warnings(self) -> list[str]:
         return list(self._session.warnings) if self._session is not None else []
