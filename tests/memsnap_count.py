@@ -18,12 +18,13 @@ def is_user(frame: dict) -> bool:
 
 
 def owner_label(frames: list[dict]) -> str:
-    """The innermost user frame, else the innermost Python frame, else the innermost frame."""
-    for test in (is_user, lambda f: f["filename"].endswith(".py"), lambda f: True):
+    """The innermost user frame, else the innermost Python frame; C++ frames only: "(no Python
+    frame)"; no frame: "(no frames)"."""
+    for test in (is_user, lambda f: f["filename"].endswith(".py")):
         for f in frames:
             if test(f):
                 return f"{f['name']} ({os.path.basename(f['filename'])}:{f['line']})"
-    return "(no frames)"
+    return "(no Python frame)" if frames else "(no frames)"
 
 
 def origin(snap: dict) -> int:

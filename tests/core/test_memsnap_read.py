@@ -253,7 +253,8 @@ def test_the_history_read_while_unpickling_equals_the_whole_read(tmp_path, proto
 
     paths = [write(basic().snapshot(), tmp_path / "b.pickle", protocol),
              write(two_devices().snapshot(), tmp_path / "two.pickle", protocol),
-             SAMPLES / "h200" / "cuda_transformer_mem_snapshot.pickle", SAMPLES / "h200" / "cuda_oom_snapshot.pickle"]
+             SAMPLES / "h200" / "cuda_transformer_mem_snapshot.pickle", SAMPLES / "h200" / "cuda_oom_snapshot.pickle",
+             SAMPLES / "h200" / "cuda_allstacks_p5.pickle"]
     write_scaled(tmp_path / "scaled.pickle", 5000)
     paths.append(tmp_path / "scaled.pickle")
     for path in paths:

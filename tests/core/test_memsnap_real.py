@@ -25,6 +25,8 @@ from tracetui.session import open_traces
 H200 = SAMPLES / "h200"
 MEM = H200 / "cuda_transformer_mem_snapshot.pickle"
 OOM = H200 / "cuda_oom_snapshot.pickle"
+#: C++ and Python frames (stacks="all"), written with protocol 5 (scripts/gpu_box/memsnap_all_stacks.py)
+ALLSTACKS = H200 / "cuda_allstacks_p5.pickle"
 KINETO = H200 / "cuda_transformer_mem_kineto.json.gz"
 
 
@@ -33,12 +35,12 @@ def _doc(capsys, *paths) -> dict:
     return orjson.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("path", [MEM, OOM], ids=["transformer", "oom"])
+@pytest.mark.parametrize("path", [MEM, OOM, ALLSTACKS], ids=["transformer", "oom", "allstacks_p5"])
 def test_numbers_equal_the_tests_own_count(capsys, path):
     snap = read_snapshot(path)
     c = count(snap)
     doc = _doc(capsys, path)
-    assert (doc["protocol"], doc["entries"], doc["origin_us"]) == (4, c["entries"], origin(snap))
+    assert (doc["protocol"], doc["entries"], doc["origin_us"]) == (path.read_bytes()[1], c["entries"], origin(snap))
     assert doc["actions"] == dict(Counter(e["action"] for e in snap["device_traces"][0]))
     (d,) = doc["devices"]
     assert (d["allocations"], d["frees"], d["free_requested"]) == (c["allocations"], c["frees"], c["free_requested"])
@@ -73,6 +75,24 @@ def test_the_recorded_run(capsys):
     assert [f["name"] for f in fwd["largest"][0]["frames"][:4]] == ["forward", "_call_impl", "_wrapped_call_impl",
                                                                     "forward"]
     assert owners["(no frames)"]["largest"][0]["bytes"] == 33_554_432  # the autograd thread's
+
+
+def test_a_protocol_5_snapshot_with_cpp_frames(capsys):
+    """cuda_allstacks_p5.pickle: protocol 5 (Python 3.14's), read while unpickled like protocol 4;
+    C++ frames are never an owner: the allocations of the autograd thread (C++ frames only) are
+    "(no Python frame)", the others their innermost user frame, above 30 C++ frames."""
+    from tracetui.memsnap.reader import SnapshotReader
+    from tracetui.memsnap.unpickle import load_plain
+
+    reader = SnapshotReader()
+    assert load_plain(ALLSTACKS, stream=reader).streamed_device == 0
+    (d,) = _doc(capsys, ALLSTACKS)["devices"]
+    assert d["peak_allocated_bytes"] == 113_283_080
+    owners = {o["owner"]: o for o in d["owners_at_peak"]}
+    assert owners["(no Python frame)"]["bytes"] == 56_643_584
+    frames = owners["train_step (ms_all.py:9)"]["largest"][0]["frames"]
+    assert frames[0]["name"] == "torch::unwind::unwind()" and not frames[0]["user"]
+    assert [f["name"] for f in frames if f["user"]][:1] == ["train_step"]
 
 
 def test_the_out_of_memory_snapshot(capsys):

@@ -4,9 +4,10 @@ the blocks live at a time and the pairing are that module's and :mod:`.memory_pe
 
 - **owners are stack frames**: a live block belongs to the innermost *user frame* of the
   stack of its ``alloc`` entry (:func:`user_frames`: a Python file outside ``site-packages``,
-  ``dist-packages`` and the Python standard library), else its innermost Python frame, else
-  its innermost frame; a block without frames (allocated where no Python frame exists: the
-  autograd thread, C++) is :data:`NO_FRAMES`.  Grouped ``by`` that frame (:data:`GROUPINGS`),
+  ``dist-packages`` and the Python standard library), else its innermost Python frame; a block
+  whose stack has C++ frames only (recorded with ``stacks="all"`` where no Python frame exists:
+  the autograd engine's thread) is :data:`NO_PYTHON` (its innermost C++ frame is the unwinder's
+  own), one without frames :data:`NO_FRAMES`.  Grouped ``by`` that frame (:data:`GROUPINGS`),
   its file, the whole stack, or the profiler annotation open then (``annotation``: the
   memory model's owner);
 - **segments and fragmentation** at the time of the snapshot: per device the segments' bytes
@@ -40,6 +41,10 @@ from .memory_peak import OUTSIDE, live_rows
 GROUPINGS = ("frame", "file", "stack", "annotation")
 #: the owner of a block whose allocation recorded no frame
 NO_FRAMES = "(no frames)"
+#: the owner of a block whose allocation recorded C++ frames only
+NO_PYTHON = "(no Python frame)"
+#: owner keys of those two (frame ids are >= 0)
+_NO_FRAMES, _NO_PYTHON = -1, -2
 #: a frame's file is a library's (not the user's code): installed packages, the standard library
 _LIBRARY = re.compile(r"(^|[/\\])(site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?[/\\]|^<")
 
@@ -64,20 +69,20 @@ def python_frames(snap: MemorySnapshot) -> np.ndarray:
 
 
 def owner_frames(snap: MemorySnapshot) -> np.ndarray:
-    """Per stack: its owner frame (module docstring; -1: no frames)."""
+    """Per stack: its owner frame (module docstring; -1: no frames, -2: no Python frame)."""
     return per_trace(snap, "memsnap_owner_frames", _owner_frames)
 
 
 def _owner_frames(snap: MemorySnapshot) -> np.ndarray:
     st = snap.stacks
-    out = np.full(st.n, -1, dtype=np.int64)
+    lens = np.diff(st.start)
+    out = np.where(lens > 0, _NO_PYTHON, _NO_FRAMES).astype(np.int64)
     if not st.frames.size:
         return out
-    lens = np.diff(st.start)
     which = np.repeat(np.arange(st.n), lens)
-    for flags in (np.ones(snap.frames.n, dtype=bool), python_frames(snap), user_frames(snap)):
+    for flags in (python_frames(snap), user_frames(snap)):
         hit = flags[st.frames]
-        # the first frame of each stack with the flag (later passes win: user over Python over any)
+        # the first frame of each stack with the flag (the later pass wins: user over Python)
         pos = np.flatnonzero(hit)
         first = np.full(st.n, -1, dtype=np.int64)
         stacks = which[pos]
@@ -131,11 +136,12 @@ def owners_by(kt: SnapshotTrace, m: MemoryModel, rows: np.ndarray, by: str = "fr
     rows = rows[np.lexsort((rows, -m.nbytes[rows]))]
     stacks = row_stacks(kt, m, rows)
     of = owner_frames(snap)
-    frames = np.where(stacks >= 0, of[np.maximum(stacks, 0)], -1) if of.size else np.full(rows.size, -1)
+    frames = np.where(stacks >= 0, of[np.maximum(stacks, 0)], _NO_FRAMES) if of.size else \
+        np.full(rows.size, _NO_FRAMES)
     if by == "frame":
         keys = frames
     elif by == "file":
-        keys = np.where(frames >= 0, snap.frames.file[np.maximum(frames, 0)], -1) if snap.frames.n else frames
+        keys = np.where(frames >= 0, snap.frames.file[np.maximum(frames, 0)], frames) if snap.frames.n else frames
     elif by == "stack":
         keys = stacks
     else:
@@ -157,6 +163,8 @@ def _label(kt: SnapshotTrace, by: str, key: int, frame: int) -> str:
     snap = kt.snapshot
     if by == "annotation":
         return kt.name(key) if key >= 0 else OUTSIDE
+    if by != "stack" and key < 0:
+        return NO_PYTHON if key == _NO_PYTHON else NO_FRAMES
     if key < 0:
         return NO_FRAMES
     if by == "file":
