@@ -24,6 +24,7 @@ from .et.format import FORMAT as _ET
 from .io.files import trace_path
 from .io.formats import CacheSpec, FileRole, Format, Head, Progress, Recognition, read_head
 from .kineto.format import FORMAT as _KINETO
+from .memsnap.format import FORMAT as _MEMSNAP
 from .nsys.format import FORMAT as _NSYS
 from .rocprof.format import FORMAT as _ROCPROF
 from .xplane.format import FORMAT as _XPLANE
@@ -41,6 +42,7 @@ class FileKind(enum.Enum):
     NSYS = _NSYS
     XPLANE = _XPLANE
     ROCPROF = _ROCPROF
+    MEMSNAP = _MEMSNAP
 
     @property
     def spec(self) -> Format:

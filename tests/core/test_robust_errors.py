@@ -126,7 +126,8 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path))
     assert main(["info", "--no-cache", str(kin), str(kin)]) == 2
     assert capsys.readouterr().err == (f"tracetui: {kin}: both files are PyTorch profiler traces; the other file "
-                                       "must be the Execution Trace or driver-call trace of the same run\n")
+                                       "must be the Execution Trace, driver-call trace or CUDA memory snapshot of the "
+                                       "same run\n")
 
 
 # (the events carry a PyTorch category: without one, a traceEvents document is a generic Chrome
