@@ -7,7 +7,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -15,6 +14,7 @@ from .. import units
 from ..errors import one_line
 from ..io import jsonout
 from .common import add_inputs, load
+from .fit_table import stdout_console
 
 if TYPE_CHECKING:
     from ..session import LinkedTrace
@@ -103,7 +103,7 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
     if as_json:
         sys.stdout.write(jsonout.dumps(info, indent=True).decode() + "\n")
         return 0
-    con = Console()
+    con, _ = stdout_console()
     for f in info["files"]:
         con.print(Text(one_line(f), style="bold"))
     if "format" in info:
