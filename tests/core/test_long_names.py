@@ -1,5 +1,5 @@
 """Names cost what their first few KB cost (issue 40, ``tracetui/names.py``, docs/security.md
-promise 11).
+promise 13).
 
 A small real trace with one op and one kernel renamed to 10 MB names (:mod:`long_names`):
 before the bound, ``summary`` took over a minute of CPU on it and ``query`` as long (Rich
