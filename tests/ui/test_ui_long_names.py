@@ -65,3 +65,38 @@ async def test_every_key_on_10_mb_names_takes_under_150_ms(tmp_path):
     assert len(spent) == len(KEY_WALK)
     slow = [f"{key} ({what}): {s * 1e3:.0f} ms" for key, what, s in spent if s > KEY_CPU_S]
     assert not slow, slow
+
+
+def test_a_flows_other_end_is_drawn_cut(tmp_path):
+    """A generic Chrome trace's flow names the event at its other end in the detail pane
+    (``ui/view/format_args.flow_sections``): a 1 MB name there is drawn cut, with its mark."""
+    import io
+    import json
+    import sys
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from tracetui.session import open_traces
+    from tracetui.ui.view.detail_section import render_sections
+    from tracetui.ui.view.format_args import flow_sections
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    from test_chrome_generic import perfetto_doc
+
+    doc = perfetto_doc()
+    long_name = "V8.Execute_" + "x" * 1_000_000 + " END_OF_SPAN"
+    for ev in doc["traceEvents"]:
+        if ev.get("name") == "V8.Execute":
+            ev["name"] = long_name
+    path = tmp_path / "perfetto.json"
+    path.write_text(json.dumps(doc))
+    kt = open_traces([str(path)]).kineto
+    layout = next(i for i in range(kt.n_events) if kt.name(i) == "Layout")
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    t = time.process_time()
+    console.print(render_sections(flow_sections(kt, layout)))
+    assert time.process_time() - t < KEY_CPU_S
+    text = " ".join(console.export_text().split())
+    assert "out → V8.Execute_xxx" in text and "… (+996 kB) · thread 12 (pid 10, renderer)" in text
+    assert "END_OF_SPAN" not in text
