@@ -119,7 +119,8 @@ def test_search_matches_the_head_of_a_name():
 
 
 # ------------------------------------------------------------------ grouping stays exact
-def test_names_that_differ_after_the_head_stay_two_rows(tmp_path):
+def test_names_that_differ_after_the_head_stay_two_rows(tmp_path, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: rows as wide as their content, each mark on one line
     a, b = twin_names()
     assert a[:NAME_WORK_CHARS] == b[:NAME_WORK_CHARS] and a != b
     trace = write_twins(tmp_path)
