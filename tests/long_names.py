@@ -117,17 +117,28 @@ def command_argv(name: str, trace: Path | str, out: Path | str) -> list[str]:
 
 #: (key, what it does) pressed in this order after the browser opened at 80x24: the tree down
 #: to the long op (row 3 once expanded) and its long kernel, the raw args and a copy of the
-#: long name, every summaries tab, a search, the export dialog, help, warnings, findings, the
-#: critical path, the timeline, quit
+#: long name, every summaries tab, a search (next, previous, order, filter), the panes (detail,
+#: maximize, Python rows, pages), the query bar, memory, the palette, the export dialog, help,
+#: warnings, findings, the critical path, the timeline (lanes, zoom, pan, fit, CPU threads),
+#: quit: every key of the single-trace browser (a job's keys, r, x and X, need several ranks)
 KEY_WALK: tuple[tuple[str, str], ...] = (
     ("asterisk", "expand all"), ("j", "down"), ("j", "down to the long op"), ("k", "up"),
     ("j", "down to the long op"), ("enter", "fold"), ("enter", "unfold"), (">", "its long kernel"),
     ("<", "back to the op"), ("a", "every arg"), ("down", "its name"), ("c", "copy the long name"), ("escape", "close"),
     ("s", "summaries"), *(("tab", f"summaries tab {i + 2}") for i in range(7)), ("escape", "close"),
     ("slash", "search"), *((ch, "type") for ch in "long"), ("enter", "search"), ("n", "next match"),
+    ("N", "previous match"), ("o", "longest first"), ("o", "time order"), ("f", "filter to the matches"),
+    ("escape", "clear search and filter"),
+    ("d", "hide the detail pane"), ("d", "show it"), ("m", "maximize a pane"), ("m", "restore"),
+    ("full_stop", "Python rows"), ("full_stop", "Python rows back"), ("pagedown", "page down"), ("pageup", "page up"),
+    ("colon", "query bar"), ("escape", "close"), ("M", "memory (none here: a toast)"), ("escape", "nothing to close"),
+    ("circumflex_accent", "memory peak (a toast)"), ("ctrl+p", "command palette"), ("escape", "close"),
     ("e", "export dialog"), ("escape", "close"), ("question_mark", "help"), ("escape", "close"),
     ("w", "warnings"), ("escape", "close"), ("F", "findings"), ("escape", "close"),
     ("P", "critical path"), ("n", "next segment"), ("escape", "close"),
-    ("t", "timeline"), ("j", "next lane"), ("j", "next lane"), ("k", "lane up"), ("t", "tree"),
+    ("t", "timeline"), ("j", "next lane"), ("j", "next lane"), ("k", "lane up"),
+    ("right_square_bracket", "zoom in"), ("left_square_bracket", "zoom out"), ("right_curly_bracket", "pan right"),
+    ("left_curly_bracket", "pan left"), ("z", "zoom to the selection"), ("Z", "the whole trace"),
+    ("c", "CPU threads in the timeline"), ("c", "CPU threads back"), ("t", "tree"),
     ("q", "quit"),
 )
