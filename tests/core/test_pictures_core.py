@@ -44,10 +44,6 @@ def _folded(name: str, *args: str) -> list[tuple[list[str], int]]:
     from tracetui.cli.entry import main
 
     buf = io.BytesIO()
-
-    class Out(io.TextIOWrapper):
-        pass
-
     out = io.TextIOWrapper(buf, encoding="utf-8")
     with redirect_stdout(out):
         assert main(["export", str(kineto_path(name)), "--format", "folded", "-o", "-", *args]) == 0

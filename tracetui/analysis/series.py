@@ -10,7 +10,7 @@
   memcpys, memsets on every stream: the GPU timeline's ``busy``,
   :func:`tracetui.analysis.intervals.union_intervals`) kept as runs with their cumulative
   length, so the busy time of any bins is two binary searches each
-  (:meth:`BusyRuns.busy_in`): bins of any width add up to the device's busy time exactly
+  (:meth:`DeviceBusy.busy_in`): bins of any width add up to the device's busy time exactly
   (the GPU timeline table's ``busy``).  ``busy %`` of a bin is its busy time over its length.
 
 Times are µs relative to the trace origin, as in the model.
@@ -68,7 +68,7 @@ def step_series(kt: KinetoTrace) -> StepSeries:
 
 
 @dataclass(frozen=True)
-class BusyRuns:
+class DeviceBusy:
     """The union of one device's GPU events: runs ``starts``/``ends`` (µs, sorted, disjoint)
     and ``before`` (the busy time before each run); ``lo``/``hi``: the device's GPU window
     (first start, last end); ``events``: its GPU events (start order), ``ev_ts``/``ev_end``
@@ -118,7 +118,7 @@ class BusyRuns:
         return self.events[(self.ev_ts < b) & (self.ev_end > a)]
 
 
-def busy_runs(kt: KinetoTrace, events: np.ndarray | None = None) -> list[BusyRuns]:
+def busy_runs(kt: KinetoTrace, events: np.ndarray | None = None) -> list[DeviceBusy]:
     """Per device (ascending), the union of its GPU events (``events``: a subset of the GPU
     events, default all of them)."""
     ev = np.flatnonzero(np.isin(kt.kind, _GPU_WORK)) if events is None else np.asarray(events, dtype=np.int64)
@@ -132,5 +132,5 @@ def busy_runs(kt: KinetoTrace, events: np.ndarray | None = None) -> list[BusyRun
         ts, end = kt.ts[mine], kt.ts[mine] + np.maximum(kt.dur[mine], 0.0)
         s, e = union_intervals(ts, end, presorted=True)
         before = np.concatenate(([0.0], np.cumsum(e - s)[:-1]))
-        out.append(BusyRuns(int(d), s, e, before, mine, ts, end))
+        out.append(DeviceBusy(int(d), s, e, before, mine, ts, end))
     return out
