@@ -26,6 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Label
 
+from ... import units
 from ...analysis.stacks import MODE_WORDS, MODES, CallTree
 from ...errors import one_line
 from ..key_bar import KeyBar
@@ -46,7 +47,8 @@ def cct_of_event(tree: CallTree, event: int) -> int:
 
 
 def stack_bindings(feature: str) -> list[BindingType]:
-    """The keys the icicle and the bottom-up screens share (ids ``<feature>.<action>``)."""
+    """The keys the icicle and the bottom-up screens share (ids ``<feature>.<action>``); ``g``
+    has priority (a table's ``g`` would go to its top row)."""
     return [
         Binding("backspace", "climb", "Climb", id=f"{feature}.climb",
                 tooltip="back up one level (the icicle's top line: to the subtree's parent, its thread, the "
@@ -58,7 +60,7 @@ def stack_bindings(feature: str) -> list[BindingType]:
         Binding("v", "mode", "CPU / GPU / Python", id=f"{feature}.mode",
                 tooltip="what the time is: CPU time (python frames hidden), GPU time (each GPU event under the "
                         "op that launched it), CPU time with python frames"),
-        Binding("g", "events", "In the tree", id=f"{feature}.events",
+        Binding("g", "events", "In the tree", id=f"{feature}.events", priority=True,
                 tooltip="back to the tree with this cell's events as the matches, longest first (n/N)"),
         Binding("escape", "events", "Back", show=False, id=f"{feature}.back",
                 tooltip="back to the tree with this cell's events as the matches (as g)"),
@@ -85,7 +87,7 @@ class StackScreen(Screen[tuple | None]):
         t.append(self.screen_word, style="bold")
         t.append(f" of {self.source.root_name(self.root)}")  # root_name: one_line
         t.append(f" · {MODE_WORDS[self.mode]}", style="bold")
-        t.append(f" · {self.tree.n:,} stacks", style="dim")
+        t.append(f" · {units.plural(self.tree.n, 'stack')}", style="dim")
         return t
 
     def with_tree(self, root: int | None, mode: str, then: Any) -> None:

@@ -203,17 +203,17 @@ class IcicleView:
         return text if len(text) <= width else "…" + text[len(text) - width + 1:]
 
     def describe(self, node: int | None = None) -> Text:
-        """The cursor's line: name, total and its share of the focus and of the root, self, calls."""
+        """The cursor's line: its time and share of all (and of the zoom), self time and calls
+        first (they fit at 80 columns), then its name."""
         t = self.tree
         c = self.cursor if node is None else node
         root = float(t.total[0]) or 1.0
         focus = float(t.total[self.focus]) or 1.0
         out = Text()
-        out.append(one_line(t.name(c)), style="bold")
-        out.append(f"  {value_text(t.total[c])}")
-        out.append(f" ({units.pct_text(100.0 * float(t.total[c]) / root)} of all", style="dim")
+        out.append(value_text(t.total[c]), style="bold")
+        out.append(f" {units.pct_text(100.0 * float(t.total[c]) / root)} of all", style="dim")
         if self.focus != 0:
             out.append(f", {units.pct_text(100.0 * float(t.total[c]) / focus)} of the zoom", style="dim")
-        out.append(")", style="dim")
-        out.append(f"  self {value_text(t.self_ns[c])}  {units.plural(int(t.calls[c]), 'call')}")
+        out.append(f"  self {value_text(t.self_ns[c])}  {units.plural(int(t.calls[c]), 'call')}  ")
+        out.append(one_line(t.name(c)), style="bold")
         return out
