@@ -114,7 +114,7 @@ class PlotPanel(Vertical, can_focus=True):
         n = plot.positions(width)
         plot.cursor = max(0, min(plot.cursor, n - 1))
         widget.model = plot.model(width)
-        self.query_one("#plots-readout", Label).update(plot.readout(self.size.width or 80))
+        self.query_one("#plots-readout", Label).update(plot.readout(width))
 
     # ------------------------------------------------------------------ keys
     def action_move(self, step: int) -> None:

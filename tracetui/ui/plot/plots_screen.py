@@ -1,5 +1,6 @@
 """A screen of plots (a title, a :class:`~.plot_panel.PlotPanel`, the key bar): the job
-screen's arrivals (``p`` there).  Dismisses with what Enter picked on a plot, or None (Esc)."""
+screen's arrivals (``p`` there), the memory screen's bytes over time per device (``o`` there).
+Dismisses with what Enter picked on a plot, or None (Esc)."""
 
 from __future__ import annotations
 
@@ -28,15 +29,22 @@ class PlotsScreen(Screen[Any]):
     PlotsScreen #plots-title { height: 1; }
     """
 
-    def __init__(self, title: Text, plots: list[PlotView]) -> None:
+    def __init__(self, title: Text, plots: list[PlotView], first: int = 0) -> None:
         super().__init__()
         self.title_text = title
         self.plots = plots
+        self.first = first  #: the plot shown first
 
     def compose(self) -> ComposeResult:
         yield Label(self.title_text, id="plots-title")
-        yield PlotPanel(self.plots, id="plots-panel")
+        panel = PlotPanel(self.plots, id="plots-panel")
+        panel.index = max(0, min(self.first, len(self.plots) - 1))
+        yield panel
         yield KeyBar()
+
+    def key_applies(self, action: str) -> bool:
+        """The key bar leaves out ``p`` (next plot) with one plot."""
+        return action != "plot" or len(self.plots) > 1
 
     @only_while_shown
     def on_mount(self) -> None:

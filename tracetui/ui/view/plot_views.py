@@ -10,8 +10,11 @@ says what is under its cursor.
   the first rank's) and the collective's start skew (a line: the last rank's lateness); ``^``
   where this rank arrived last; ↑/↓ pick the rank, the straggler first
   (:func:`tracetui.job.stragglers.lateness_matrix`).
+* :class:`MemoryPlot`: one device's bytes allocated (bars) and reserved (a line) over the trace,
+  each column the highest value inside its time (:func:`tracetui.analysis.memory.cell_max`, as
+  the HTML report's figure); ``^`` at the allocated peak (the memory screen's, ``o`` there).
 
-Every number is the one its table prints (tests/ui/test_ui_plots.py compares them).  Keys (the
+Every number is the one its table prints (tests/ui/test_ui_pictures.py compares them).  Keys (the
 panel maps them): ←/→ move the cursor one position (a step, a bin, a collective), ↑/↓ the
 variant (a rank), ``^`` the marked position, Enter the events under the cursor.
 """
@@ -26,6 +29,8 @@ import numpy as np
 from rich.text import Text
 
 from ... import units
+from ...analysis.memory import Device, MemoryModel, timeline
+from ...analysis.memory_peak import Peak
 from ...analysis.series import DeviceBusy, StepSeries, busy_runs, step_series
 from ...errors import one_line
 from .plot import PlotModel, Series
@@ -80,6 +85,7 @@ class PlotView:
         raise NotImplementedError
 
     def readout(self, width: int) -> Text:
+        """What is under the cursor (``width``: the chart's columns, as for ``model``)."""
         raise NotImplementedError
 
     def peak(self, width: int) -> int:
@@ -251,6 +257,79 @@ class ArrivalPlot(PlotView):
         if not len(self.names) or np.isnan(self.late[self.cursor, self.variant]):
             return None
         return "arrival", (self.cursor, self.rank)
+
+
+class MemoryPlot(PlotView):
+    """One device's allocated and reserved bytes over time, a bin per column (module docstring)."""
+
+    def __init__(self, m: MemoryModel, d: Device, top: Peak | None) -> None:
+        ts, alloc, res = timeline(m, d)
+        self.m, self.d = m, d
+        self.title = f"{d.name} memory"
+        self.allocated = Series("allocated", ts, alloc.astype(np.float64), start=float(d.baseline), style="s0")
+        has_res = bool(res.size and (res >= 0).any())
+        self.reserved = (Series("reserved", ts, np.maximum(res, 0).astype(np.float64),
+                                start=float(max(int(res[0]), 0)), style="s1") if has_res else None)
+        self.legend = "bars: allocated, line: reserved" if has_res else "bars: allocated"
+        self.top = top  # the memory screen's allocated peak
+        lo = float(ts[0]) if ts.size else 0.0
+        # the last event inside the last column (a column holds [its start, the next's))
+        self.lo, self.hi = lo, (float(ts[-1]) + max((float(ts[-1]) - lo) * 1e-6, 1e-3)) if ts.size else lo + 1.0
+        self.cursor = 0
+
+    def edges(self, width: int) -> np.ndarray:
+        return np.linspace(self.lo, self.hi, max(width, 1) + 1)
+
+    def positions(self, width: int) -> int:
+        return max(width, 1)
+
+    def model(self, width: int) -> PlotModel:
+        e = self.edges(width)
+        c = min(self.cursor, width - 1)
+        series = [self.allocated] + ([self.reserved] if self.reserved is not None else [])
+        return ChartModel(series, float(e[0]), float(e[-1]), cursor=float((e[c] + e[c + 1]) / 2),
+                          marks=[(self.top.ts, "^")] if self.top is not None else [])
+
+    def column(self, width: int) -> tuple[float, float, float, float | None]:
+        """The cursor column's span (µs) and the highest bytes allocated and reserved in it."""
+        e = self.edges(width)
+        c = min(self.cursor, width - 1)
+        span = e[c:c + 2]
+        res = float(self.reserved.cell_max(span)[0]) if self.reserved is not None else None
+        return float(e[c]), float(e[c + 1]), float(self.allocated.cell_max(span)[0]), res
+
+    def readout(self, width: int) -> Text:
+        a, b, alloc, res = self.column(width)
+        t = Text()
+        t.append(f"{self.d.name} {units.bytes_rounded(alloc)} allocated", style="bold")
+        if res is not None:
+            t.append(f", {units.bytes_rounded(res)} reserved")
+        t.append(f" (highest) from {units.ms_text(a / 1e3)} to {units.ms_text(b / 1e3)}")
+        if self.top is not None and a <= self.top.ts < b:
+            t.append("  ^ the peak", style="bold")
+        elif self.top is not None:
+            t.append(f"  (peak {units.bytes_rounded(self.top.value)} at {units.ms_text(self.top.ts / 1e3)})",
+                     style="dim")
+        return t
+
+    def peak(self, width: int) -> int:
+        if self.top is None:
+            return self.cursor
+        e = self.edges(width)
+        return int(min(max(np.searchsorted(e, self.top.ts, side="right") - 1, 0), max(width, 1) - 1))
+
+    def events(self, width: int) -> Any:
+        """The ops that allocated in the column, largest block first (their tree nodes)."""
+        a, b, _, _ = self.column(width)
+        s = self.m.rows_of(self.d)
+        ts, nbytes, node = self.m.ts[s], self.m.nbytes[s], self.m.node[s]
+        rows = np.flatnonzero((ts >= a) & (ts < b) & (nbytes > 0) & (node >= 0))
+        if not rows.size:
+            return None
+        rows = rows[np.argsort(-nbytes[rows], kind="stable")]
+        nodes = node[rows][np.sort(np.unique(node[rows], return_index=True)[1])]
+        return nodes.astype(np.int64), f"allocations on {self.d.name} from {units.ms_text(a / 1e3)} to " \
+            f"{units.ms_text(b / 1e3)}", None
 
 
 def trace_plots(kt: Any) -> list[PlotView]:
