@@ -56,6 +56,7 @@ async def _wait(app, pilot, screen_type):
     return app.screen
 
 
+@pytest.mark.slow
 async def test_icicle_of_a_step_by_cpu_and_gpu_time_and_g_to_a_kernels_launches():
     raw_step = next(e for e in _raw(BERT) if e["name"] == STEP)
     raw_gpu_ns = sum(round(e["dur"] * 1000) for e in _raw(BERT) if e.get("cat") in ("kernel", "gpu_memcpy"))
@@ -177,6 +178,7 @@ async def test_plots_tab_step_time_is_the_steps_table():
         assert main.source.kt.name(main.current) == steps[slowest]["name"]
 
 
+@pytest.mark.slow
 async def test_plots_tab_gpu_busy_adds_up_to_the_gpu_timeline():
     app = TraceApp([BERT], use_cache=False)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -288,6 +290,42 @@ async def test_memory_plot_is_the_raw_totals_and_the_memory_screens_peak():
         at = largest["ts"] - origin  # the op open at the largest allocation is selected first
         start = float(kt.ts[main.current])
         assert start <= at + 1e-6 and at <= start + float(kt.dur[main.current]) + 1e-6
+
+
+@pytest.mark.slow
+async def test_help_lists_the_keys_of_the_icicle_the_plots_and_the_memory_plot():
+    """Help (``?``) is built from the live bindings: each screen's new keys are in it."""
+    from tracetui.ui.browser.help_screen import HelpScreen
+    from tracetui.ui.memory.memory_screen import MemoryScreen
+    from tracetui.ui.plot.plots_screen import PlotsScreen
+
+    async def help_text() -> str:
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = " ".join(app.screen.plain_text().split())
+        await press(pilot, "escape")
+        return text
+
+    app = TraceApp([BERT], use_cache=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        main = await open_app(app, pilot)
+        text = await help_text()
+        assert "i Icicle" in text and "b Bottom-up" in text
+        await _select(main, pilot, STEP)
+        await press(pilot, "i")
+        await _wait(app, pilot, IcicleScreen)
+        text = await help_text()
+        for words in ("Descend", "Climb", "/ Search", "v CPU / GPU / Python", "g In the tree", "b Bottom-up"):
+            assert words in text, words
+        await press(pilot, "q")
+        await press(pilot, "M")
+        await _wait(app, pilot, MemoryScreen)
+        assert "o Over time" in await help_text()
+        await press(pilot, "o")
+        await _wait(app, pilot, PlotsScreen)
+        text = await help_text()
+        for words in ("p Next plot", "^ Marked", "In the tree", "Earlier", "Later"):
+            assert words in text, words
 
 
 # ---------------------------------------------------------------- snapshots
