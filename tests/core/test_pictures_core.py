@@ -23,6 +23,7 @@ from tracetui.analysis.stacks import CPU, GPU, PYTHON, call_tree, folded_lines
 BERT = "h100_bert_inference.json.gz"
 V100 = "v100x2_nccl_216k.json.gz"
 MI300 = "mi300_resnet_train_checkpointing.json.gz"
+V100_STEPS = "v100_old_flow_format_cudagraph.json.gz"
 BERT_MODULE = "nn.Module: BertLMHeadModel_0"
 
 
@@ -229,3 +230,48 @@ def test_lateness_matrix_is_the_collectives_and_stragglers_tables():
         lasts = sum(1 for i, lr in enumerate(last) if lr == s["rank"] and np.nanmax(late[i]) > 0)
         assert lasts == s["times_last"]
         assert float(np.median(late[:, k])) == pytest.approx(s["median_late_us"])
+
+
+@pytest.mark.slow
+def test_html_report_plots_are_the_raw_steps_busy_and_memory():
+    """The HTML report's SVG plots keep the numbers they draw: the six steps' raw durations
+    (V100), the busy bins adding up to the union of the raw GPU events (BERT), the highest raw
+    ``Total Allocated`` / ``Total Reserved`` (BERT's cuda:0); one ``<svg>`` per plot."""
+    import gzip
+    import json
+
+    from raw_kineto import length, union
+
+    from tracetui.export import export_bytes
+    from tracetui.export.figures import report_figures
+    from tracetui.export.report import build_report
+    from tracetui.session import LinkedTrace
+
+    steps_path = kineto_path(V100_STEPS)
+    raw_steps = sorted((e for e in complete_events(steps_path) if e["name"].startswith("ProfilerStep#")),
+                       key=lambda e: e["ts"])
+    assert len(raw_steps) == 6
+    figs = report_figures(build_report(LinkedTrace(load_shared_kineto(V100_STEPS)), None))
+    step = next(f for f in figs if f.title == "Step time per step")
+    assert step.chart.bars.tolist() == pytest.approx([float(e["dur"]) / 1e3 for e in raw_steps])  # ms
+    slowest = max(range(6), key=lambda k: raw_steps[k]["dur"])
+    assert step.chart.marks == [(slowest, "▲")] and raw_steps[slowest]["name"] in step.note
+
+    path = kineto_path(BERT)
+    lt = LinkedTrace(load_shared_kineto(BERT))
+    figs = report_figures(build_report(lt, None))
+    assert [f.title for f in figs] == ["GPU0 busy over time", "cuda:0 memory over time", "cpu memory over time"]
+    busy, mem = figs[0].chart, figs[1].chart
+    gpu = [e for e in complete_events(path) if e.get("cat") in GPU_CATS]
+    runs = union([(float(e["ts"]), end(e)) for e in gpu])
+    lo, hi = min(a for a, _ in runs), max(b for _, b in runs)
+    width = (hi - lo) / busy.bars.size
+    # 309.437 µs; within 1 ns (the raw file's absolute µs timestamps carry ~1e-3 µs of float error)
+    assert float((busy.bars / 100.0 * width).sum()) == pytest.approx(length(runs), abs=1e-3)
+    assert length(runs) == pytest.approx(309.437, abs=1e-3)
+    doc = json.loads(gzip.open(path).read())["traceEvents"]
+    cuda = [e["args"] for e in doc if e.get("name") == "[memory]" and e["args"]["Device Type"] == 1]
+    assert mem.bars.max() == max(a["Total Allocated"] for a in cuda) == 101_305_344
+    assert dict(mem.lines)["reserved"].max() == max(a["Total Reserved"] for a in cuda) == 121_634_816
+    page = export_bytes(lt, None, "html").decode()
+    assert page.count("<svg ") == len(figs) and all(f.title in page for f in figs)
