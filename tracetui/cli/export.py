@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .. import units
 from .common import add_inputs, load
 
 NAME = "export"
@@ -22,7 +23,8 @@ def register(subparsers: Any) -> None:
     # the formats of tracetui.export.FORMATS, spelled here: the parser imports no export code
     p.add_argument("--format", "-f", required=True, choices=["md", "html", "csv", "json", "chrome", "folded"],
                    help="md (GitHub Markdown), html (self-contained), csv, json, chrome (Perfetto/tracetui), "
-                        "folded (frame;frame value lines in integer ns, for flamegraph.pl, inferno, speedscope)")
+                        f"folded (frame;frame value lines in integer {units.NS}, for flamegraph.pl, inferno, "
+                        "speedscope)")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file ('-' for stdout)")
     p.add_argument("--rules", default=None, metavar="FILE", help="kernel category rules (TOML)")
     p.add_argument("--python-frames", action="store_true",

@@ -27,7 +27,7 @@ th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
 p.note { color: #59636e; }
-figure { margin: 0.8em 0; } figure svg { max-width: 100%; height: auto; }
+figure { margin: 0.8em 0; } figure svg { max-width: calc(100vw - 4em); height: auto; }
 th.sortable { cursor: pointer; user-select: none; }
 th[aria-sort="descending"]::after { content: " \\25BC"; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; }
