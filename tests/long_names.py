@@ -124,7 +124,12 @@ def command_argv(name: str, trace: Path | str, out: Path | str) -> list[str]:
 KEY_WALK: tuple[tuple[str, str], ...] = (
     ("asterisk", "expand all"), ("j", "down"), ("j", "down to the long op"), ("k", "up"),
     ("j", "down to the long op"), ("enter", "fold"), ("enter", "unfold"), (">", "its long kernel"),
-    ("<", "back to the op"), ("a", "every arg"), ("down", "its name"), ("c", "copy the long name"), ("escape", "close"),
+    ("<", "back to the op"),
+    ("i", "icicle of the long op"), ("j", "largest callee"), ("k", "caller"), ("l", "next cell"), ("h", "previous cell"),
+    ("enter", "descend"), ("backspace", "climb"), ("v", "GPU time"), ("v", "Python time"), ("v", "CPU time"),
+    ("b", "bottom-up"), ("j", "down"), ("i", "icicle again"), ("q", "close"),
+    ("b", "bottom-up of the long op"), ("j", "down"), ("enter", "unfold"), ("q", "close"),
+    ("a", "every arg"), ("down", "its name"), ("c", "copy the long name"), ("escape", "close"),
     ("s", "summaries"), *(("tab", f"summaries tab {i + 2}") for i in range(7)), ("escape", "close"),
     ("slash", "search"), *((ch, "type") for ch in "long"), ("enter", "search"), ("n", "next match"),
     ("N", "previous match"), ("o", "longest first"), ("o", "time order"), ("f", "filter to the matches"),
