@@ -55,7 +55,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 #: the checkout whose tracetui a measurement child imports (``--baseline``: another one)
-CODE = Path(os.environ.get("TRACETUI_BENCH_CODE") or REPO)
+CODE = Path(os.environ.get("BENCH_JOB_CODE") or REPO)
 sys.path[:0] = [str(CODE)] + ([str(REPO)] if CODE != REPO else [])
 JOB8 = REPO.parent / "shared" / "traces" / "multirank" / "param_dlrm_8ranks"
 
@@ -243,7 +243,7 @@ def _run_one(root: Path, mode: str, job: Path) -> dict | None:
         # the code fingerprint pinned: an edit of the package during a run must not
         # invalidate the cache between the cold and the warm open
         env = dict(os.environ, TRACETUI_CACHE_DIR=cache, TRACETUI_CODE_FINGERPRINT="bench-job",
-                   TRACETUI_BENCH_CODE=str(root), PYTHONPATH=str(root))
+                   BENCH_JOB_CODE=str(root), PYTHONPATH=str(root))
         before = os.getloadavg()[0]
         # cwd: not a checkout (the fork server runs `python -c`, whose sys.path starts with it)
         out = subprocess.run([sys.executable, __file__, "--one", mode, str(job)], cwd=cache,
