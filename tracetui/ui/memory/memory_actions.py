@@ -5,18 +5,26 @@
 allocated bytes: the op open on the allocating thread at the peak is selected, the detail
 pane says the peak and its two parts; ``^`` again goes to the next device's peak).  A trace
 without ``[memory]`` events gets a note saying how to record them.
+
+With a CUDA memory snapshot (alone: opened at once; beside the trace: ``tracetui TRACE
+SNAPSHOT``) ``M`` is its screen (:class:`~.memory_snapshot_screen.MemorySnapshotScreen`: the
+timeline with a cursor, the blocks live there by owner, their stacks), whose ``t`` comes back to
+the op open in the trace when a block was allocated; ``^`` beside a trace without ``[memory]``
+events goes to the op open at the snapshot's peak.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ... import units
 from ...analysis.memory import memory_model
 from ..notify import show_note
 from ..shown import show_when_computed
 from ..view.keep_text import KeepText
 from ..view.memory_view import NO_MEMORY, PeakTarget, memory_views, peak_targets
 from .memory_screen import MemoryScreen
+from .memory_snapshot_screen import MemorySnapshotScreen
 
 
 class MemoryActions:
@@ -35,7 +43,16 @@ class MemoryActions:
         return kt
 
     def action_memory(self) -> None:
-        """``M``: the memory screen (peaks, owners at the peak, top allocating ops per device)."""
+        """``M``: the memory screen (peaks, owners at the peak, top allocating ops per device; a
+        snapshot's timeline and live blocks)."""
+        linked = self.linked
+        if linked.snapshot_trace is not None:
+            from ..view.memsnap_view import SnapshotView
+
+            show_when_computed(self, lambda: SnapshotView(linked),
+                               lambda view: self.app.push_screen(MemorySnapshotScreen(view), self._snapshot_choice),
+                               "memory")
+            return
         kt = self._memory_trace()
         if kt is None:
             return
@@ -53,8 +70,22 @@ class MemoryActions:
         else:
             self.show_occurrences(value, first_given=True)
 
+    def _snapshot_choice(self, choice: tuple[str, Any] | None) -> None:
+        if choice is None or not self.is_attached:
+            return
+        node = int(choice[1])
+        self.select(node, KeepText(f"the op open when the block was allocated: {self.linked.kineto.name(node)}"))
+
+    def open_snapshot_at_start(self) -> None:
+        """A snapshot opened alone: its memory screen at once (the trace's tree is its lanes)."""
+        if self.linked.memory is None and self.linked.snapshot_trace is not None:
+            self.action_memory()
+
     def action_memory_peak(self) -> None:
         """``^``: the peak of allocated bytes of the first device; again: of the next one."""
+        if self.linked.memory is not None and not memory_model(self.linked.kineto).n_rows:
+            self._snapshot_peak_op()
+            return
         kt = self._memory_trace()
         if kt is None:
             return
@@ -64,6 +95,23 @@ class MemoryActions:
         self.go_to_peak(targets[i], f"   (^ next: {targets[(i + 1) % len(targets)].device})"
                         if len(targets) > 1 else "")
         self._peak_at = (i, self.source.visible_ancestor(targets[i].node) if targets[i].node >= 0 else None)
+
+    def _snapshot_peak_op(self) -> None:
+        """Beside a trace without ``[memory]`` events: the op open at the snapshot's peak."""
+        from ..view.memsnap_view import SnapshotView, at_ms
+
+        view = SnapshotView(self.linked)
+        v = next((v for v in view.devices if v.peak is not None), None)
+        if v is None:
+            show_note(self, "the snapshot has no allocation in its history", severity="warning")
+            return
+        why = view.op_note(v.peak.row)
+        if why:
+            show_note(self, f"^ peak of {v.device.name} (snapshot) at {at_ms(v.peak.ts)}: {why}", severity="warning")
+            return
+        node = view.op_node(v.peak.row)
+        self.select(node, KeepText(f"^ peak of {v.device.name} (snapshot): {units.bytes_text(v.peak.value)} allocated "
+                                   f"at {at_ms(v.peak.ts)}; the op open then: {self.linked.kineto.name(node)}"))
 
     def go_to_peak(self, target: PeakTarget, more: str = "") -> None:
         """Select the op open at ``target``'s peak (its thread's row when none) and say the peak."""
