@@ -30,7 +30,9 @@ off/on.  Without a writable cache folder the child writes a temp file that is un
 once read; if the child cannot run, the trace is loaded in this process.
 
 Truncated traces are cached with their warnings.  Old entries are pruned, least recently
-used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
+used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB); a
+process looks at the folder's size on its first write and then only when its own writes
+may have taken it past the cap (:func:`prune_if_due`).
 """
 
 from __future__ import annotations
@@ -247,11 +249,38 @@ def write_cached(path: str | os.PathLike[str], trace, key: dict[str, object] | N
         folder.mkdir(parents=True, exist_ok=True)
         target = entry_path(path, folder)
         spec.save(trace, target, now)
-        prune(keep=target)
+        prune_if_due(target)
         return True
     except Exception as exc:
         log.debug("tracetui cache: cannot write the entry for %s: %s", path, exc)
         return False
+
+
+#: per cache folder, what this process knows of its size: [bytes found at its last look
+#: (:func:`prune`), bytes this process wrote into it since]
+_SEEN: dict[str, list[int]] = {}
+#: a process looks at the folder again once it wrote this fraction of the cap since its last look
+_LOOK_AGAIN = 16
+
+
+def prune_if_due(written: Path) -> int:
+    """After this process wrote the entry ``written``: :func:`prune` (keeping it) when it is
+    due, else nothing (returns the entries removed).  Due: on this process's first write into
+    the folder, when the size it found at its last look plus what it wrote since passes
+    ``$TRACETUI_CACHE_MAX_MB``, or when it wrote a sixteenth of that since (other processes
+    write into the folder too: the folder stays within the cap plus a sixteenth of it per
+    writing process).  A look reads the size of every entry: looking after every write made
+    opening a job quadratic in its ranks (2,000 ranks: 4,000 looks at up to 4,000 entries)."""
+    max_bytes = config.env_megabytes("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)
+    seen = _SEEN.get(os.fspath(written.parent))
+    if seen is not None:
+        try:
+            seen[1] += written.stat().st_size
+        except OSError:
+            pass
+        if seen[0] + seen[1] <= max_bytes and seen[1] <= max_bytes // _LOOK_AGAIN:
+            return 0
+    return prune(max_bytes, keep=written)
 
 
 def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
@@ -259,7 +288,8 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
 
     Entries are trace entries and stored summaries (``summary-*.json``, see
     :mod:`tracetui.store.summaries`).  Returns the number of entries removed.
-    Leftover temp files older than an hour go too.
+    Leftover temp files older than an hour go too.  What is left is remembered for
+    :func:`prune_if_due`.
     """
     if max_bytes is None:
         max_bytes = config.env_megabytes("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)
@@ -288,6 +318,7 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
         if _unlink(p):
             total -= size
             removed += 1
+    _SEEN[os.fspath(folder)] = [total, 0]
     return removed
 
 
@@ -415,7 +446,7 @@ def _load_in_child(path: str, kind: FileKind, key: dict[str, object], progress: 
             return None
         trace = _read_entry(target, key, path)
         if temp is None:
-            prune(keep=target)
+            prune_if_due(target)
         return trace
     except TraceError:
         raise
