@@ -17,7 +17,12 @@ from just before the parent starts the child (interpreter start included), wall 
 * **cpu**: the child's own CPU time at the tree (decode workers and the parse child not
   included);
 * **cold**: an empty cache directory (``TRACETUI_CACHE_DIR``); **warm**: the same
-  directory again, once the cold run wrote its entry.
+  directory again, once the cold run wrote its entry;
+* **first** (``--first-open``): the first open after ``pip install -e .``: an empty cache
+  directory and no bytecode of the package (every ``__pycache__`` under the checkout's
+  ``tracetui/`` removed before the child, so Python compiles the package's modules again;
+  the dependencies keep the bytecode pip wrote for them).  The children write and reuse
+  bytecode whatever ``PYTHONDONTWRITEBYTECODE`` says, as an installed tracetui does.
 
 Screens are recognised by their class names (``LoadingScreen``, ``MainScreen``) on the app's
 screen stack, polled every millisecond, so the script does not depend on where the ui
@@ -35,6 +40,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -109,6 +115,7 @@ def child(trace: str, code: str) -> int:
 # ---------------------------------------------------------------- the parent
 def one_start(trace: Path, cache_dir: str, code: Path) -> dict[str, float]:
     env = dict(os.environ, TRACETUI_CACHE_DIR=cache_dir)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode written and reused, as after an install
     t0 = time.time()
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(trace), "--code", str(code)],
                           env=env, capture_output=True, text=True, timeout=900)
@@ -148,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="children per measurement (median)")
     ap.add_argument("--baseline", default=None, metavar="DIR",
                     help="another checkout (e.g. ../main): its code is timed too, interleaved, on the same traces")
+    ap.add_argument("--first-open", action="store_true",
+                    help="also the first open after an editable install: no bytecode of the package, empty cache")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--code", default=str(REPO), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -169,9 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"|{'-' * 38}|{'-' * 10}|{'-' * 7}|{'-' * 8}|{'-' * 9}|{'-' * 13}|{'-' * 12}|{'-' * 9}|{'-' * 34}|")
     for trace in traces:
         results: dict[tuple[str, str], list[dict[str, float]]] = {
-            (label, state): [] for label, _ in checkouts for state in ("cold", "warm")}
+            (label, state): [] for label, _ in checkouts for state in ("first", "cold", "warm")
+            if state != "first" or args.first_open}
         for _ in range(args.repeats):
             for label, checkout in checkouts:  # interleaved: load changes hit both alike
+                if args.first_open:
+                    for cached in (checkout / "tracetui").rglob("__pycache__"):
+                        shutil.rmtree(cached, ignore_errors=True)
+                    with tempfile.TemporaryDirectory(prefix="tracetui_startup_") as cache:
+                        results[label, "first"].append(one_start(trace, cache, checkout))
                 with tempfile.TemporaryDirectory(prefix="tracetui_startup_") as cache:
                     results[label, "cold"].append(one_start(trace, cache, checkout))
                     results[label, "warm"].append(one_start(trace, cache, checkout))

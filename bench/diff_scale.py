@@ -18,6 +18,9 @@ CPU seconds of the child and every process it waited for (the parse children):
   stored): both traces mapped from the cache, the diff computed again;
 - *re-diff, stored*: the first command again: its document comes from the store.
 
+``--pair A B`` times two given traces instead of the tilings (issue 45: a cold ``diff --text``
+of two mid-size traces against opening both), ``--text`` the command with ``--text``.
+
 The target is diff < 1.3 x load both.  On this shared 2-core machine wall times depend on
 the other sessions' load; CPU seconds, and ratios of numbers measured in the same run, are
 what the table's verdict uses.
@@ -72,6 +75,51 @@ print(json.dumps({{"wall": wall, "cpu": me.ru_utime + me.ru_stime + kids.ru_utim
 """
 
 
+_PHASES = r"""
+import io, json, os, sys, time
+sys.path.insert(0, {repo!r})
+a, b = sys.argv[1:3]
+T = [(time.perf_counter(), time.process_time())]
+from tracetui.diff.runs import _import_diff, load_both
+A, B = load_both([a], [b], True, meanwhile=_import_diff); T.append((time.perf_counter(), time.process_time()))
+from rich.console import Console
+from tracetui.analysis.categories import get_categorizer
+from tracetui.cli.diff_text import print_diff
+from tracetui.diff import compare, model
+from tracetui.diff.report import diff_document
+from tracetui.io import jsonout
+cat = compare.resolve_categorizer(get_categorizer(None))
+sa, sb = compare.make_side("A", A, None, cat), compare.make_side("B", B, None, cat)
+T.append((time.perf_counter(), time.process_time()))
+tree = model.build_tree(sa.side, sb.side); T.append((time.perf_counter(), time.process_time()))
+doc = jsonout.loads(jsonout.dumps(diff_document(compare.TraceDiff(tree, sa, sb), 15)))
+T.append((time.perf_counter(), time.process_time()))
+out = io.StringIO()
+print_diff(doc, Console(file=out, width=120)); T.append((time.perf_counter(), time.process_time()))
+names = ["load both (threads) + imports", "both sides: steps, frames, op forests, step tables",
+         "align the templates + every step to its side's template", "document (deltas, tables, kernel changes)",
+         "text (rich tables)"]
+print(json.dumps({{"phases": [[n, T[i + 1][0] - T[i][0], T[i + 1][1] - T[i][1]] for i, n in enumerate(names)],
+                  "steps": [len(sa.side.used), len(sb.side.used)], "rows": int(tree.parent.size),
+                  "lines": out.getvalue().count("\n")}}))
+"""
+
+
+def phases_table(a: str, b: str) -> None:
+    """CPU and wall of a cold diff's parts, in one process (``--phases``)."""
+    with tempfile.TemporaryDirectory() as c:
+        env = dict(os.environ, TRACETUI_CACHE_DIR=c, TRACETUI_CODE_FINGERPRINT="bench-diff")
+        res = subprocess.run([sys.executable, "-c", _PHASES.format(repo=str(REPO)), a, b], env=env,
+                             capture_output=True, text=True, timeout=3600, check=True)
+    r = json.loads(res.stdout.strip().splitlines()[-1])
+    print(f"\nPhases of a cold diff in one process ({r['steps'][0]} + {r['steps'][1]} steps, {r['rows']:,} merged "
+          f"rows, {r['lines']:,} lines of text; load average {os.getloadavg()[0]:.1f}):\n")
+    print("| phase | wall s | CPU s |")
+    print("|---|---:|---:|")
+    for n, w, c in r["phases"]:
+        print(f"| {n} | {w:.2f} | {c:.2f} |")
+
+
 def child(what: str, args: list[str], cache: str) -> dict:
     env = dict(os.environ, TRACETUI_CACHE_DIR=cache, TRACETUI_CODE_FINGERPRINT="bench-diff")
     res = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(REPO)), what, *args], env=env,
@@ -96,26 +144,27 @@ def make_traces(copies: int) -> tuple[Path, Path]:
     return out[0], out[1]
 
 
-def traces_table(copies: int, repeat: int) -> None:
-    a, b = make_traces(copies)
+def traces_table(copies: int, repeat: int, pair: list[str] | None = None, fmt: str = "--json") -> None:
+    a, b = (Path(pair[0]), Path(pair[1])) if pair else make_traces(copies)
     rows: dict[str, list[dict]] = {}
     for _ in range(repeat):  # interleaved rounds; the minimum of each row is kept
         with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
             rows.setdefault("load both (one after the other)", []).append(child("load", [str(a), str(b)], c1))
-            rows.setdefault("diff A B --json (cold)", []).append(child("diff", [str(a), str(b), "--json"], c2))
-            rows.setdefault("re-diff, cached loads", []).append(child("diff", [str(a), str(b), "--json", "--top",
-                                                                                 "14"], c2))
-            rows.setdefault("re-diff, stored document", []).append(child("diff", [str(a), str(b), "--json"], c2))
+            rows.setdefault(f"diff A B {fmt} (cold)", []).append(child("diff", [str(a), str(b), fmt], c2))
+            rows.setdefault("re-diff, cached loads", []).append(child("diff", [str(a), str(b), fmt, "--top", "14"],
+                                                                      c2))
+            rows.setdefault("re-diff, stored document", []).append(child("diff", [str(a), str(b), fmt], c2))
     best = {k: {m: min(r[m] for r in v) for m in ("wall", "cpu")} for k, v in rows.items()}
     load = best["load both (one after the other)"]
-    print(f"\nTraces: A = {a.name}, B = {b.name} (10x tilings: 2,160,578 events each); {os.cpu_count()} CPUs; "
-          f"minimum of {repeat} round(s)\n")
+    what = "given" if pair else "10x tilings: 2,160,578 events each"
+    print(f"\nTraces: A = {a.name}, B = {b.name} ({what}); {os.cpu_count()} CPUs; minimum of {repeat} round(s); "
+          f"load average {os.getloadavg()[0]:.1f} at the end\n")
     print("| measurement | wall s | CPU s | wall / load both | CPU / load both |")
     print("|---|---:|---:|---:|---:|")
     for k, v in best.items():
         print(f"| {k} | {v['wall']:.2f} | {v['cpu']:.2f} | {v['wall'] / load['wall']:.2f} | "
               f"{v['cpu'] / load['cpu']:.2f} |")
-    d = best["diff A B --json (cold)"]
+    d = best[f"diff A B {fmt} (cold)"]
     print(f"\ndiff / load both: CPU {d['cpu'] / load['cpu']:.2f}x, wall {d['wall'] / load['wall']:.2f}x "
           f"(target < 1.3x): {'holds' if d['cpu'] / load['cpu'] < 1.3 else 'DOES NOT HOLD'} on CPU time")
 
@@ -141,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--copies", type=int, default=10, help="tiles per trace (default 10: 2.16M events)")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds of the trace rows (minimum kept)")
+    ap.add_argument("--pair", nargs=2, metavar=("A", "B"), help="two given traces instead of the tilings")
+    ap.add_argument("--text", action="store_true", help="time `diff --text` instead of `diff --json`")
+    ap.add_argument("--phases", action="store_true", help="with --pair: also the parts of a cold diff, in one process")
     ap.add_argument("--no-traces", action="store_true")
     ap.add_argument("--no-jobs", action="store_true")
     ap.add_argument("--job-ranks", type=int, default=64)
@@ -149,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/tracetui_bench_job", help="where made-up jobs are written")
     args = ap.parse_args(argv)
     if not args.no_traces:
-        traces_table(args.copies, args.repeat)
+        traces_table(args.copies, args.repeat, args.pair, "--text" if args.text else "--json")
+        if args.phases and args.pair:
+            phases_table(*args.pair)
     if not args.no_jobs:
         jobs_table(args.job_ranks, args.job_copies, args.modes.split(","), Path(args.work))
     return 0

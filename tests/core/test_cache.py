@@ -235,6 +235,30 @@ def test_prune_removes_least_recent(cache_home):
     assert cache.clear() == 2
 
 
+def test_prune_looks_at_the_folder_only_when_due(cache_home, monkeypatch):
+    # a look at the folder reads every entry's size: once per write made a job's open
+    # quadratic in its ranks; a process looks on its first write, then when its own writes
+    # may have passed the cap, or a sixteenth of it (other processes write too)
+    cache_home.mkdir(parents=True)
+    monkeypatch.setenv("TRACETUI_CACHE_MAX_MB", "0.016")  # 16,000 bytes: a look again after 1,000
+    looks = []
+    real = cache.prune
+    monkeypatch.setattr(cache, "prune", lambda *a, **k: looks.append(1) or real(*a, **k))
+
+    def write(name: str, size: int) -> int:
+        f = cache_home / name
+        f.write_bytes(b"x" * size)
+        return cache.prune_if_due(f)
+
+    assert write("a.ttc", 400) == 0 and len(looks) == 1  # the first write: a look
+    assert write("b.ttc", 400) == 0 and len(looks) == 1  # 400 bytes written since: no look
+    assert write("c.ttc", 700) == 0 and len(looks) == 2  # 1,100 > 16,000 / 16: a look
+    old = cache_home / "a.ttc"
+    os.utime(old, (1000, 1000))
+    assert write("d.ttc", 14_800) == 1 and len(looks) == 3  # 16,300 past the cap: a look, the oldest removed
+    assert not old.exists() and (cache_home / "d.ttc").exists()
+
+
 def test_save_refuses_unknown_values(tmp_path):
     kt = cache.load_cached([str(kineto_path("mi250_minitoy_train.json.gz"))], use_cache=False).kineto
     kt.metadata = dict(kt.metadata, odd=object())

@@ -37,7 +37,8 @@ from tracetui.diff import (
     sorted_preorder,
     with_ancestors,
 )
-from tracetui.diff.report import diff_document, regressions
+from tracetui.diff.numbers import regressions
+from tracetui.diff.report import diff_document
 from tracetui.session import open_traces
 
 

@@ -10,10 +10,10 @@ import json
 import os
 
 import pytest
-from shared_traces import SHARED
+from shared_traces import SHARED, kineto_path
 
 from tracetui.analysis.categories import get_categorizer
-from tracetui.analysis.summary import build_summary
+from tracetui.analysis.summary import RANK_KEYS, build_summary, rank_summary
 from tracetui.cli.entry import main
 from tracetui.io import jsonout
 from tracetui.job import job_summary, looks_like_job, open_job
@@ -51,12 +51,35 @@ def test_each_rank_equals_the_single_file_summary_of_that_rank(job):
     for r in range(8):
         single = jsonout.loads(jsonout.dumps(build_summary(load_cached([_k(r)]), get_categorizer(None))))
         mine = job.results[r].summary
-        for key in single:
+        assert tuple(mine) == RANK_KEYS  # the job's keys of the single-file summary, nothing else computed
+        for key in mine:
             if key not in ("source", "warnings"):
                 assert mine[key] == single[key], (r, key)
     # rank 0, as `tracetui summary rank0_kineto.json.gz` says: 13.009 ms span, 5.537 ms exposed comm
     tl = job.results[0].summary["gpu_timeline"]
     assert round(tl["total_ms"], 3) == 13.009 and round(tl["exposed_comm_ms"], 3) == 5.537
+
+
+@pytest.mark.parametrize("name", ["h100_bert_inference.json.gz", "mtia_inference_rank0.json.gz",
+                                  "large_integer_values.json.gz", "cpu_only_small.json.gz"])
+def test_rank_summary_is_the_summary_s_rank_keys(name):
+    # what a job computes per rank: the same values as the single-file summary's keys (the
+    # mtia and large-integer traces carry load warnings), none of the other tables
+    linked = load_cached([kineto_path(name)], use_cache=False)
+    full = build_summary(linked, get_categorizer(None))
+    assert rank_summary(linked, get_categorizer(None)) == {k: full[k] for k in RANK_KEYS}
+    assert full["warnings"] or "mtia" not in name
+
+
+def test_a_worker_keeps_one_categorizer_per_rules_file(tmp_path):
+    from tracetui.job.worker import categorizer
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\ncategory = "mine"\npattern = "^gemm"\n')
+    first = categorizer(str(rules))
+    assert categorizer(str(rules)) is first and first.categorize("gemm_x") == "mine"
+    rules.write_text('[[rule]]\ncategory = "theirs"\npattern = "^gemm"\n')  # changed: read again
+    assert categorizer(str(rules)).categorize("gemm_x") == "theirs"
 
 
 def test_looks_like_job():

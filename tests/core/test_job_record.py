@@ -17,7 +17,7 @@ import pytest
 from shared_traces import SAMPLES
 
 from tracetui.analysis.categories import get_categorizer
-from tracetui.analysis.summary import build_summary
+from tracetui.analysis.summary import RANK_KEYS, build_summary
 from tracetui.io import jsonout
 from tracetui.job import open_job
 from tracetui.store.traces import load_cached
@@ -35,7 +35,8 @@ def check_recorded_job(folder: Path) -> None:
     for r in job.ranks:
         single = jsonout.loads(jsonout.dumps(build_summary(load_cached([job.results[r].kineto]),
                                                            get_categorizer(None))))
-        for key in single:
+        assert tuple(job.results[r].summary) == RANK_KEYS
+        for key in RANK_KEYS:
             if key not in ("source", "warnings"):
                 assert job.results[r].summary[key] == single[key], (r, key)
     # every collective matched on all 4 ranks

@@ -61,6 +61,45 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [_plain(r) for r in df.to_dict("records")]
 
 
+#: the keys of a trace's summary that a job reads per rank (:func:`rank_summary`)
+RANK_KEYS = ("source", "trace", "gpu_timeline", "kernel_categories", "warnings")
+
+
+def _head(linked: LinkedTrace, categorizer: KernelCategorizer | None
+          ) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame, dict[str, Any]]:
+    """The GPU event frame, the GPU timeline, the cpu_op frame, and the :data:`RANK_KEYS`
+    of the summary of a linked trace with a Kineto part."""
+    kt = linked.kineto
+    cat = resolve_categorizer(categorizer)
+    gpu = gpu_events_frame(kt, cat)
+    tl = gpu_timeline(gpu)
+    ops = cpu_ops_frame(kt)
+    cats = category_table(gpu)[["category", "count", "total_ms", "percent"]]
+    stats = kt.gpu_stats
+    head = {
+        "source": linked.title,
+        "trace": {
+            "events": event_counts(kt).kineto, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
+            "device_work": kt.device_work_counts(),
+            "cpu_ops": int(len(ops)), "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
+            "gpu_lanes": [ln.label for ln in kt.lanes if ln.is_gpu],
+        },
+        "gpu_timeline": timeline_ms(tl),
+        "kernel_categories": _records(cats),
+        "warnings": [w.message for w in linked.all_warnings()],
+    }
+    return gpu, tl, ops, head
+
+
+def rank_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = None) -> dict:
+    """The :data:`RANK_KEYS` of :func:`build_summary` (the same values), without the tables a
+    job does not read (kernels, ops, streams, idle gaps, launches, roofline, memory): what a
+    job computes for each of its ranks.  Needs a Kineto part (WrongTraceKindError otherwise)."""
+    if linked.kineto is None:
+        raise WrongTraceKindError(None, "a rank needs a trace")
+    return _head(linked, categorizer)[3]
+
+
 def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = None, top: int = 15) -> dict:
     """Every analysis of the linked trace's Kineto part as one JSON-ready dict.
 
@@ -76,25 +115,15 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         # an Execution Trace alone: counts, threads, ops by name and by shape (no times)
         return {"source": linked.title, "et": et_summary(linked.et, top=top),
                 "warnings": [w.message for w in linked.all_warnings()]}
-    cat = resolve_categorizer(categorizer)
-    gpu = gpu_events_frame(kt, cat)
-    tl = gpu_timeline(gpu)
-    ops = cpu_ops_frame(kt)
+    gpu, tl, ops, head = _head(linked, categorizer)
     gaps = idle_gaps(kt, gpu)
     span = tl["total"] if tl["total"] > 0 else None
-    cats = category_table(gpu)[["category", "count", "total_ms", "percent"]]
-    stats = kt.gpu_stats
     out = {
-        "source": linked.title,
-        "trace": {
-            "events": event_counts(kt).kineto, "gpu_events": stats.gpu_events, "gpu_events_unlinked": stats.unlinked,
-            "device_work": kt.device_work_counts(),
-            "cpu_ops": int(len(ops)), "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
-            "gpu_lanes": [ln.label for ln in kt.lanes if ln.is_gpu],
-        },
-        "gpu_timeline": timeline_ms(tl),
+        "source": head["source"],
+        "trace": head["trace"],
+        "gpu_timeline": head["gpu_timeline"],
         "gpu_timeline_by_device": _plain(per_device_timelines(gpu)) if not gpu.empty else [],
-        "kernel_categories": _records(cats),
+        "kernel_categories": head["kernel_categories"],
         "kernels": _records(kernel_table(gpu, span_us=span).head(top)),
         "ops": _records(op_table(ops).head(top)),
         "ops_by_shape": _records(op_table(ops, by_shapes=True, only_gpu=True).head(top)),
@@ -102,7 +131,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "idle": {"by_class": _records(idle_summary(gaps)), "histogram": _records(gap_histogram(gaps))},
         "launches": _plain(launch_summary(kt, gpu, tl)),
         "roofline": _records(roofline_table(kt).head(top)),
-        "warnings": [w.message for w in linked.all_warnings()],
+        "warnings": head["warnings"],
     }
     memory = snapshot_summary(linked) if linked.snapshot_trace is not None else memory_summary(linked)
     if memory is not None:  # [memory] events (analysis/memory_doc.py); absent when none

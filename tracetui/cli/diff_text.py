@@ -112,7 +112,7 @@ def browse_request(args: argparse.Namespace) -> DiffRequest | None:
 def diff_command(args: argparse.Namespace) -> int:
     """Run ``tracetui diff`` as text or JSON (the browser: :func:`browse_request`); raises
     TraceError for bad input."""
-    from ..diff.report import regressions
+    from ..diff.numbers import regressions
     from ..diff.runs import diff_files, diff_jobs
 
     threshold = parse_threshold(args.fail_above)

@@ -7,6 +7,7 @@ percentages are of A (``new`` where A is 0 and B is not).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .. import units
 
@@ -76,3 +77,16 @@ def delta_count(v: float | None) -> str:
 def threshold(p: float) -> str:
     """A threshold the user gave in percent: ``5%``, ``2.5%``."""
     return units.pct_text(p, "g")
+
+
+def regressions(doc: dict[str, Any], threshold_pct: float) -> list[str]:
+    """Why ``doc`` fails ``--fail-above threshold_pct``: the step time or the GPU time per step
+    grew by more than that percentage (of A).  Empty when it passes."""
+    out = []
+    for key, label in (("step_time", "step time"), ("gpu_time_per_step", "GPU time per step")):
+        c = doc[key]
+        p = c["delta_pct"]
+        if p is not None and p > threshold_pct:
+            out.append(f"{label} regressed by {pct_value(p)} (more than {threshold(threshold_pct)}): "
+                       f"{us(c['a_us'])} -> {us(c['b_us'])}")
+    return out

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from . import numbers as fmt
 from .align import RowKind
 from .compare import TraceDiff
 from .deltas import hta_tables, summary_deltas
@@ -129,16 +128,3 @@ def diff_document(d: TraceDiff, top: int = 15) -> dict[str, Any]:
     doc["kernel_changes"] = kernel_change_docs(tree, top)
     doc.update(hta_tables(d))
     return doc
-
-
-def regressions(doc: dict[str, Any], threshold_pct: float) -> list[str]:
-    """Why ``doc`` fails ``--fail-above threshold_pct``: the step time or the GPU time per step
-    grew by more than that percentage (of A).  Empty when it passes."""
-    out = []
-    for key, label in (("step_time", "step time"), ("gpu_time_per_step", "GPU time per step")):
-        c = doc[key]
-        p = c["delta_pct"]
-        if p is not None and p > threshold_pct:
-            out.append(f"{label} regressed by {fmt.pct_value(p)} (more than {fmt.threshold(threshold_pct)}): "
-                       f"{fmt.us(c['a_us'])} -> {fmt.us(c['b_us'])}")
-    return out

@@ -34,7 +34,8 @@ FOREIGN_GAP_US = 600e6
 
 @dataclass
 class RankResult:
-    """One rank's outcome: its files, its single-file summary dict and collectives, or an error."""
+    """One rank's outcome: its files, the job's keys of its single-file summary
+    (:func:`tracetui.analysis.summary.rank_summary`) and its collectives, or an error."""
 
     rank: int
     kineto: str
@@ -118,11 +119,13 @@ def open_job(inputs: list[str], *, use_cache: bool = True, workers: int | None =
 
     ``workers``: local processes (default one per core); ``scheduler``: a Dask scheduler
     address, to run the per-file work on a cluster instead.  ``follow_links``: read a folder's
-    files that lead outside it (:func:`expand_inputs`).  Raises TraceFormatError when the
-    inputs hold no Kineto trace with a rank.
+    files that lead outside it (:func:`expand_inputs`).  Each rank's ``summary`` holds the
+    keys of its single-file summary a job reads (:func:`tracetui.analysis.summary.rank_summary`),
+    so ``top`` (rows of the single-file tables) changes nothing; it is accepted for callers.
+    Raises TraceFormatError when the inputs hold no Kineto trace with a rank.
     """
     report = progress or (lambda msg, frac: None)
-    layout, outs = run_per_rank(inputs, summarise_rank, {"use_cache": use_cache, "top": top, "rules": rules}, _failed,
+    layout, outs = run_per_rank(inputs, summarise_rank, {"use_cache": use_cache, "rules": rules}, _failed,
                                 workers=workers, scheduler=scheduler, progress=report, verb="summarised",
                                 follow_links=follow_links)
     results = {o["rank"]: RankResult(o["rank"], o["kineto"], o.get("et"), o["summary"], o["collectives"], o["error"],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,36 +37,35 @@ def guarded(task: dict[str, Any], out: dict[str, Any], work: Callable[[], None])
 
 
 def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
-    """Load one rank (Kineto + optional ET, through the cache) and summarise it (the stored
-    summary of the same files is used when they are unchanged, and stored otherwise, as
-    ``tracetui summary`` does: :mod:`tracetui.store.summaries`).
+    """Load one rank (Kineto + optional ET, through the cache) and summarise it for the job.
 
-    ``task``: ``{"rank", "kineto", "et", "use_cache", "top", "rules"}``.  Returns ``{"rank",
-    "kineto", "et", "summary"`` (the single-file :func:`~tracetui.analysis.summary.build_summary`
-    dict of that rank), ``"collectives"`` (:func:`~tracetui.job.comms.rank_collectives`),
-    ``"distributed"`` (its distributedInfo), ``"start_us"`` (absolute µs of its first event,
-    None when it has none), ``"pid"`` (worker process), ``"error"}``."""
+    ``task``: ``{"rank", "kineto", "et", "use_cache", "rules"}``.  Returns ``{"rank",
+    "kineto", "et", "summary"`` (the job's keys of the rank's single-file summary:
+    :func:`~tracetui.analysis.summary.rank_summary`, stored in the cache beside the trace and
+    read back while the files are unchanged, as ``tracetui summary`` does:
+    :mod:`tracetui.store.summaries`), ``"collectives"``
+    (:func:`~tracetui.job.comms.rank_collectives`), ``"distributed"`` (its distributedInfo),
+    ``"start_us"`` (absolute µs of its first event, None when it has none), ``"pid"`` (worker
+    process), ``"error"}``."""
     out: dict[str, Any] = {"rank": task["rank"], "kineto": task["kineto"], "et": task.get("et"), "summary": None,
                            "collectives": [], "distributed": {}, "start_us": None, "pid": os.getpid(),
                            "error": None}
 
     def work() -> None:
-        from ..analysis.categories import get_categorizer
-        from ..analysis.summary import build_summary
+        from ..analysis.summary import rank_summary
         from ..io import jsonout
-        from ..store.summaries import read_summary, summary_key, write_summary
+        from ..store.summaries import rank_summary_key, read_summary, write_summary
         from ..store.traces import load_cached
         from .comms import rank_collectives
 
         paths = [task["kineto"]] + ([task["et"]] if task.get("et") else [])
-        use_cache, rules, top = task.get("use_cache", True), task.get("rules"), task.get("top", 15)
+        use_cache, rules = task.get("use_cache", True), task.get("rules")
         linked = load_cached(paths, use_cache=use_cache)
-        # the stored `tracetui summary` of these files when unchanged (it is that command's answer)
-        key = summary_key(paths, rules, top) if use_cache else None
+        key = rank_summary_key(paths, rules) if use_cache else None
         summary = read_summary(key) if key is not None else None
         if summary is None:
-            built = build_summary(linked, get_categorizer(rules), top=top)
-            summary = jsonout.loads(jsonout.dumps(built))  # as `tracetui summary --json` gives it
+            # as `tracetui summary --json` gives these keys (JSON types: tuples become lists ...)
+            summary = jsonout.loads(jsonout.dumps(rank_summary(linked, categorizer(rules))))
             if key is not None:
                 write_summary(key, summary)
         out["summary"] = summary
@@ -74,6 +74,27 @@ def summarise_rank(task: dict[str, Any]) -> dict[str, Any]:
         out["start_us"] = first_event_us(linked.kineto)
 
     return guarded(task, out, work)
+
+
+#: the categorizers of this worker process by rules file (path, content): the ranks of a job
+#: share one, and with it the categories of their kernel names already matched
+_CATEGORIZERS: dict[Any, Any] = {}
+
+
+def categorizer(rules: str | None) -> Any:
+    """:func:`~tracetui.analysis.categories.get_categorizer` of ``rules``, one per rules file
+    and content in this process (a rule file changed between two jobs is read again)."""
+    from ..analysis.categories import get_categorizer, user_rules_location
+
+    path = Path(rules) if rules is not None else user_rules_location()
+    try:
+        key = None if path is None else (os.path.abspath(path), path.read_bytes())
+    except OSError:
+        return get_categorizer(rules)  # says what is wrong with the file
+    found = _CATEGORIZERS.get(key)
+    if found is None:
+        found = _CATEGORIZERS[key] = get_categorizer(rules)
+    return found
 
 
 def first_event_us(kt: Any) -> float | None:

@@ -15,11 +15,12 @@ everything it was computed from still matches:
 * the tracetui version and a fingerprint of the loader's and the analysis' source files.
 
 The documents of ``tracetui diff`` are stored the same way, under :func:`diff_key` (both
-sides' inputs, the rules, and the diff's options).
+sides' inputs, the rules, and the diff's options), and the part of a rank's summary a job
+reads under :func:`rank_summary_key`.
 
 Anything else -- missing, stale, unreadable, corrupt -- means computing the summary again
 and rewriting the entry atomically.  Failing to write only means no stored summary.
-Pruned together with the trace entries (:func:`tracetui.store.traces.prune`).
+Pruned together with the trace entries (:func:`tracetui.store.traces.prune_if_due`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ def summary_key(paths: list[str], rules: str | None, top: int) -> dict[str, Any]
             "version": __version__, "code": code_fingerprint()}
 
 
+def rank_summary_key(paths: list[str], rules: str | None) -> dict[str, Any] | None:
+    """Everything a stored rank summary (a job's keys of a rank's summary:
+    :func:`tracetui.analysis.summary.rank_summary`) must match; None when an input cannot be read."""
+    key = summary_key(paths, rules, 0)
+    if key is not None:
+        key.update(kind="rank")
+    return key
+
+
 def diff_key(paths_a: list[str], paths_b: list[str], rules: str | None, options: dict[str, Any]
              ) -> dict[str, Any] | None:
     """Everything a stored ``tracetui diff`` document must match (``options``: steps, top ...);
@@ -97,14 +107,14 @@ def read_summary(key: dict[str, Any]) -> dict[str, Any] | None:
 
 def write_summary(key: dict[str, Any], summary: dict[str, Any]) -> bool:
     """Store ``summary`` under ``key`` (temp file + rename); False (logged) when it cannot."""
-    from .traces import prune
+    from .traces import prune_if_due
 
     try:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         target = summary_path(key, folder)
         write_atomically(target, [jsonout.dumps({"key": key, "summary": summary})], private=True)
-        prune(keep=target)
+        prune_if_due(target)
         return True
     except Exception as exc:
         log.debug("tracetui cache: cannot store the summary: %s", exc)

@@ -30,7 +30,9 @@ off/on.  Without a writable cache folder the child writes a temp file that is un
 once read; if the child cannot run, the trace is loaded in this process.
 
 Truncated traces are cached with their warnings.  Old entries are pruned, least recently
-used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB).
+used first, when the folder grows past ``$TRACETUI_CACHE_MAX_MB`` (default 4096 MB); a
+process looks at the folder's size on its first write and then only when its own writes
+may have taken it past the cap (:func:`prune_if_due`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -140,13 +143,58 @@ def _entry_classes() -> dict[str, dict[str, type]]:
     return {kind: spec.classes for kind, spec in formats.cache_kinds().items()}
 
 
+def _entry_deferred() -> dict[str, frozenset[str]]:
+    """Per cache entry kind, the fields its codec reads on first use (``DEFERRED``; none for most)."""
+    return {kind: getattr(spec.codec(), "DEFERRED", frozenset()) for kind, spec in formats.cache_kinds().items()}
+
+
 def _read_entry(target: str | os.PathLike[str], key: dict[str, object] | None, path: str):
     """The trace stored at ``target`` for the trace file ``path``; raises as
-    :func:`~tracetui.io.colfile.load_fields` does."""
-    kind, values = load_fields(target, _entry_classes(), expect=key)
+    :func:`~tracetui.io.colfile.load_fields` does.  A big Kineto entry's columns are read
+    and checked on first use (:data:`tracetui.kineto.persist.DEFERRED`): one found damaged
+    then comes from the trace read again from its file (:func:`_recovery`)."""
+    recovery = _Recovery(path, key)
+    kind, values = load_fields(target, _entry_classes(), expect=key, defer=_entry_deferred(), label=path,
+                               recover=recovery)
     trace = formats.cache_kinds()[kind].restore(values, path)
     trace.path = path
+    recovery.trace = weakref.ref(trace)
     return trace
+
+
+class _Recovery:
+    """What gives a field of a reopened trace whose cached copy is found damaged when the
+    field is first read (the entry is already removed): the trace read again from its file,
+    once, when the file is still the one the entry was made from (else
+    :class:`~tracetui.errors.TraceFileError`: answers from two versions of a file never
+    mix); a warning on the trace says so, as for damage found at the open."""
+
+    def __init__(self, path: str, key: dict[str, object] | None) -> None:
+        self.path, self.key = path, key
+        self.trace: Callable[[], object] = lambda: None
+        self.fresh = None
+
+    def __call__(self, name: str, exc: Exception):
+        if self.fresh is None:
+            now = None
+            try:
+                now = cache_key(self.path)
+            except (OSError, TraceError):
+                pass
+            if self.key is None or now != self.key:
+                raise errors.TraceFileError(self.path, "changed since it was opened, and its cached copy was "
+                                                       "damaged while in use: open it again")
+            log.debug("tracetui cache: a section of the entry for %s is damaged: %s", self.path, exc)
+            self.fresh = _load_one(self.path, True, no_progress).trace
+            trace = self.trace()
+            if trace is not None:
+                trace.warnings.append(_damaged_warning(self.path, exc))
+        return getattr(self.fresh, name)
+
+
+def _damaged_warning(path: str | os.PathLike[str], exc: Exception) -> LoadWarning:
+    return LoadWarning("cache", f"the cached copy of {os.path.basename(os.fspath(path))} was damaged ({exc}): it was "
+                                f"removed and the trace read again from the file")
 
 
 def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = None,
@@ -168,8 +216,7 @@ def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = No
         log.debug("tracetui cache: the entry for %s is damaged: %s", path, exc)
         _unlink(str(target))
         if damaged is not None:
-            damaged.append(LoadWarning("cache", f"the cached copy of {os.path.basename(os.fspath(path))} was damaged "
-                                                f"({exc}): it was removed and the trace read again from the file"))
+            damaged.append(_damaged_warning(path, exc))
         return None
     except Exception as exc:  # stale, unreadable: rebuild
         log.debug("tracetui cache: not using the entry for %s: %s", path, exc)
@@ -202,11 +249,38 @@ def write_cached(path: str | os.PathLike[str], trace, key: dict[str, object] | N
         folder.mkdir(parents=True, exist_ok=True)
         target = entry_path(path, folder)
         spec.save(trace, target, now)
-        prune(keep=target)
+        prune_if_due(target)
         return True
     except Exception as exc:
         log.debug("tracetui cache: cannot write the entry for %s: %s", path, exc)
         return False
+
+
+#: per cache folder, what this process knows of its size: [bytes found at its last look
+#: (:func:`prune`), bytes this process wrote into it since]
+_SEEN: dict[str, list[int]] = {}
+#: a process looks at the folder again once it wrote this fraction of the cap since its last look
+_LOOK_AGAIN = 16
+
+
+def prune_if_due(written: Path) -> int:
+    """After this process wrote the entry ``written``: :func:`prune` (keeping it) when it is
+    due, else nothing (returns the entries removed).  Due: on this process's first write into
+    the folder, when the size it found at its last look plus what it wrote since passes
+    ``$TRACETUI_CACHE_MAX_MB``, or when it wrote a sixteenth of that since (other processes
+    write into the folder too: the folder stays within the cap plus a sixteenth of it per
+    writing process).  A look reads the size of every entry: looking after every write made
+    opening a job quadratic in its ranks (2,000 ranks: 4,000 looks at up to 4,000 entries)."""
+    max_bytes = config.env_megabytes("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)
+    seen = _SEEN.get(os.fspath(written.parent))
+    if seen is not None:
+        try:
+            seen[1] += written.stat().st_size
+        except OSError:
+            pass
+        if seen[0] + seen[1] <= max_bytes and seen[1] <= max_bytes // _LOOK_AGAIN:
+            return 0
+    return prune(max_bytes, keep=written)
 
 
 def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
@@ -214,7 +288,8 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
 
     Entries are trace entries and stored summaries (``summary-*.json``, see
     :mod:`tracetui.store.summaries`).  Returns the number of entries removed.
-    Leftover temp files older than an hour go too.
+    Leftover temp files older than an hour go too.  What is left is remembered for
+    :func:`prune_if_due`.
     """
     if max_bytes is None:
         max_bytes = config.env_megabytes("TRACETUI_CACHE_MAX_MB", DEFAULT_MAX_MB)
@@ -243,6 +318,7 @@ def prune(max_bytes: int | None = None, keep: Path | None = None) -> int:
         if _unlink(p):
             total -= size
             removed += 1
+    _SEEN[os.fspath(folder)] = [total, 0]
     return removed
 
 
@@ -370,7 +446,7 @@ def _load_in_child(path: str, kind: FileKind, key: dict[str, object], progress: 
             return None
         trace = _read_entry(target, key, path)
         if temp is None:
-            prune(keep=target)
+            prune_if_due(target)
         return trace
     except TraceError:
         raise
