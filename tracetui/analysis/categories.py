@@ -3,7 +3,8 @@
 Every GPU event (kernel, memcpy, memset) gets one category, a short lowercase
 identifier such as ``gemm``, ``attention_fwd`` or ``memory``.  Rules are tried in
 order and the first one whose regex matches the event's *name* (searched
-case-insensitively anywhere in it) and whose ``kinds`` include the event's kind wins;
+case-insensitively anywhere in its first :data:`tracetui.names.NAME_WORK_CHARS` characters:
+a 10 MB name costs what its first 4 KB cost) and whose ``kinds`` include the event's kind wins;
 no match gives :data:`FALLBACK_CATEGORY` (``"other"``).
 
 The default rules live in the packaged ``default_categories.toml`` (NVIDIA and AMD
@@ -27,6 +28,7 @@ from typing import Any
 
 from ..config import load_packaged_toml, load_toml, user_file
 from ..errors import TraceFormatError
+from ..names import head
 
 #: Category of an event that no rule matches.
 FALLBACK_CATEGORY = "other"
@@ -139,6 +141,7 @@ class KernelCategorizer:
         return [categorize(name, kind) for name, kind in zip(names, kinds)]
 
     def _match(self, name: str, kind: str) -> str:
+        name = head(name)  # bounded work per name (tracetui/names.py)
         for category, regex, kinds in self._compiled:
             if kinds is not None and kind not in kinds:
                 continue

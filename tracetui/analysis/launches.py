@@ -35,6 +35,7 @@ from ..kineto.kinds import (
     launch_class_of_name,
 )
 from ..kineto.trace import KinetoTrace
+from ..names import head
 from .memory import memory_model
 from .steps import profiler_steps
 
@@ -163,8 +164,8 @@ def _allocation_figures(trace: KinetoTrace) -> dict[str, Any]:
 
 def copy_direction(name: str) -> str:
     """Direction of a memcpy GPU event from its name ("Memcpy HtoD (Pageable -> Device)" ->
-    "HtoD"); "other" when the name gives none."""
-    m = _DIRECTION.search(name)
+    "HtoD"); "other" when the name's head (:func:`tracetui.names.head`) gives none."""
+    m = _DIRECTION.search(head(name))
     return m.group(1) if m else "other"
 
 

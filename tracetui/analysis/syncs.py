@@ -57,6 +57,7 @@ from ..kineto.kinds import (
     launch_class_of_name,
 )
 from ..kineto.trace import KinetoTrace
+from ..names import head
 from .frames import per_trace
 
 #: how far (µs) a GPU event may end after the host call that waited for it returned
@@ -167,7 +168,7 @@ def _lookup(sorted_keys: np.ndarray, values: np.ndarray, keys: np.ndarray) -> np
 
 
 def _names_matching(trace: KinetoTrace, pattern) -> np.ndarray:
-    return np.array([bool(pattern.search(n)) for n in trace.names] or [False], dtype=bool)
+    return np.array([bool(pattern.search(head(n))) for n in trace.names] or [False], dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -337,7 +338,7 @@ def stream_waits(trace: KinetoTrace) -> StreamWaits:
 def _stream_waits(trace: KinetoTrace) -> StreamWaits:
     lanes = gpu_lanes(trace)
     rec = _records(trace)
-    is_wait = np.array(["StreamWaitEvent" in n for n in trace.names] or [False], dtype=bool)
+    is_wait = np.array(["StreamWaitEvent" in head(n) for n in trace.names] or [False], dtype=bool)
     calls = np.flatnonzero(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]) & is_wait[trace.name_id])
     r = rec.record_of_call[calls]
     names = np.asarray(trace.names, dtype=object)

@@ -3,6 +3,10 @@
 Inputs are the frames of :mod:`tracetui.analysis.frames`.  "GPU time" below is the *sum*
 of event durations (concurrent kernels both count), as in TraceLens's kernel and op
 summaries; the timeline breakdown (:mod:`.timeline`) is where overlaps are merged.
+
+Tables by name group by the name's interned code (:func:`name_codes`), exact on the whole
+name: pandas hashes a string column's every cell anew (10 ms per cell of a 10 MB name), a
+dict of the interned names once per distinct name.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..io.interning import intern
 from .categories import DEFAULT_CATEGORIES
 
 if TYPE_CHECKING:  # pandas loads when a table is first built (the browser starts without it)
@@ -19,6 +24,23 @@ if TYPE_CHECKING:  # pandas loads when a table is first built (the browser start
 
 def _pct(part: pd.Series, whole: float) -> pd.Series:
     return part * (100.0 / whole) if whole > 0 else part * 0.0
+
+
+def name_codes(names: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 code per row, the distinct names as an object array) of a column of names:
+    equal names get one code (exact on the whole name), found through a dict, so each row
+    costs a cached hash and an identity check (the frames hold the trace's interned names)."""
+    codes, uniq = intern(names.tolist())
+    out = np.empty(len(uniq), dtype=object)
+    out[:] = uniq
+    return codes, out
+
+
+def _by_name(frame: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, list[str], np.ndarray]:
+    """``frame`` with its ``name`` column as codes (``_name``), ``keys`` with ``_name`` for
+    ``name``, and the names of the codes."""
+    codes, uniq = name_codes(frame["name"])
+    return frame.assign(_name=codes), ["_name" if k == "name" else k for k in keys], uniq
 
 
 def category_table(gpu: pd.DataFrame) -> pd.DataFrame:
@@ -58,10 +80,11 @@ def kernel_table(gpu: pd.DataFrame, span_us: float | None = None, by_stream: boo
         return pd.DataFrame(columns=cols)
     g = gpu.assign(_ds=gpu["device"].astype(str) + ":" + gpu["stream"].astype(str),
                    kind=gpu["kind"].astype(str))
-    keys = ["name", "kind", "kernel_category"] + (["_ds"] if by_stream else [])
+    g, keys, names = _by_name(g, ["name", "kind", "kernel_category"] + (["_ds"] if by_stream else []))
     agg = g.groupby(keys, sort=False, dropna=False).agg(
         count=("dur", "size"), total_us=("dur", "sum"), mean_us=("dur", "mean"), min_us=("dur", "min"),
         max_us=("dur", "max"), streams=("_ds", _streams_text)).reset_index()
+    agg["name"] = names[agg["_name"].to_numpy()]
     if by_stream:
         agg = agg.drop(columns="_ds")
     agg["percent"] = _pct(agg["total_us"], float(gpu["dur"].sum()))
@@ -127,14 +150,15 @@ def op_table(ops: pd.DataFrame, by_shapes: bool = False, only_gpu: bool = False)
     if ops.empty:
         return pd.DataFrame(columns=cols)
     src = ops[ops["n_direct_gpu"] > 0] if only_gpu else ops
-    keys = ["name"] + (["input_dims", "input_types"] if by_shapes else [])
     nested = _inside_counted_call(ops, src)
     src = src.assign(_nested=nested, _host=np.where(nested, 0.0, src["dur"].to_numpy(np.float64)),
                      _subtree=np.where(nested, 0.0, src["subtree_gpu_us"].to_numpy(np.float64)))
+    src, keys, names = _by_name(src, ["name"] + (["input_dims", "input_types"] if by_shapes else []))
     agg = src.groupby(keys, sort=False, dropna=False).agg(
         count=("event", "size"), nested_calls=("_nested", "sum"), host_us=("_host", "sum"),
         n_direct_gpu=("n_direct_gpu", "sum"), direct_gpu_us=("direct_gpu_us", "sum"),
         subtree_gpu_us=("_subtree", "sum")).reset_index()
+    agg["name"] = names[agg["_name"].to_numpy()]
     agg["nested_calls"] = agg["nested_calls"].astype(np.int64)
     agg["mean_direct_gpu_us"] = agg["direct_gpu_us"] / agg["count"]
     agg["percent"] = _pct(agg["direct_gpu_us"], float(ops["direct_gpu_us"].sum()))

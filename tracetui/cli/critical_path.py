@@ -23,6 +23,7 @@ from ..critical import METHODS
 from ..critical import numbers as fmt
 from ..errors import TraceError, one_line
 from ..io import jsonout
+from ..names import shown
 from .common import add_inputs, add_job_options, paths
 
 NAME = "critical-path"
@@ -117,8 +118,9 @@ def _clip(line: str, width: int) -> str:
 
 def _name(text: str) -> str:
     """A name from the trace on one line (names are data: runs of whitespace become one space,
-    any other control character is escaped by :func:`tracetui.errors.one_line`)."""
-    return one_line(" ".join(str(text).split()))
+    any other control character is escaped by :func:`tracetui.errors.one_line`; cut at
+    :data:`~tracetui.names.NAME_WORK_CHARS` characters, ``… (+10 MB)``)."""
+    return one_line(" ".join(shown(str(text)).split()))
 
 
 def render(cp: Any, *, top: int = 10, segments: int = 24) -> list[str]:

@@ -15,11 +15,14 @@ column widths (in terminal cells) are worked out before Rich sees the table:
 * a table too wide even then (a very narrow terminal) keeps its width, to be printed with
   ``crop=False``: the terminal wraps its lines, no digit is lost;
 * ``width=None`` (piped output) gives every column its natural width, name columns at most
-  ``max_name`` cells, and every name in full (folded, never shortened): the table is as
-  wide as its content, no wider.
+  ``max_name`` cells, and every name in full (folded, never shortened; up to the bound
+  below): the table is as wide as its content, no wider.
 
 Rows are given as strings (numbers) or :class:`rich.text.Text` (names from the trace, never
-parsed as markup).  Lines carry no trailing padding (titles are not justified).  Every cell
+parsed as markup).  A cell longer than :data:`tracetui.names.NAME_WORK_CHARS` characters is
+cut there first and says so (``… (+10 MB)``, :func:`bounded`): a 10 MB name costs what 4 KB
+cost (it was minutes of Rich wrapping).  Lines carry no trailing padding (titles are not
+justified).  Every cell
 and the title are made safe for a terminal first (control characters escaped visibly,
 :func:`tracetui.errors.one_line`), so a name from a file is measured as it is printed.
 """
@@ -37,6 +40,7 @@ from rich.text import Text
 
 from ..errors import one_line
 from ..io.terminal import safe_text
+from ..names import NAME_WORK_CHARS, cut_mark, is_cut, shown
 
 #: fewest cells a name column is narrowed to (its content's width when that is less)
 MIN_NAME = 8
@@ -174,11 +178,24 @@ def shorten(cell: Cell, limit: int) -> Cell:
     return out
 
 
+def bounded(cell: Cell) -> Cell:
+    """``cell`` cut at :data:`~tracetui.names.NAME_WORK_CHARS` characters with its
+    :func:`~tracetui.names.cut_mark` (styles of the kept part kept); unchanged when shorter."""
+    plain = cell.plain if isinstance(cell, Text) else cell
+    if not is_cut(plain):
+        return cell
+    if not isinstance(cell, Text):
+        return shown(cell)
+    out = cell[:NAME_WORK_CHARS]
+    out.append(cut_mark(plain))
+    return out
+
+
 def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]], width: int | None,
                  max_name: int | None = None) -> Table:
     """A Rich table of ``rows`` under ``title`` whose columns fit ``width`` cells (see the
     module docstring); ``width=None`` sizes it to its content (names at most ``max_name``)."""
-    rows = [[safe_text(v) if isinstance(v, Text) else one_line(v) for v in r] for r in rows]
+    rows = [[safe_text(v) if isinstance(v, Text) else one_line(v) for v in map(bounded, r)] for r in rows]
     title = one_line(title)
     widths = column_widths(cols, rows, width, max_name)
     if width is not None:

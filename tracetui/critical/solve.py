@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kineto.kinds import GPU_WORK_KINDS
+from ..names import head
 from ..tree.propagate import fill_down
 from .graph import Family, Graph, SegKind
 
@@ -123,6 +124,8 @@ class Shrink:
         return cls(name, value)
 
     def matches(self, name: str) -> bool:
+        """Whether ``name``'s head (:func:`tracetui.names.head`) matches the pattern."""
+        name = head(name)
         if any(c in self.pattern for c in "*?["):
             return fnmatch.fnmatchcase(name, self.pattern)
         return self.pattern in name

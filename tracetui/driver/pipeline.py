@@ -25,6 +25,7 @@ from enum import IntEnum
 import numpy as np
 
 from ..kineto.kinds import BLOCKING_SYNC_RE, LaunchClass, launch_class_of_name
+from ..names import head
 
 
 class CallClass(IntEnum):
@@ -64,7 +65,8 @@ PHASE_NAMES = ("initialisation", "weight loading", "warm-up", "inference", "outp
 
 
 def call_class(name: str) -> CallClass:
-    """What the API call ``name`` does (see the module docstring)."""
+    """What the API call ``name`` does (see the module docstring), by its head."""
+    name = head(name)
     if BLOCKING_SYNC_RE.search(name):
         return CallClass.SYNC
     lc = launch_class_of_name(name)
@@ -78,8 +80,8 @@ def call_class(name: str) -> CallClass:
 
 
 def copy_direction(name: str) -> str | None:
-    """``cuMemcpyHtoD_v2`` -> ``"H2D"``; None when the name does not say."""
-    m = _DIRECTION_RE.search(name)
+    """``cuMemcpyHtoD_v2`` -> ``"H2D"``; None when the name's head does not say."""
+    m = _DIRECTION_RE.search(head(name))
     return _DIRECTION_OF[m.group(1)] if m else None
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis.frames import cpu_ops_frame
+from ..analysis.tables import name_codes
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
 
@@ -47,9 +48,11 @@ def ops_by_gpu_time(trace: KinetoTrace, kernels: pd.DataFrame) -> pd.DataFrame:
     owner = np.where(op >= 0, op, launch)
     dur = kernels["dur"].to_numpy(dtype=np.float64)
     total = float(dur.sum())
-    frame = pd.DataFrame({"owner": owner, "name": kernels["name"].to_numpy(dtype=object), "dur": dur})
-    per_name = (frame.groupby(["owner", "name"], sort=False)["dur"].agg(["size", "sum"]).reset_index()
-                .sort_values(["owner", "sum", "name"], ascending=[True, False, True], kind="stable"))
+    codes, uniq = name_codes(kernels["name"])  # grouped by interned code: exact, one hash per name
+    frame = pd.DataFrame({"owner": owner, "name_code": codes, "dur": dur})
+    per_name = frame.groupby(["owner", "name_code"], sort=False)["dur"].agg(["size", "sum"]).reset_index()
+    per_name = (per_name.assign(name_code=uniq[per_name["name_code"].to_numpy()])
+                .sort_values(["owner", "sum", "name_code"], ascending=[True, False, True], kind="stable"))
     names: dict[int, list[dict[str, Any]]] = {}
     for o, nm, n, us in per_name.itertuples(index=False, name=None):
         names.setdefault(int(o), []).append({"name": nm, "count": int(n), "total_us": float(us)})

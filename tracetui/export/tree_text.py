@@ -12,6 +12,7 @@ from ..errors import one_line
 from ..kineto.kinds import Kind
 from ..kineto.rollup import subtree_gpu_totals
 from ..kineto.trace import KinetoTrace
+from ..names import shown
 
 
 def find_node(kt: KinetoTrace, external_id: int, pid: Any = None, tid: Any = None) -> int | None:
@@ -22,11 +23,12 @@ def find_node(kt: KinetoTrace, external_id: int, pid: Any = None, tid: Any = Non
 
 def describe_node(kt: KinetoTrace, node: int) -> str:
     """One line: category, name, duration (µs) and ids; text from the file (names, pids and
-    tids written as strings) with control characters escaped (:func:`~tracetui.errors.one_line`)."""
+    tids written as strings) with control characters escaped (:func:`~tracetui.errors.one_line`);
+    a name over :data:`~tracetui.names.NAME_WORK_CHARS` characters cut there (``… (+10 MB)``)."""
     if kt.is_lane_node(node):
-        return f"[lane] {one_line(kt.name(node))}"
+        return f"[lane] {one_line(shown(kt.name(node)))}"
     kind = Kind(int(kt.kind[node])).name.lower()
-    bits = [f"[{kind}] {one_line(kt.name(node))}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
+    bits = [f"[{kind}] {one_line(shown(kt.name(node)))}", f"dur={kt.dur[node]:.3f}{units.US_ASCII}"]
     if kt.external_id[node] >= 0:
         bits.append(f"ext={int(kt.external_id[node])}")
     if kt.correlation[node] >= 0:

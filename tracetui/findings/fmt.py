@@ -6,6 +6,7 @@ counts, percent."""
 from __future__ import annotations
 
 from .. import units
+from ..names import head
 
 US = units.US  #: the unit of every time a finding holds (value, time at stake, evidence)
 PCT = units.PCT
@@ -40,7 +41,7 @@ NAME_CHARS = 40
 def short_name(name: str) -> str:
     """A kernel name without its return type, anonymous namespaces and parameter list, cut to
     :data:`NAME_CHARS` characters."""
-    name = name.removeprefix("void ").replace("(anonymous namespace)::", "")
+    name = head(name).removeprefix("void ").replace("(anonymous namespace)::", "")
     if not name.startswith(("Memcpy", "Memset")):  # "Memcpy HtoD (Pageable -> Device)" keeps its brackets
         name = name.split("(", 1)[0].rstrip() or name
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"

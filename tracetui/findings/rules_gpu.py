@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..analysis.gpu_breakdown import COMMUNICATION, timeline_from_arrays
 from ..analysis.occupancy import occupancy_of_rows
+from ..analysis.tables import name_codes
 from ..job.nccl import collective_kind, parse_kernel_name
 from . import fmt
 from .base import finding
@@ -164,7 +165,8 @@ def low_occupancy(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     if k.empty or total <= 0:
         return []
     keys = ["device", "name", "block", "registers", "shared_mem"]
-    kk = k[keys + ["dur", "event"]].assign(device=k["device"].astype(str), block=k["block"].fillna(""),
+    codes, names = name_codes(k["name"])  # grouped by interned code: exact, one hash per name
+    kk = k[keys + ["dur", "event"]].assign(device=k["device"].astype(str), name=codes, block=k["block"].fillna(""),
                                             registers=k["registers"].fillna(-1), shared_mem=k["shared_mem"].fillna(-1))
     grp = kk.groupby(keys, sort=False).agg(gpu_us=("dur", "sum"), count=("dur", "size")).reset_index()
     grp = grp[100.0 * grp["gpu_us"] / total >= cfg["min_share_pct"]]
@@ -178,7 +180,7 @@ def low_occupancy(ctx: CheckContext, cfg: RuleConfig) -> list[Finding]:
     for (_, r), o in zip(grp.iterrows(), occ):
         if o.pct is None or o.pct >= cfg["max_occupancy_pct"]:
             continue
-        rows.append({"kernel": fmt.short_name(r["name"]), "device": r["device"], "block": r["block"],
+        rows.append({"kernel": fmt.short_name(names[int(r["name"])]), "device": r["device"], "block": r["block"],
                      "registers": int(r["registers"]), "shared_mem": int(r["shared_mem"]),
                      "occupancy_pct": round(o.pct, 2), "limiter": o.limiter, "count": int(r["count"]),
                      "gpu_us": round(float(r["gpu_us"]), 3), "share_pct": round(100.0 * r["gpu_us"] / total, 2)})

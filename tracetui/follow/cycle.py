@@ -37,6 +37,7 @@ from typing import Any
 
 from ..diff import numbers as fmt
 from ..errors import one_line
+from ..names import is_cut, shown
 
 #: the JSON line's layout version (docs/follow.md)
 LINE_FORMAT = 1
@@ -61,8 +62,12 @@ def pct_change(a: float | None, b: float | None) -> float | None:
 
 
 def kernel_short(name: str) -> str:
-    """A kernel's name for a narrow column: without a leading ``void`` and the parameter list."""
+    """A kernel's name for a narrow column: without a leading ``void`` and the parameter list;
+    a name over :data:`~tracetui.names.NAME_WORK_CHARS` characters is only cut there, with its
+    mark (the walk back through its brackets is a Python step per character)."""
     name = name.removeprefix("void ")
+    if is_cut(name):
+        return shown(name)
     if name.endswith(")") and "(" in name:
         depth = 0
         for k in range(len(name) - 1, -1, -1):

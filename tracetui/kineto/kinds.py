@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from enum import IntEnum
 
+from ..names import head
+
 
 class Kind(IntEnum):
     """What an event is.  Values are stored in a uint8 column."""
@@ -175,7 +177,9 @@ _LAUNCH_PATTERNS: list[tuple[LaunchClass, re.Pattern[str]]] = [
 
 
 def launch_class_of_name(name: str) -> LaunchClass:
-    """Classify a runtime/driver API name (``cudaLaunchKernel`` -> KERNEL_LAUNCH ...)."""
+    """Classify a runtime/driver API name (``cudaLaunchKernel`` -> KERNEL_LAUNCH ...) by its
+    head (:func:`tracetui.names.head`: bounded work per name)."""
+    name = head(name)
     for cls, pat in _LAUNCH_PATTERNS:
         if pat.search(name):
             return cls

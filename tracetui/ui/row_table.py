@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..names import mark_start
 from .bindings import RowCursorKeys, row_cursor_bindings
 
 #: cells between two columns
@@ -115,13 +116,19 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
 
     def line_text(self, cells: list[str], width: int) -> str:
         """One line, ``width`` cells: each cell fitted to its column (numbers right-aligned,
-        text cut with …; widths in terminal cells, so wide characters count twice)."""
+        text cut with …, a name drawn cut keeping its mark ``… (+10 MB)`` when the column has
+        room for it; widths in terminal cells, so wide characters count twice)."""
         parts = []
         for c, text in enumerate(cells):
             w = self.widths[c] if c < len(self.widths) else cell_len(text)
             n = cell_len(text)
             if n > w:
-                text, n = (set_cell_size(text, w - 1) + "…", w) if w > 0 else ("", 0)
+                start = mark_start(text)
+                mark = cell_len(text[start:]) if start >= 0 else w
+                if mark < w:
+                    text, n = set_cell_size(text[:start], w - mark) + text[start:], w
+                else:
+                    text, n = (set_cell_size(text, w - 1) + "…", w) if w > 0 else ("", 0)
             parts.append(" " * (w - n) + text if self.numeric[c] else text + " " * (w - n))
         return set_cell_size(" " + (" " * GAP).join(parts), width)
 

@@ -26,6 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
 from ...errors import one_line
+from ...names import head
 
 EXPORT_FORMATS = (("Markdown report (md)", "md"), ("HTML report (html)", "html"), ("CSV tables (csv)", "csv"),
                   ("JSON (json)", "json"), ("Chrome trace (chrome)", "chrome"))
@@ -42,7 +43,7 @@ def safe_file_stem(label: str, max_len: int = 80) -> str:
     """``label`` as a file name stem that every file system accepts: each run of characters
     other than ASCII letters, digits, ``.``, ``_`` and ``-`` (``/``, ``:``, spaces, ...)
     becomes one ``_``; no leading dot or dash; at most ``max_len`` characters; never empty."""
-    stem = _UNSAFE.sub("_", label).strip("._-")[:max_len].rstrip("._-")
+    stem = _UNSAFE.sub("_", head(label)).strip("._-")[:max_len].rstrip("._-")
     return stem or "export"
 
 

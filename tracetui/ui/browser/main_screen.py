@@ -20,6 +20,7 @@ from ... import units
 from ...config import background_work
 from ...driver.facts import is_standalone
 from ...errors import TraceError
+from ...names import shown
 from ...session import LinkedTrace
 from ..bindings import MAIN_BINDINGS
 from ..critical.path_actions import PathActions
@@ -278,8 +279,8 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         note.append(name if len(name) <= 60 else name[:59] + "…", style="green")
         if via >= 0:
             note.append(" via ")
-            note.append(kt.name(via), style="yellow")
-        message = Text(f"launching op: {kt.name(op)}")
+            note.append(shown(kt.name(via)), style="yellow")
+        message = Text(f"launching op: {shown(kt.name(op))}")
         if src.et is not None:
             pos = src.et_pos(op)
             if pos >= 0:
@@ -297,7 +298,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
     def _label_of(self, node: int) -> str:
         src = self.source
         if src.is_kineto(node):
-            return src.kt.name(node)
+            return shown(src.kt.name(node))
         return src.row_label(node).plain
 
     # ------------------------------------------------------------------ search

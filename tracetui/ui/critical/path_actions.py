@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from ... import units
 from ...critical import KIND_NAMES, critical_path, window_at
 from ...errors import LoadCancelled, TraceError
+from ...names import shown
 from ..notify import show_note
 from ..shown import top_screen
 from ..view.path_marks import PathMarks, PathState
@@ -65,7 +66,7 @@ class PathActions:
     def path_status(self) -> tuple[str, str] | None:
         """The status line's path part: a path being computed, else the one shown."""
         if self._path_pending is not None:
-            return (f"computing the critical path of {self._path_pending} … (Esc cancels)",
+            return (f"computing the critical path of {shown(self._path_pending)} … (Esc cancels)",
                     "computing path … (Esc)")
         marks = self.source.path
         return marks.status_forms() if marks is not None else None
@@ -74,7 +75,7 @@ class PathActions:
         """Esc: stop a path being computed, else drop the marks of the one shown; False when neither."""
         if self._path_pending is not None:
             self.workers.cancel_group(self, "critical")
-            show_note(self, f"critical path of {self._path_pending}: cancelled")
+            show_note(self, f"critical path of {shown(self._path_pending)}: cancelled")
             self._path_pending = None
             self.update_status()
             return True

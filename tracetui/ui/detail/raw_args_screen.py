@@ -7,7 +7,9 @@ objects and long lists fold; counter values, NCCL collective args, hardware coun
 ``cuda_profiler_range`` included), and for GPU work the args of its launch call.  ``c`` copies
 the highlighted value and ``C`` its name (the arg's key, e.g. ``Input Dims``) to the
 clipboard with Textual's ``App.copy_to_clipboard`` (OSC 52: works over SSH in terminals that
-allow it).  Enter or space folds a node; Esc closes.
+allow it).  Enter or space folds a node; Esc closes.  A value is drawn cut at
+:data:`LABEL_CHARS` characters and a key, a title at :data:`tracetui.names.NAME_WORK_CHARS`
+(``… (+10 MB)``); what ``c``/``C`` copy is always whole.
 
 Labels are trace data: built as :class:`rich.text.Text`, never parsed as markup.
 """
@@ -25,13 +27,15 @@ from textual.widgets import Label, Tree
 from textual.widgets.tree import TreeNode
 
 from ...errors import one_line
+from ...names import cut_mark, shown, shown_text
 from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 
 #: a list longer than this, or holding objects/lists, folds into one child per item
 INLINE_LIST = 8
-#: a value text longer than this is cut in its label (copying gives the whole value)
+#: a value text longer than this is cut in its label, with what was left out (``… (+1.2 kB)``;
+#: copying gives the whole value)
 LABEL_CHARS = 200
 
 
@@ -64,11 +68,13 @@ class RawArgsTree(Tree[tuple[str, str, Any]]):
     def add_value(self, parent: TreeNode, key: str, value: Any, path: str) -> None:
         """Add ``key: value`` under ``parent``; objects and long lists get folded children."""
         label = Text()
-        label.append(one_line(str(key)), style="bold")
+        label.append(one_line(shown(str(key))), style="bold")
         if _inline(value):
-            text = one_line(value_text(value))
+            text = value_text(value)
             label.append("  ")
-            label.append(text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…")
+            # cut before escaping: a 10 MB value costs what its first LABEL_CHARS characters cost
+            label.append(one_line(text) if len(text) <= LABEL_CHARS else
+                         one_line(text[:LABEL_CHARS - 1]) + cut_mark(text, LABEL_CHARS - 1))
             parent.add_leaf(label, data=(path, str(key), value))
             return
         size = f"  {{{len(value)} keys}}" if isinstance(value, dict) else f"  [{len(value)} items]"
@@ -89,14 +95,14 @@ class RawArgsTree(Tree[tuple[str, str, Any]]):
             return
         text = value_text(cur[2])
         self.app.copy_to_clipboard(text)
-        show_note(self.screen, f"copied the value of {cur[0]} ({len(text):,} characters)")
+        show_note(self.screen, f"copied the value of {shown(cur[0])} ({len(text):,} characters)")
 
     def action_copy_name(self) -> None:
         cur = self._current()
         if cur is None:
             return
         self.app.copy_to_clipboard(cur[1])
-        show_note(self.screen, f"copied the name {cur[1]!r} ({cur[0]})")
+        show_note(self.screen, f"copied the name {shown(cur[1])!r} ({shown(cur[0])})")
 
 
 class RawArgsScreen(ModalScreen[None]):
@@ -119,7 +125,7 @@ class RawArgsScreen(ModalScreen[None]):
         from textual.containers import Vertical
 
         with Vertical(id="raw-args-box"):
-            yield Label(Text(one_line(self.title_text)), id="raw-args-title")
+            yield Label(Text(one_line(shown_text(self.title_text))), id="raw-args-title")
             yield RawArgsTree(Text("arguments"), id="raw-args-tree")
         yield KeyBar()
 
@@ -129,8 +135,8 @@ class RawArgsScreen(ModalScreen[None]):
         tree.show_root = False
         tree.root.expand()
         for title, values in self.sections:
-            section = tree.root.add(Text(one_line(title), style="bold underline"), data=(title, title, values),
-                                    expand=True)
+            label = Text(one_line(shown_text(title)), style="bold underline")
+            section = tree.root.add(label, data=(title, title, values), expand=True)
             if not values:
                 section.add_leaf(Text("(none)", style="dim"))
             for k, v in values.items():

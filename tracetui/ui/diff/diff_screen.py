@@ -22,6 +22,7 @@ from textual.binding import BindingType
 from textual.containers import Container
 
 from ...errors import one_line
+from ...names import shown
 from ..bindings import DIFF_BINDINGS
 from ..browser.panes_screen import PanesScreen
 from ..browser.search_bar import SearchBar
@@ -188,7 +189,7 @@ class DiffScreen(PanesScreen):
         else:
             label = t.side(which).label
             note = Text(f"{which.upper()}{f' ({label})' if label != which.upper() else ''}: ", style="bold")
-            note.append(one_line(t.name(at)), style="cyan")
+            note.append(one_line(shown(t.name(at))), style="cyan")
             if at != row:
                 note.append(f"  (the row is only in {'B' if which == 'a' else 'A'}: its parent here)", style="yellow")
             note.append("   (D: back to the diff)", style="dim")

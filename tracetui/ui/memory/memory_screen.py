@@ -27,6 +27,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Label, Static, TabbedContent, TabPane
 
 from ...errors import one_line
+from ...names import shown
 from ..key_bar import KeyBar
 from ..notify import show_note
 from ..plot.plots_screen import PlotsScreen
@@ -42,7 +43,8 @@ def text_widths(t: SummaryTable, width: int) -> list[int | None]:
     """Per column: cells for a text column (the numbers keep their width, the names share what
     the screen leaves, each at least :data:`MIN_TEXT_CELLS`, none wider than its longest
     value); None for a number column."""
-    longest = [max([len(name), *(len(one_line(str(r[c]))) for r in t.rows)]) for c, (name, _) in enumerate(t.columns)]
+    longest = [max([len(name), *(len(one_line(shown(str(r[c])))) for r in t.rows)])
+               for c, (name, _) in enumerate(t.columns)]
     texts = [c for c, (_, num) in enumerate(t.columns) if not num]
     used = sum(longest[c] + 2 for c, (_, num) in enumerate(t.columns) if num) + 2 * len(texts) + 4
     out: list[int | None] = [None] * len(t.columns)
@@ -129,7 +131,7 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
     def _cell(v: Any, numeric: bool, width: int | None) -> Text:
         if numeric:
             return Text(_number(v).rjust(width or 0))
-        text = Text(one_line(str(v)), no_wrap=True, overflow="ellipsis")  # trace data: never markup
+        text = Text(one_line(shown(str(v))), no_wrap=True, overflow="ellipsis")  # trace data: never markup
         if width is not None and text.cell_len > width:
             text.truncate(width, overflow="ellipsis")
         return text

@@ -29,6 +29,7 @@ from textual.widgets import Label
 from ... import units
 from ...analysis.stacks import MODE_WORDS, MODES, CallTree
 from ...errors import one_line
+from ...names import shown
 from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown, show_when_computed
@@ -289,7 +290,7 @@ class IcicleScreen(StackScreen):
         if c == 0 or not events.size:
             self.dismiss(None)
             return
-        self.dismiss(("events", events, f"{MODE_WORDS[self.mode]}: {one_line(t.name(c))}"))
+        self.dismiss(("events", events, f"{MODE_WORDS[self.mode]}: {one_line(shown(t.name(c)))}"))
 
     def action_bottom_up(self) -> None:
         self.dismiss(("switch", "bottom_up", self.root, self.mode))

@@ -18,6 +18,7 @@ from rich.style import Style
 from textual.strip import Strip
 from textual.widget import Widget
 
+from ...names import head
 from ..view.icicle_view import IcicleView, cell_label
 
 #: colours of the cells (by name)
@@ -63,7 +64,7 @@ class IcicleWidget(Widget, can_focus=True):
             return "icicle--cursor"
         if v.match_mask[node]:
             return "icicle--match"
-        name = v.tree.name(node)
+        name = head(v.tree.name(node))  # a name's colour from its head: a 10 MB name is not encoded per cell
         return f"icicle--c{zlib.crc32(name.encode('utf-8', 'surrogatepass')) % PALETTE}"
 
     def render_line(self, y: int) -> Strip:

@@ -31,8 +31,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...analysis.intervals import union_intervals
-from ...errors import one_line
 from ...units import choose_unit, format_duration_us, format_time_us
+from ..view.label_short import keep_cut_mark, name_text
 from ..view.timescale import nice_ticks
 from ..view.track import BusyRuns, Track, runs_mask
 
@@ -368,7 +368,7 @@ class TimelineStrip(ScrollView, can_focus=False):
         return strip
 
     def _label(self, text: str, width: int, style: Style) -> Segment:
-        label = Text(one_line(text))  # lane labels are trace data (thread and process names)
+        label = keep_cut_mark(name_text(text), max(0, width - 1))  # trace data (thread, process names)
         label.truncate(max(0, width - 1), overflow="ellipsis", pad=True)
         return Segment(label.plain + " " if width else "", style)
 

@@ -19,6 +19,7 @@ from ...analysis.bottom_up import BottomUpRow, caller_rows, row_events, top_rows
 from ...analysis.search import compile_query
 from ...analysis.stacks import CallTree
 from ...errors import one_line
+from ...names import shown
 from .icicle_view import value_text
 
 HEADERS = ["name", "self", "self %", "total", "calls"]
@@ -44,7 +45,7 @@ class BottomUpView:
 
     def cells(self) -> list[list[str]]:
         root = float(self.tree.total[0]) or 1.0
-        return [[one_line(self.tree.label_text(r.label)), value_text(r.self_ns),
+        return [[one_line(shown(self.tree.label_text(r.label))), value_text(r.self_ns),
                  units.pct_text(100.0 * r.self_ns / root), value_text(r.total_ns), f"{r.calls:,}"] for r in self.rows]
 
     def widths(self, width: int) -> list[int]:
@@ -77,14 +78,15 @@ class BottomUpView:
         """What the level shows: the names descended, callee first (``a ‹ b ‹ c``)."""
         if not self.names:
             return "every name by self time (Enter: its callers)"
-        text = "callers of " + " ‹ ".join(one_line(n) for n in self.names)
+        text = "callers of " + " ‹ ".join(one_line(shown(n)) for n in self.names)
         return text if len(text) <= width else text[: width - 1] + "…"
 
     def events(self, i: int) -> tuple[np.ndarray, str]:
         """The trace nodes of row ``i`` and a label naming them."""
         row = self.rows[i]
-        name = self.tree.label_text(row.label)
-        label = name if not self.names else f"{self.names[0]} via {' ‹ '.join([*self.names[1:], name])}"
+        name = shown(self.tree.label_text(row.label))
+        cut = [shown(n) for n in self.names]
+        label = name if not cut else f"{cut[0]} via {' ‹ '.join([*cut[1:], name])}"
         return row_events(self.tree, row), one_line(label)
 
     def find(self, query: str, after: int, step: int = 1) -> int | None:

@@ -9,7 +9,11 @@ findings list hands the pane sections of its own, built with the blocks here: a 
 :func:`grid`, a :func:`cell`, a :func:`heading` (numbers with their units: :mod:`tracetui.units`).
 
 Trace strings always become ``Text`` (as :class:`~.keep_text.KeepText`, which keeps a
-number with its unit when wrapping), never markup.  Durations are microseconds.
+number with its unit when wrapping), never markup.  Durations are microseconds.  A model
+shows a name cut (:func:`tracetui.names.shown`); whatever text still holds more than
+:data:`tracetui.names.TEXT_WORK_CHARS` characters is cut there by :func:`render_sections`
+(:func:`bounded`), with the mark of what was left out, so no model can make the pane wrap
+and measure megabytes (a 10 MB name took minutes per selection).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from ...names import TEXT_WORK_CHARS, cut_mark
 from .keep_text import KeepText
 
 
@@ -60,7 +66,32 @@ def render_sections(sections: Iterable[DetailSection], note: Text | None = None)
     parts: list[RenderableType] = [note] if note is not None else []
     for section in sections:
         parts += section.renderables()
-    return Group(*parts)
+    return Group(*(bounded(part) for part in parts))
+
+
+def bounded(renderable: Any) -> Any:
+    """``renderable`` with every ``Text`` (in a Group, a Table's cells, headers and title, a
+    Padding) longer than :data:`~tracetui.names.TEXT_WORK_CHARS` characters (a few names,
+    each cut already) cut there, in place (its class and the styles of the kept part kept),
+    with the mark of what was left out (``… (+10 MB)``)."""
+    if isinstance(renderable, Text):
+        plain = renderable.plain
+        if len(plain) > TEXT_WORK_CHARS:
+            renderable.plain = plain[:TEXT_WORK_CHARS]
+            renderable.append(cut_mark(plain, TEXT_WORK_CHARS))
+    elif isinstance(renderable, Group):
+        for part in renderable.renderables:
+            bounded(part)
+    elif isinstance(renderable, Table):
+        for part in (renderable.title, renderable.caption):
+            bounded(part)
+        for column in renderable.columns:
+            bounded(column.header)
+            for part in column._cells:
+                bounded(part)
+    elif isinstance(renderable, Padding):
+        bounded(renderable.renderable)
+    return renderable
 
 
 def cell(value: Any, style: str = "") -> Text:

@@ -24,6 +24,7 @@ from ...diff.align import RowKind
 from ...diff.kernels import ADDED, REMOVED, REPLACED, SAME, KernelChange, KernelSide, kernel_changes
 from ...diff.model import MATCH_WORDS, DiffTree, Match
 from ...errors import one_line
+from ...names import shown
 from ...units import format_duration_us, format_time_us
 from .detail_section import DetailSection, grid
 from .diff_row_source import DiffRowSource, short_pct, signed_duration
@@ -94,7 +95,7 @@ def kernel_lines(change: KernelChange) -> list[RenderableType]:
         if side is None or (same_name and key == "B"):
             continue
         line = KeepText("  " if same_name else f"  {key} ", style="bold")
-        line.append(one_line(side.name), style="green")
+        line.append(one_line(shown(side.name)), style="green")
         out.append(line)
         launch = _launch(side)
         if same_name and b is not None and _launch(b) != launch:
@@ -144,7 +145,7 @@ class DiffDetail:
             what += ": only in A (removed)"
         rows: list[tuple[str, Any]] = []
         if kind != RowKind.STEP:
-            path = [one_line(t.name(r)) for r in t.path(row)[1:-1]]
+            path = [one_line(shown(t.name(r))) for r in t.path(row)[1:-1]]
             rows.append(("path", " › ".join(path[-4:]) if len(path) <= 4 else "… › " + " › ".join(path[-4:])))
         rows.append(("matched by", Text.assemble(MATCH_WORDS[method], (f" ({MATCH_MEANING[method]})", "dim"))))
         if t.shapes_changed[row]:
@@ -178,9 +179,9 @@ class DiffDetail:
             elif ev < kt.n_events:
                 rows.append((key, KeepText(f"event {ev} at +{format_time_us(float(kt.ts[ev]))}, "
                                            f"{format_duration_us(float(kt.dur[ev]))}, "
-                                           f"{one_line(kt.lanes[int(kt.lane_of[ev])].label)}")))
+                                           f"{one_line(shown(kt.lanes[int(kt.lane_of[ev])].label))}")))
             else:
-                rows.append((key, KeepText(one_line(kt.name(ev)))))
+                rows.append((key, KeepText(one_line(shown(kt.name(ev))))))
         hint = KeepText("a / b: each side's event detail here; A / B: this op in A's / B's browser", style="dim")
         return DetailSection("Events (the template step's)", [grid(rows), hint])
 

@@ -28,6 +28,7 @@ from ...diff.model import MATCH_WORDS, DiffTree, Match
 from ...diff.views import REGRESSION_MIN_PCT, REGRESSION_MIN_US, regression_mask, sorted_preorder, with_ancestors
 from ...errors import one_line
 from ...kineto.kinds import Kind
+from ...names import shown
 from ...units import compact_count, format_duration_us
 from .label_short import shorten_label
 from .trace_row_source import KIND_STYLES, LANE_STYLE
@@ -110,7 +111,7 @@ class DiffRowSource:
 
     def row_label(self, node: int) -> Text:
         t = self.tree
-        name = one_line(t.name(node))
+        name = one_line(shown(t.name(node)))
         kind = int(t.kind[node])
         if kind == int(RowKind.STEP):
             return Text(name, style=STEP_STYLE)

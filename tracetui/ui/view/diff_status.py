@@ -13,6 +13,7 @@ from rich.text import Text
 from ...diff.align import RowKind
 from ...diff.model import MATCH_WORDS, DiffSide, DiffTree, Match
 from ...errors import one_line
+from ...names import shown_text
 from .status_parts import Part, state_parts, warnings_part
 
 #: match methods of paired ops, in the order the status line counts them
@@ -20,7 +21,7 @@ _PAIRED = (Match.ET, Match.SEQ, Match.SHAPES, Match.NAME)
 
 
 def _part(key: str, *forms: str, style: str = "") -> Part:
-    return Part(key, tuple(Text(one_line(f), style=style) for f in forms))
+    return Part(key, tuple(Text(one_line(shown_text(f)), style=style) for f in forms))
 
 
 def _file(side: DiffSide) -> str:

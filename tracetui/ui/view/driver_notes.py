@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ...driver.facts import call_contents, is_driver_event, link_quality, linked_kineto
 from ...kineto.kinds import Kind
+from ...names import shown
 from .trace_row_source import KIND_STYLES
 
 _GPU_WORDS = {Kind.KERNEL: "the kernel", Kind.MEMCPY: "the memcpy", Kind.MEMSET: "the memset"}
@@ -30,7 +31,7 @@ def next_after_hop(kt, gpu: np.ndarray) -> str:
 
 def _op_part(kt, runtime: int) -> str:
     op = int(kt.cpu_op_of[runtime])
-    return f" (op {kt.name(op)})" if 0 <= op != runtime else ""
+    return f" (op {shown(kt.name(op))})" if 0 <= op != runtime else ""
 
 
 def hop_texts(kt, runtime: int, call: int, gpu: np.ndarray) -> tuple[Text, str]:
@@ -38,17 +39,17 @@ def hop_texts(kt, runtime: int, call: int, gpu: np.ndarray) -> tuple[Text, str]:
     inner = call_contents(kt, call).short()
     where = next_after_hop(kt, gpu)
     note = Text("> driver call ", style="bold")
-    note.append(kt.name(call), style=_style(kt, call))
+    note.append(shown(kt.name(call)), style=_style(kt, call))
     if inner:
         note.append(f" ({inner})")
     note.append("\n  linked to ")
-    note.append(kt.name(runtime), style=_style(kt, runtime))
+    note.append(shown(kt.name(runtime)), style=_style(kt, runtime))
     op = _op_part(kt, runtime)
     if op:
         note.append(op, style="cyan")
     note.append(f" · {link_quality(kt)}", style="yellow")
     note.append(f"   ({where}, < back)", style="dim")
-    message = f"driver call {kt.name(call)}" + (f" ({inner})" if inner else "") + f" · {where}"
+    message = f"driver call {shown(kt.name(call))}" + (f" ({inner})" if inner else "") + f" · {where}"
     return note, message
 
 
@@ -56,14 +57,14 @@ def back_texts(kt, runtime: int, call: int) -> tuple[Text, str]:
     """(note, toast) for ``<`` from driver ``call`` (or its ioctl/record) to ``runtime``."""
     op = _op_part(kt, runtime)
     note = Text("< runtime call ", style="bold")
-    note.append(kt.name(runtime), style=_style(kt, runtime))
+    note.append(shown(kt.name(runtime)), style=_style(kt, runtime))
     if op:
         note.append(op, style="cyan")
     note.append("\n  linked to the driver call ")
-    note.append(kt.name(call), style=_style(kt, call))
+    note.append(shown(kt.name(call)), style=_style(kt, call))
     note.append(f" · {link_quality(kt)}", style="yellow")
     note.append("   (< again: the op, > the driver call)" if op else "   (> the driver call)", style="dim")
-    message = f"runtime call {kt.name(runtime)}{op} · {link_quality(kt)}"
+    message = f"runtime call {shown(kt.name(runtime))}{op} · {link_quality(kt)}"
     return note, message
 
 
@@ -76,6 +77,6 @@ def driver_link_note(kt, origin: int) -> Text | None:
     if k < 0:
         return Text(" via the linked runtime calls (heuristic link)", style="yellow")
     text = Text(" via ")
-    text.append(kt.name(k), style=_style(kt, k))
+    text.append(shown(kt.name(k)), style=_style(kt, k))
     text.append(" (heuristic link)", style="yellow")
     return text

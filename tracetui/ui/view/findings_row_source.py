@@ -23,6 +23,7 @@ from ... import units
 from ...errors import one_line
 from ...findings.fmt import short_name
 from ...findings.spec import Finding, Severity
+from ...names import shown
 
 if TYPE_CHECKING:
     from ...findings import FindingsReport
@@ -87,7 +88,7 @@ class FindingsRowSource:
         its signature) when it is on screen, else its id."""
         if self.on_screen(f) and 0 <= event < self.kt.n_events:
             name = self.kt.name(event)
-            return Text.assemble((one_line(short_name(name) if short else name), "cyan"))
+            return Text.assemble((one_line(shown(short_name(name) if short else name)), "cyan"))
         where = f" on rank {f.rank}" if f.rank is not None else ""
         return Text(f"event {event}{where}", style="dim")
 

@@ -14,6 +14,7 @@ from ... import formats
 from ...io import jsonout
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
+from ...names import shown
 from .detail_section import DetailSection
 from .detail_section import cell as _t
 from .detail_section import grid as _grid
@@ -100,7 +101,7 @@ def flow_sections(kt: Any, ev: int) -> list[DetailSection]:
             lane = lanes.get((fl.pid[k], fl.tid[k]))
             other = _innermost(kt, lane, float(fl.ts[k])) if lane is not None else -1
             out = int(fl.ts[k]) >= int(fl.ts[j]) if fl.ph[j] != fl.ph[k] else k > j
-            where = kt.lanes[lane].label if lane is not None else f"pid {fl.pid[k]}, tid {fl.tid[k]}"
-            what = kt.name(other) if other >= 0 else "(no span there)"
+            where = shown(kt.lanes[lane].label) if lane is not None else f"pid {fl.pid[k]}, tid {fl.tid[k]}"
+            what = shown(kt.name(other)) if other >= 0 else "(no span there)"
             rows.append(("out →" if out else "in ←", _t(f"{what} · {where} · {fl.cat[k]} {fl.flow_id[k]}")))
     return [DetailSection("Flows", [_grid(rows)])] if rows else []

@@ -27,6 +27,7 @@ from ...analysis.search import compile_query, matching_name_ids
 from ...analysis.stacks import CallTree
 from ...errors import one_line
 from ...follow.cycle import kernel_short
+from ...names import shown
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ def cell_label(name: str, width: int) -> str:
     ``void`` and parameter list when it does not fit, cut with ``…``; '' below 2 columns."""
     if width < 2:
         return ""
+    name = shown(name)  # a 10 MB name costs what its head costs (issue 40)
     text = one_line(name)
     if len(text) > width:
         text = one_line(kernel_short(name))
@@ -199,7 +201,7 @@ class IcicleView:
         path = self.tree.path(self.focus)[:-1]
         if not path:
             return "Enter: descend into the cursor's cell   Backspace: climb   ↑↓←→: move"
-        text = "in " + " › ".join(one_line(self.tree.name(c)) for c in path)
+        text = "in " + " › ".join(one_line(shown(self.tree.name(c))) for c in path)
         return text if len(text) <= width else "…" + text[len(text) - width + 1:]
 
     def describe(self, node: int | None = None) -> Text:
@@ -215,5 +217,5 @@ class IcicleView:
         if self.focus != 0:
             out.append(f", {units.pct_text(100.0 * float(t.total[c]) / focus)} of the zoom", style="dim")
         out.append(f"  self {value_text(t.self_ns[c])}  {units.plural(int(t.calls[c]), 'call')}  ")
-        out.append(one_line(t.name(c)), style="bold")
+        out.append(one_line(shown(t.name(c))), style="bold")
         return out

@@ -32,6 +32,7 @@ from ...driver.facts import (
 )
 from ...driver.schema import What
 from ...kineto.kinds import Kind
+from ...names import shown
 from .trace_row_source import TraceRowSource
 
 NO_GPU_IN_DRIVER_TRACE = ("a driver-call trace has no GPU events: it records the host's calls into libcuda "
@@ -89,16 +90,17 @@ def gpu_jump(src: TraceRowSource, node: int, cycle: JumpCycle | None) -> JumpCyc
 def _no_linked_gpu(src: TraceRowSource, node: int) -> str:
     """Why a node of a linked driver-call trace reaches no GPU event."""
     kt = src.kt
-    name = kt.name(node)
+    name = shown(kt.name(node))
     if not is_driver_event(kt, node) or what_of(kt, node) == What.PHASE:
         return f"no linked runtime call under {name} launched GPU work"
     if owning_call(kt, node) < 0:
         return f"this {name} record belongs to no call: no GPU events to go to"
     k = linked_kineto(kt, node)
     if k < 0:
-        call = kt.name(owning_call(kt, node))
+        call = shown(kt.name(owning_call(kt, node)))
         return f"{call} is not linked to a Kineto call (the link is heuristic, by call order): no GPU events to go to"
-    return f"{kt.name(owning_call(kt, node))} is linked to {kt.name(k)}, which launched no GPU work (< goes to it)"
+    call = shown(kt.name(owning_call(kt, node)))
+    return f"{call} is linked to {shown(kt.name(k))}, which launched no GPU work (< goes to it)"
 
 
 def driver_hop(src: TraceRowSource, node: int, cycle: JumpCycle | None) -> int | None:
@@ -134,11 +136,11 @@ def driver_back(src: TraceRowSource, node: int) -> tuple[int, int] | None:
         raise JumpError("< works on driver calls, their ioctls and records, and on kernels, memcpys and memsets")
     call = owning_call(kt, k)
     if call < 0:
-        raise JumpError(f"this {kt.name(k)} record belongs to no call: no runtime call to go back to")
+        raise JumpError(f"this {shown(kt.name(k))} record belongs to no call: no runtime call to go back to")
     runtime = linked_kineto(kt, k)
     if runtime < 0:
-        raise JumpError(f"{kt.name(call)} is not linked to a Kineto runtime call (the link is heuristic, by call "
-                        "order)")
+        raise JumpError(f"{shown(kt.name(call))} is not linked to a Kineto runtime call (the link is heuristic, "
+                        "by call order)")
     return runtime, call
 
 

@@ -23,6 +23,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from ... import units
+from ...names import NAME_WORK_CHARS, is_cut, length_text
 
 WIDE = 72
 """Pane width (cells) from which argument lists are shown as full tables."""
@@ -74,6 +75,15 @@ class KeepText(Text):
         words = guarded(text).split()
         min_width = max(cell_len(word) for word in words) if words else max_width
         return Measurement(min_width, max_width)
+
+
+def name_length(name: str) -> list[KeepText]:
+    """The line above a name drawn cut (:func:`tracetui.names.shown`): its full length and
+    where it is whole; [] for a name drawn whole."""
+    if not is_cut(name):
+        return []
+    return [KeepText(f"a name of {length_text(name)}, shown to {NAME_WORK_CHARS:,}: "
+                     "the whole of it is copied with a, then c on its name", style="dim")]
 
 
 def fit_table(console: Console, options: ConsoleOptions, table: Any, width: int) -> int:

@@ -12,12 +12,20 @@ The rule, in one place:
   caller as before.
 
 Only what is drawn changes: search, filter and the detail pane use the full name.
+
+A name longer than :data:`tracetui.names.NAME_WORK_CHARS` is drawn cut, with its mark
+(``… (+10 MB)``, :func:`name_text`); in cells narrower than that, :func:`keep_cut_mark` keeps the
+mark in view, so a row, a lane label or the status line says the name goes on.
 This module does not import textual.
 """
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
+
+from ...errors import one_line
+from ...names import mark_start, shown
 
 SHORT_PREFIXES: tuple[tuple[str, str], ...] = (
     ("autograd::engine::evaluate_function: ", "eval_fn: "),
@@ -54,4 +62,28 @@ def shorten_label(label: Text, width: int) -> Text:
     out = Text(style=label.style, no_wrap=label.no_wrap, end=label.end)
     out.append("".join(shorts), SHORT_STYLE)
     out.append_text(label[pos:])
+    return out
+
+
+def name_text(name: str, style: str = "") -> Text:
+    """A name from a trace as a label: control characters escaped, cut at
+    :data:`~tracetui.names.NAME_WORK_CHARS` characters with its mark (bounded work per name)."""
+    return Text(one_line(shown(name)), style=style)
+
+
+def keep_cut_mark(label: Text, width: int) -> Text:
+    """``label`` for ``width`` cells when it ends with a cut mark and does not fit: its head
+    shortened so the mark stays in view (``aten::mm_lo… (+10 MB)``); otherwise unchanged."""
+    if label.cell_len <= width:
+        return label
+    plain = label.plain
+    start = mark_start(plain)
+    if start < 0:
+        return label
+    mark = cell_len(plain[start:])
+    if mark >= width:
+        return label
+    out = label[:start]
+    out.truncate(width - mark)
+    out.append_text(label[start:])
     return out

@@ -22,6 +22,7 @@ from ... import units
 from ...critical import KIND_NAMES, CriticalPath
 from ...critical.model import row_event
 from ...critical.numbers import duration, share
+from ...names import shown
 from ...tree.propagate import sum_up
 from .detail_section import DetailSection
 from .keep_text import KeepText
@@ -50,7 +51,7 @@ class PathState:
     @property
     def title(self) -> str:
         w = self.cp.window
-        return f"{w.name} ({w.kind})"
+        return f"{shown(w.name)} ({w.kind})"
 
     def rank_key(self, rank: int | None) -> int:
         """The rank a segment of the trace on screen carries: the job's rank shown, else the

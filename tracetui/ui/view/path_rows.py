@@ -23,6 +23,7 @@ from ...critical import KIND_NAMES, CriticalPath
 from ...critical.model import row_event
 from ...critical.numbers import share
 from ...errors import one_line
+from ...names import shown
 from .detail_section import DetailSection
 from .path_detail import EventNamer, group_sections, kind_sections, segment_sections, slack_sections
 from .path_marks import KIND_SHORT, KIND_STYLES
@@ -80,7 +81,7 @@ class _PathRows:
             label.append(CARRIED + " ")
         if s.inferred[i]:
             label.append(INFERRED + " ", style="yellow")
-        label.append(one_line(s.name[i]))
+        label.append(one_line(shown(s.name[i])))
         return label
 
     def segment_columns(self, i: int) -> list[str]:
@@ -199,7 +200,7 @@ class KindRows(_PathRows):
         if what == "kind":
             return Text(KIND_NAMES[x], style=f"bold {KIND_STYLES[KIND_NAMES[x]]}")
         k, name = self.group_key[x]
-        label = Text(one_line(name), style=KIND_STYLES[KIND_NAMES[k]])
+        label = Text(one_line(shown(name)), style=KIND_STYLES[KIND_NAMES[k]])
         label.append(f" ×{int(self.group_count[x]):,}", style="dim")
         return label
 
@@ -263,7 +264,8 @@ class SlackRows(_PathRows):
     def row_label(self, node: int) -> Text:
         t = self.cp.slack
         j = int(self.rows[node])
-        return Text(one_line(t.name[j]), style="green" if t.what[j] in ("kernel", "memcpy", "memset") else "cyan")
+        style = "green" if t.what[j] in ("kernel", "memcpy", "memset") else "cyan"
+        return Text(one_line(shown(t.name[j])), style=style)
 
     def row_columns(self, node: int) -> list[str]:
         t = self.cp.slack
@@ -305,7 +307,7 @@ def header_lines(cp: CriticalPath, job: bool) -> list[Text]:
     """The screen's head: what the path is, its breakdown by kind, carried-in time and, in a
     job, where it crosses ranks."""
     w = cp.window
-    head = Text(f"Critical path of {one_line(w.name)} ({w.kind}): ", style="bold")
+    head = Text(f"Critical path of {one_line(shown(w.name))} ({w.kind}): ", style="bold")
     head.append(f"{units.format_duration_us(cp.total_us)} from the window start to the end of its last event")
     parts = Text()
     for n, (kind, us, frac) in enumerate(cp.breakdown()):

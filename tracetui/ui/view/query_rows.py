@@ -23,6 +23,7 @@ from rich.style import Style
 from rich.text import Text
 
 from ...errors import one_line
+from ...names import shown
 from ...query.cells import is_numeric
 from ...units import value_text
 
@@ -76,7 +77,7 @@ class QueryRows:
 
     def cell(self, display_row: int, col: int) -> str:
         """The text of one cell (one line, nothing a terminal acts on)."""
-        return one_line(value_text(self.value(display_row, col)))
+        return one_line(shown(value_text(self.value(display_row, col))))
 
     def _measure(self, c: int) -> tuple[int, int]:
         header = len(self.columns[c]) + 2  # room for the sort mark

@@ -8,11 +8,13 @@ from typing import Any
 
 from ... import units
 from ...driver.facts import is_driver_event, linked_kineto
+from ...names import shown
 
 
 def event_sections(kt: Any, node: int) -> list[tuple[str, dict[str, Any]]]:
     """(section title, {name: value}) of a Kineto node: its fields, its args, and for GPU
-    work its launch call's args."""
+    work its launch call's args (the calls named cut: :func:`tracetui.names.shown`; the event's
+    own ``name`` field whole, for copying)."""
     if node >= kt.n_events:
         lane = kt.lane_of_node(node)
         return [("lane", {"label": lane.label, "pid": lane.pid, "tid": lane.tid})] if lane is not None else []
@@ -26,8 +28,8 @@ def event_sections(kt: Any, node: int) -> list[tuple[str, dict[str, Any]]]:
     out = [("event", fields), ("args", kt.args(node))]
     launch = int(kt.launch_of[node]) if kt.is_gpu_work(node) else -1
     if launch >= 0:
-        out.append((f"launch call args ({kt.name(launch)})", kt.args(launch)))
+        out.append((f"launch call args ({shown(kt.name(launch))})", kt.args(launch)))
     runtime = linked_kineto(kt, node)
     if runtime >= 0:
-        out.append((f"linked Kineto call args ({kt.name(runtime)})", kt.args(runtime)))
+        out.append((f"linked Kineto call args ({shown(kt.name(runtime))})", kt.args(runtime)))
     return out

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from ...analysis.stacks import WHOLE_TRACE, CallTree, call_tree
 from ...errors import one_line
 from ...kineto.trace import KinetoTrace
+from ...names import shown
 
 #: trees kept (the last used)
 KEEP = 8
@@ -53,4 +54,4 @@ class StackSource:
         return True, (p if p >= 0 else None)
 
     def root_name(self, root: int | None) -> str:
-        return WHOLE_TRACE if root is None else one_line(self.kt.name(root))
+        return WHOLE_TRACE if root is None else one_line(shown(self.kt.name(root)))

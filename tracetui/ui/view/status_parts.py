@@ -23,6 +23,7 @@ from ...analysis.launches import lacks_launch_records
 from ...driver.facts import driver_of
 from ...driver.trace import event_counts
 from ...errors import one_line
+from ...names import shown_text
 
 SEPARATOR = " · "
 
@@ -50,7 +51,7 @@ class Part:
 
 
 def _part(key: str, *forms: str, style: str = "", late: int = 0) -> Part:
-    return Part(key, tuple(Text(one_line(f), style=style) for f in forms), late)
+    return Part(key, tuple(Text(one_line(shown_text(f)), style=style) for f in forms), late)
 
 
 def _devices(kt) -> tuple[str, ...]:

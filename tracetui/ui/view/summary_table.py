@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ... import units
+from ...names import head, shown
 
 #: rows kept per table (the largest by time)
 MAX_ROWS = 200
@@ -18,20 +19,22 @@ MAX_ROWS = 200
 
 def cell_text(v: Any, numeric: bool, column: str) -> str:
     """A cell as shown: numbers with separators (percentages with one decimal, others with
-    three; integers without), "" for None and NaN; other values as text."""
+    three; integers without), "" for None and NaN; other values as text (a name over
+    :data:`~tracetui.names.NAME_WORK_CHARS` characters cut there: ``… (+10 MB)``)."""
     if v is None or (isinstance(v, float) and v != v):
         return ""
     if not numeric:
-        return str(v)
+        return shown(str(v))  # a name: cut at the bound, with what was left out
     digits = 1 if column.split()[0] == units.PCT else 3
     return units.number(v if isinstance(v, (int, np.integer)) else float(v), digits)
 
 
 def sort_key(v: Any, numeric: bool) -> Any:
-    """Numbers largest first (missing ones last); text alphabetically, case folded."""
+    """Numbers largest first (missing ones last); text alphabetically, case folded (by its
+    first :data:`~tracetui.names.NAME_WORK_CHARS` characters)."""
     if numeric:
         return -float(v) if isinstance(v, (int, float, np.integer, np.floating)) and v == v else float("inf")
-    return str(v).lower()
+    return head(str(v)).lower()
 
 
 @dataclass

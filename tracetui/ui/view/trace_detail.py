@@ -23,6 +23,7 @@ from ...driver.facts import driver_of
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.launch_facts import external_id_is_correlation
+from ...names import shown
 from ...units import bytes_text, format_duration_us, format_time_us
 from ...units import duration_exact as _dur
 from .counter_rows import counter_sections
@@ -31,7 +32,7 @@ from .detail_section import cell as _t
 from .detail_section import grid as _grid
 from .driver_detail import DriverDetail, kineto_call_rows
 from .format_args import flow_sections, format_args_sections
-from .keep_text import WIDE, KeepText
+from .keep_text import WIDE, KeepText, name_length
 from .kernel_rows import grid_facts, occupancy_rows
 from .memory_rows import memory_sections
 from .trace_row_source import ET_ROOT_LABEL, KIND_STYLES, TraceRowSource
@@ -110,15 +111,15 @@ class TraceDetail:
 
     # ------------------------------------------------------------------ helpers
     def _title(self, name: str, style: str, what: str) -> list[RenderableType]:
-        title = KeepText(name, style=f"bold {style}".strip(), overflow="fold")
-        return [title, KeepText(what, style="dim")]
+        title = KeepText(shown(name), style=f"bold {style}".strip(), overflow="fold")
+        return [*name_length(name), title, KeepText(what, style="dim")]
 
     def _start(self, ev: int) -> str:
         return "+" + format_time_us(float(self.src.kt.ts[ev]))
 
     def _op_line(self, ev: int) -> Text:
         kt = self.src.kt
-        line = KeepText(kt.name(ev), style=KIND_STYLES.get(Kind(int(kt.kind[ev])), ""))
+        line = KeepText(shown(kt.name(ev)), style=KIND_STYLES.get(Kind(int(kt.kind[ev])), ""))
         line.append(f"  {format_duration_us(float(kt.dur[ev]))}", style="dim")
         ext = int(kt.external_id[ev])
         if ext >= 0 and not external_id_is_correlation(kt, ev):
@@ -141,7 +142,7 @@ class TraceDetail:
         """``ET node 123 · rf_id 456 · aten::addmm`` (+ heuristic flag)."""
         et, link = self.src.et, self.src.link
         text = KeepText(f"ET node {int(et.ids[pos])} · rf_id {int(et.rf_id[pos])} · ")
-        text.append(et.name(pos), style="bright_cyan")
+        text.append(shown(et.name(pos)), style="bright_cyan")
         if link is not None and bool(link.heuristic[pos]):
             text.append(f"  (heuristic link, found by {link.found_by_name(pos)})", style="yellow")
         return text
@@ -173,7 +174,7 @@ class TraceDetail:
         table.add_column("n", justify="right", no_wrap=True)
         table.add_column("total", justify="right", no_wrap=True)
         for name_id, count, total in summary.top:
-            table.add_row(_t(kt.names[name_id]), _t(f"{count:,}"), _t(format_duration_us(total)))
+            table.add_row(_t(shown(kt.names[name_id])), _t(f"{count:,}"), _t(format_duration_us(total)))
         head = _grid([("GPU events", f"{summary.n_events:,} (kernels {summary.n_kernels:,})"),
                       ("GPU time", _dur(summary.total_us)),
                       ("GPU span", format_duration_us(summary.span_us)),
@@ -348,8 +349,8 @@ class TraceDetail:
             facts.append(bytes_text(args[schema.BYTES]).split(" (")[0])
         if category:
             facts.append(f"category {category}")
-        parts = [KeepText(" · ".join(f for f in facts if f), style="dim"),
-                 KeepText(kt.name(ev), style=f"bold {KIND_STYLES.get(kind, '')}".strip(), overflow="fold")]
+        parts = [KeepText(" · ".join(f for f in facts if f), style="dim"), *name_length(kt.name(ev)),
+                 KeepText(shown(kt.name(ev)), style=f"bold {KIND_STYLES.get(kind, '')}".strip(), overflow="fold")]
         rows: list[tuple[str, Any]] = [("Duration", _dur(dur)), ("Start", self._start(ev))]
         if kind == Kind.KERNEL:
             rows += grid_rows + [
@@ -362,7 +363,7 @@ class TraceDetail:
             bw = args.get(schema.MEMORY_BANDWIDTH)
             if bw is None and isinstance(nbytes, (int, float)) and dur > 0:
                 bw = nbytes / (dur * 1e3)
-            rows += [("Kind", kt.name(ev)), ("Bytes", bytes_text(nbytes) if nbytes is not None else None),
+            rows += [("Kind", shown(kt.name(ev))), ("Bytes", bytes_text(nbytes) if nbytes is not None else None),
                      ("Bandwidth", f"{bw:.4g} {units.GBPS}" if isinstance(bw, (int, float)) else None)]
         dname = kt.device_name(dev) if isinstance(dev, int) else None
         rows.append(("Device", f"{dev}" + (f" · {dname}" if dname else "")))
@@ -398,7 +399,7 @@ class TraceDetail:
         lane = kt.lanes[node - kt.n_events]
         busy_mask = src.gpu_work if lane.is_gpu else (kt.kind != int(Kind.INSTANT))
         act = lane_activity(kt, lane.index, busy_mask)
-        parts: list[RenderableType] = [KeepText(lane.label, style="bold", overflow="fold"),
+        parts: list[RenderableType] = [KeepText(shown(lane.label), style="bold", overflow="fold"),
                                        KeepText("GPU stream" if lane.is_gpu else "CPU thread", style="dim")]
         rows: list[tuple[str, Any]] = []
         if lane.is_gpu:

@@ -24,14 +24,13 @@ from rich.text import Text
 from ...analysis.search import compile_query, et_name_matches, kineto_name_matches
 from ...driver.facts import driver_of, linked_gpu_events
 from ...driver.trace import NO_VALUE
-from ...errors import one_line
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.rollup import subtree_gpu_totals
 from ...session import LinkedTrace
 from ...tree.preorder import tree_preorder
 from ...tree.propagate import ancestors_mask
 from ...units import compact_count, format_duration_us
-from .label_short import shorten_label
+from .label_short import name_text, shorten_label
 from .path_marks import PATH_HEADER, PATH_WIDTH, PathMarks
 
 #: Rich style of a row label, by event kind (names are never parsed as markup).
@@ -271,8 +270,8 @@ class TraceRowSource:
         if self.is_kineto(node):
             kt = self.kt
             if node >= kt.n_events:
-                return Text(one_line(kt.name(node)), style=LANE_STYLE)
-            label = Text(one_line(kt.name(node)), style=KIND_STYLES.get(Kind(int(kt.kind[node])), ""))
+                return name_text(kt.name(node), LANE_STYLE)
+            label = name_text(kt.name(node), KIND_STYLES.get(Kind(int(kt.kind[node])), ""))
             if node in self.driver_errors:
                 label.append(f"  ✗ {self.driver_errors[node]}", style="bold red")
             return label
@@ -285,7 +284,7 @@ class TraceRowSource:
             label.append(f"({self.et_only_counts.get(pos, 0):,} ET-only ops)", style="dim")
             return label
         linked = self.link is not None and int(self.link.et_to_kineto[pos]) >= 0
-        return Text(one_line(name), style=ET_STYLE if linked or self.kt is None else ET_ONLY_STYLE)
+        return name_text(name, ET_STYLE if linked or self.kt is None else ET_ONLY_STYLE)
 
     def short_label(self, label: Text, cells: int) -> Text:
         """The row label drawn in ``cells`` cells when it does not fit: long known name

@@ -26,6 +26,7 @@ from rich.text import Text
 
 from ...errors import one_line
 from ...io.terminal import safe_text
+from .label_short import keep_cut_mark
 from .row_source import RowSource
 
 MIN_LABEL_CELLS = 24
@@ -439,6 +440,7 @@ class VisibleRows:
         shorten = getattr(source, "short_label", None)
         if shorten is not None and label.cell_len > room:
             label = shorten(label, room)
+        label = keep_cut_mark(label, room)
         label.truncate(room, overflow="ellipsis", pad=True)
         text.append_text(label)
         if columns:
