@@ -3,7 +3,8 @@
     python scripts/make_screenshots.py [--out screenshots]
 
 GPU views use the shared ``h100_bert_inference`` trace (``../shared/traces/kineto``), the
-memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``); the
+memory views ``h100_qwen_chat_inference`` (recorded with ``profile_memory=True``) and the
+H200's out-of-memory snapshot (``sample_traces/h200/cuda_oom_snapshot.pickle``); the
 ET view uses the repository's own sample pair (``sample_traces/cpu_transformer_*``), the
 Nsight Systems view the shared export ``../shared/traces/nsys/h100_2gpu_1s.sqlite``.  The
 driver-call views use files written into a temporary folder first: a bpftrace file with
@@ -45,6 +46,7 @@ MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_check
 NSYS = REPO.parent / "shared" / "traces" / "nsys" / "h100_2gpu_1s.sqlite"
 SAMPLE_KINETO = REPO / "sample_traces" / "cpu_transformer_kineto.json.gz"
 SAMPLE_ET = REPO / "sample_traces" / "cpu_transformer_et.json.gz"
+OOM_SNAPSHOT = REPO / "sample_traces" / "h200" / "cuda_oom_snapshot.pickle"
 #: a whole job (a folder of rank files): opened with ``TraceApp(job_inputs=...)``
 JOB_8RANKS = REPO.parent / "shared" / "traces" / "multirank" / "param_dlrm_8ranks"
 SIZE = (140, 42)
@@ -100,6 +102,10 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the top allocating ops)"),
     ("memory_peak.svg", [QWEN], ["circumflex_accent"], SIZE,
      "^: the op open at the peak of allocated bytes, and the allocated/reserved tracks in the timeline"),
+    # a view whose name starts with "memory_snapshot": a CUDA memory snapshot opens on its own screen
+    ("memory_snapshot.svg", [OOM_SNAPSHOT], [], SIZE,
+     "a CUDA memory snapshot (H200, ends in an out-of-memory entry): allocated (bars) and reserved (line) over "
+     "time, the cursor at the peak (^), the blocks live there by innermost user frame"),
     ("critical_path.svg", [MI300], ["P", "v", "enter", "down", "down"], SIZE,
      "P: the critical path of the longest step of a ResNet DDP training step on an MI300X, by kind and name "
      "(v: segments in time order / by kind / least slack)"),
@@ -163,6 +169,8 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
         screen = "DiffScreen"
     else:
         app = TraceApp([str(p) for p in traces], use_cache=False, settings=Settings())  # not the user's theme
+        if name.startswith("memory_snapshot"):
+            screen = "MemorySnapshotScreen"
     async with app.run_test(size=size) as pilot:
         # the load worker starts after the first frame; the browser's findings worker after its
         # (the status line counts them): wait for both, so the status line is the same every time

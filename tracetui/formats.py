@@ -17,24 +17,32 @@ import enum
 import os
 from typing import Any
 
+from .chrome.format import FORMAT as _CHROME
 from .driver.format import FORMAT as _DRIVER
 from .errors import TraceFormatError
 from .et.format import FORMAT as _ET
 from .io.files import trace_path
 from .io.formats import CacheSpec, FileRole, Format, Head, Progress, Recognition, read_head
 from .kineto.format import FORMAT as _KINETO
+from .memsnap.format import FORMAT as _MEMSNAP
 from .nsys.format import FORMAT as _NSYS
+from .rocprof.format import FORMAT as _ROCPROF
 from .xplane.format import FORMAT as _XPLANE
 
 
 class FileKind(enum.Enum):
-    """The formats, in the order their recognition is tried (the first of the surest wins)."""
+    """The formats, in the order their recognition is tried (the first of the surest wins).
+    CHROME comes before KINETO: both read ``traceEvents``; CHROME says YES only for a file
+    with no sign of the PyTorch profiler, and KINETO takes every other."""
 
+    CHROME = _CHROME
     KINETO = _KINETO
     ET = _ET
     DRIVER = _DRIVER
     NSYS = _NSYS
     XPLANE = _XPLANE
+    ROCPROF = _ROCPROF
+    MEMSNAP = _MEMSNAP
 
     @property
     def spec(self) -> Format:
@@ -108,7 +116,7 @@ def detect(path: str | os.PathLike[str]) -> FileKind:
 def unknown_format_message() -> str:
     """What a file of no known format is told: every format's title, and what each looks for."""
     titles = [k.value.title for k in FileKind]
-    looks = [k.value.looks_for for k in FileKind]
+    looks = list(dict.fromkeys(k.value.looks_for for k in FileKind))  # each once, in list order
     return f"not a {_either(titles)} (no {_either(looks)} found)"
 
 

@@ -50,7 +50,7 @@ def test_the_public_build_names_stay():
     from tracetui.kineto import build
 
     assert list(inspect.signature(build.build_trace).parameters) == [
-        "path", "dec", "progress", "extra_warnings", "bytes_lost"]
+        "path", "dec", "progress", "extra_warnings", "bytes_lost", "plain_categories"]
     assert list(inspect.signature(build.nest_host_events).parameters) == [
         "host", "lane_of", "ts", "dur", "kind", "n", "parent", "nopy_parent", "depth"]
     assert list(inspect.signature(build.nest_by_time).parameters) == [

@@ -272,7 +272,7 @@ def test_queries_cannot_write_or_read_files(agent, tmp_path):
     assert "queries may not read or write files (this server's queries never read or write files)" in why
     assert not target.exists()
     why = agent.refusal("query", trace=BERT, sql="SELECT * FROM read_csv('/etc/passwd')")
-    assert '"/etc/passwd": queries may not read or write files' in why
+    assert 'queries may not read or write files' in why and why.endswith(': "/etc/passwd"')
     assert "INSTALL httpfs" in agent.refusal("query", trace=BERT, sql="INSTALL httpfs")
 
 

@@ -46,18 +46,18 @@ def refusals(tmp) -> list[tuple[str, str]]:
     out, db, folder = tmp / "out.csv", tmp / "x.db", tmp / "export"
     files = "queries may not read or write files " + FILES
     return [
-        (f"COPY (SELECT name FROM kernels) TO '{out}'", f'"{out}": {files}'),
-        (f"ATTACH '{db}' AS x", f'"{db}": {files}'),
-        (f"EXPORT DATABASE '{folder}'", f'"{folder}": {files}'),
-        ("SELECT * FROM read_csv('/etc/passwd')", f'"/etc/passwd": {files}'),
-        ("SELECT * FROM read_text('/etc/passwd')", f'"/etc/passwd": {files}'),
-        ("SELECT * FROM glob('/etc/*')", f'"/etc/*": {files}'),
+        (f"COPY (SELECT name FROM kernels) TO '{out}'", f'{files}: "{out}"'),
+        (f"ATTACH '{db}' AS x", f'{files}: "{db}"'),
+        (f"EXPORT DATABASE '{folder}'", f'{files}: "{folder}"'),
+        ("SELECT * FROM read_csv('/etc/passwd')", f'{files}: "/etc/passwd"'),
+        ("SELECT * FROM read_text('/etc/passwd')", f'{files}: "/etc/passwd"'),
+        ("SELECT * FROM glob('/etc/*')", f'{files}: "/etc/*"'),
         ("INSTALL httpfs", f"INSTALL httpfs: {EXT}"),
         ("FORCE INSTALL httpfs FROM 'http://example.com'", f"FORCE INSTALL httpfs: {EXT}"),
         ("LOAD httpfs", f"LOAD httpfs: {EXT}"),
         ("SELECT 1; UPDATE EXTENSIONS", f"UPDATE EXTENSIONS: {EXT}"),
         ("SELECT * FROM read_csv('https://example.com/x.csv')",
-         '"https://example.com/x.csv": queries may not reach the network (no DuckDB extension is loaded)'),
+         'queries may not reach the network (no DuckDB extension is loaded): "https://example.com/x.csv"'),
         ("SET threads = 1", f'the setting "threads" {LOCKED}'),
         ("PRAGMA memory_limit = '1TB'", f'the setting "memory_limit" {LOCKED}'),
         ("RESET temp_directory", f'the setting "temp_directory" {LOCKED}'),
@@ -151,8 +151,8 @@ def test_allow_files_writes_and_reads_files_and_nothing_more(tmp_path):
         assert s.run(f"SELECT count(*) FROM read_csv('{out}')").rows == [(len(raw_kernel_names()),)]
         for sql, said in [("INSTALL httpfs", f"INSTALL httpfs: {EXT}"),
                           ("SELECT * FROM read_csv('https://example.com/x.csv')",
-                           '"https://example.com/x.csv": queries may not reach the network (no DuckDB extension '
-                           'is loaded)'),
+                           'queries may not reach the network (no DuckDB extension is loaded): '
+                           '"https://example.com/x.csv"'),
                           ("SET threads = 1", f'the setting "threads" {LOCKED}')]:
             with pytest.raises(QueryError) as err:
                 s.run(sql)
@@ -178,7 +178,7 @@ def test_each_refusal_through_the_cli_as_an_argument_and_from_a_file(tmp_path, c
 def test_the_cli_refuses_a_copy_and_a_bad_timeout(tmp_path, capsys):
     out = tmp_path / "out.csv"
     assert main(["query", BERT, f"COPY kernels TO '{out}'"]) == 2
-    assert capsys.readouterr().err == (f'tracetui: query: "{out}": queries may not read or write files {FILES}\n')
+    assert capsys.readouterr().err == (f'tracetui: query: queries may not read or write files {FILES}: "{out}"\n')
     q = tmp_path / "q.sql"
     q.write_text("INSTALL httpfs;\n")
     assert main(["query", BERT, "--file", str(q)]) == 2
@@ -205,7 +205,7 @@ def test_through_a_pipe_refusals_the_time_limit_and_allow_files(tmp_path):
     q.write_text("SELECT count(*) FROM kernels;\nSELECT * FROM read_text('/etc/passwd');\n")
     p = _child(["query", BERT, "--file", str(q)], tmp_path)
     assert (p.returncode, p.stdout) == (2, "")
-    assert p.stderr == f'tracetui: query: "/etc/passwd": queries may not read or write files {FILES}\n'
+    assert p.stderr == f'tracetui: query: queries may not read or write files {FILES}: "/etc/passwd"\n'
     p = _child(["query", BERT, RUNAWAY, "--timeout", "1"], tmp_path)
     assert (p.returncode, p.stdout, p.stderr) == (2, "", "tracetui: query: stopped after 1 s (--timeout)\n")
     out = tmp_path / "names.csv"

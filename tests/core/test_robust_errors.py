@@ -25,8 +25,8 @@ _MID = MI250.index(b'"ph"', 30000)
 
 #: the message names every format of the list, and what each looks for (tracetui/formats.py)
 NOT_A_TRACE = unknown_format_message()
-assert NOT_A_TRACE.startswith("not a PyTorch profiler trace, Execution Trace, driver-call trace, ") and \
-    "(no 'traceEvents', 'nodes', JSON object line" in NOT_A_TRACE
+assert NOT_A_TRACE.startswith("not a Chrome trace JSON, PyTorch profiler trace, Execution Trace, driver-call "
+                               "trace, ") and "(no 'traceEvents', 'nodes', JSON object line" in NOT_A_TRACE
 #: name -> (file bytes, expected message after "<path>", exception class)
 BAD = {
     "empty": (b"", ": file is empty", TraceFormatError),
@@ -126,14 +126,17 @@ def test_wrong_kind_both_ways(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path))
     assert main(["info", "--no-cache", str(kin), str(kin)]) == 2
     assert capsys.readouterr().err == (f"tracetui: {kin}: both files are PyTorch profiler traces; the other file "
-                                       "must be the Execution Trace or driver-call trace of the same run\n")
+                                       "must be the Execution Trace, driver-call trace or CUDA memory snapshot of the "
+                                       "same run\n")
 
 
+# (the events carry a PyTorch category: without one, a traceEvents document is a generic Chrome
+# trace, read by the same Kineto loader: tests/core/test_chrome_generic.py)
 @pytest.mark.parametrize("keys, kind", [
-    ({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}, "kineto"),
+    ({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}, "kineto"),
     ({"schema": "1.1.1", "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]"}]}, "et"),
     # nodes without schema beside traceEvents: not an ET (is_execution_trace needs schema)
-    ({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}],
+    ({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}],
       "nodes": [{"id": 1, "name": "x"}]}, "kineto"),
 ])
 def test_one_rule_names_the_format_for_the_sniffer_and_both_loaders(tmp_path, keys, kind):

@@ -320,3 +320,18 @@ def test_export_files_hold_no_control_character_and_json_keeps_the_exact_names(e
     assert VISIBLE in shown and "\\u200b" in shown
     if fmt != "csv":  # (a CSV is rows only)
         assert one_line(EVIL_NAME) in shown  # the file name in the header, escaped the same way
+
+
+def test_piped_lines_are_never_folded_inside_a_path(tmp_path):
+    """Piped, a line is as long as its content: a path longer than 80 columns (CI's was) came out
+    folded in the middle of an escape (``\\u2`` / ``00b``), which grep and a reader both miss."""
+    deep = tmp_path / ("a-folder-name-long-enough-to-push-the-path-past-eighty-columns-" * 2) / "x\u200by"
+    deep.mkdir(parents=True)
+    trace = deep / "bert.json.gz"
+    trace.symlink_to(SHARED / "kineto" / "h100_bert_inference.json.gz")
+    env = {k: v for k, v in _env(tmp_path).items() if k != "COLUMNS"}
+    proc = subprocess.run([sys.executable, "-m", "tracetui", "info", str(trace)], capture_output=True,
+                          stdin=subprocess.DEVNULL, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    lines = proc.stdout.decode().splitlines()
+    assert any(str(deep).replace("\u200b", "\\u200b") in line for line in lines)

@@ -321,7 +321,7 @@ def test_every_file_has_its_row_in_the_readme():
     """sample_traces/README.md names every file of h200/ with its size in bytes."""
     text = (SAMPLES / "README.md").read_text()
     files = sorted(p for p in H200.iterdir() if p.is_file())
-    assert len(files) == 12
+    assert len(files) == 13
     for p in files:
         assert f"`{p.name}`" in text, p.name
         assert f"{p.stat().st_size:,} B" in text, (p.name, p.stat().st_size)

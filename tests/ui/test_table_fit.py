@@ -37,7 +37,8 @@ def test_different_names_are_never_cut_to_the_same():
 def test_empty_and_repeated_columns_give_their_room_to_the_name():
     columns = [Column("name"), Column("nested", True), Column("total ms", True), Column("copy ms", True),
                Column("max ms", True, drop=1)]
-    cells = [["aten::" + "a" * 30, "0", "1.000", "1.000", "2.0"], ["aten::" + "b" * 30, "0.000", "3.000", "3.000", "4.0"]]
+    cells = [["aten::" + "a" * 30, "0", "1.000", "1.000", "2.0"],
+             ["aten::" + "b" * 30, "0.000", "3.000", "3.000", "4.0"]]
     fit = fit_table(columns, cells, 50)
     assert fit.shown == [0, 2, 4] and dict(fit.hidden) == {1: "empty", 3: "= total ms"}
     assert fit.note(columns) == "hidden: nested (empty); copy ms (= total ms)"

@@ -79,8 +79,9 @@ async def main():
         await pilot.pause()
         painted.append("Opening h100_bert_inference.json.gz" in "".join(
             seg.text for strip in app.screen._compositor.render_strips() for seg in strip))
-        # the job test recognises the file (the formats' light content tests: no numpy, no model)
-        recognition = ("tracetui.kineto", "tracetui.kineto.format", "tracetui.kineto.sniff")
+        # the job test recognises the file (the formats' light content tests: no numpy, no model;
+        # the generic Chrome format's test reads the table of Kineto's category names)
+        recognition = ("tracetui.kineto", "tracetui.kineto.format", "tracetui.kineto.sniff", "tracetui.kineto.kinds")
         painted.append(sorted(m for m in sys.modules if m in ("pandas", "numpy") or m.startswith(
             ("tracetui.session", "tracetui.kineto", "tracetui.store", "tracetui.ui.browser.main_screen",
              "tracetui.ui.summaries", "tracetui.ui.job", "tracetui.export", "tracetui.analysis"))

@@ -44,6 +44,22 @@ if TYPE_CHECKING:  # pandas loads when a table is first built (the browser start
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|PtoP|HtoH|DtoA|AtoD|AtoA|AtoH|HtoA)\b")
 
 
+def has_launch_records(trace: KinetoTrace) -> bool:
+    """Does the trace hold any launch call (a runtime or driver event)?"""
+    return bool(np.isin(trace.kind, [int(k) for k in LAUNCH_KINDS]).any())
+
+
+def lacks_launch_records(trace: KinetoTrace) -> bool:
+    """A trace read from another format than a PyTorch profiler trace (rocprofv3 run without
+    HIP tracing, a generic Chrome trace) with GPU work and no launch call at all: its GPU work
+    cannot be linked to what launched it, and the status line and ``info`` say "no launch
+    records".  (A PyTorch trace says it in its warnings, as before.)"""
+    from .. import formats
+
+    return bool(trace.gpu_stats.gpu_events) and formats.other_format(trace) is not None and \
+        not has_launch_records(trace)
+
+
 def _stats(values: np.ndarray) -> dict[str, float]:
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]

@@ -92,7 +92,7 @@ class MemoryModel:
     """Every ``[memory]`` event as one row, rows grouped by device, each device's rows in time
     order (see the module docstring for every rule).  Row arrays have one entry per row."""
 
-    event: np.ndarray  #: int64 model event (the ``[memory]`` instant)
+    event: np.ndarray  #: int64 model event (the ``[memory]`` instant; -1: a row with no event, ``entry`` says)
     ts: np.ndarray  #: float64 µs relative to the trace origin
     dev: np.ndarray  #: int32 index into ``devices``
     addr: np.ndarray  #: int64 block address
@@ -112,6 +112,9 @@ class MemoryModel:
     reallocated_live: int  #: allocations at an address whose earlier block was never seen freed
     unmatched_frees: int  #: frees at an address whose last event was already a free
     size_mismatches: int  #: frees paired with an allocation of another size
+    #: int64 per row: its index in the source's own list (a CUDA memory snapshot's history
+    #: entry; ``event`` is -1 there); None for the ``[memory]`` events of a Kineto trace
+    entry: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -180,7 +183,17 @@ def _ints(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_memory_model(trace: KinetoTrace) -> MemoryModel:
-    """Decode, order, pair and attribute every ``[memory]`` event (see the module docstring)."""
+    """Decode, order, pair and attribute every ``[memory]`` event (see the module docstring).
+    A trace whose memory rows are columns already (``memory_columns()``: a CUDA memory
+    snapshot's history, :class:`~tracetui.memsnap.trace.SnapshotTrace`) gives them directly."""
+    given = getattr(trace, "memory_columns", None)
+    if given is not None:
+        c = given()
+        n = int(c["entry"].size)
+        yes = np.ones(n, dtype=bool)
+        none = np.broadcast_to(np.int64(-1), (n,))  # no model event: one read-only -1 for every row
+        return _model(trace, none, c["entry"], c["lane"], c["ts"], c["addr"], c["nbytes"],
+                      c["device_type"], c["device_id"], c["allocated"], yes, c["reserved"], yes, 0, c["entry"])
     ev = memory_events(trace)
     args = trace.args_batch(ev, _MemArgs)
     addr, ok_a = _ints(list(map(attrgetter("addr"), args)))
@@ -192,8 +205,15 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
     ok = ok_a & ok_b & ok_t
     did = np.where(ok_d, did, -1)
     keep = np.flatnonzero(ok)
-    ev, addr, nbytes, dtype_, did = ev[keep], addr[keep], nbytes[keep], dtype_[keep], did[keep]
-    tot_a, ok_ta, tot_r, ok_tr = tot_a[keep], ok_ta[keep], tot_r[keep], ok_tr[keep]
+    ev = ev[keep]
+    return _model(trace, ev, ev, trace.lane_of[ev].astype(np.int64), trace.ts[ev], addr[keep], nbytes[keep],
+                  dtype_[keep], did[keep], tot_a[keep], ok_ta[keep], tot_r[keep], ok_tr[keep], int((~ok).sum()), None)
+
+
+def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarray, ts: np.ndarray, addr: np.ndarray,
+           nbytes: np.ndarray, dtype_: np.ndarray, did: np.ndarray, tot_a: np.ndarray, ok_ta: np.ndarray,
+           tot_r: np.ndarray, ok_tr: np.ndarray, unreadable: int, entry: np.ndarray | None) -> MemoryModel:
+    """The model of readable rows (``tie``: the order of rows at the same time on a device)."""
     # devices, named and ordered: GPUs by type and id, the CPU last
     if ev.size and 0 <= dtype_.min() and dtype_.max() < 2**20 and -1 <= did.min() and did.max() < 2**30:
         key = (dtype_ == 0).astype(np.int64) << 52 | dtype_ << 31 | (did + 1)  # one sortable int64
@@ -203,21 +223,25 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
         uniq, inv = np.unique(np.stack((dtype_ == 0, dtype_, did), axis=1), axis=0, return_inverse=True)
         pairs = [(int(t), int(d)) for _, t, d in uniq.tolist()]
     dev = inv.reshape(-1).astype(np.int32)
-    ts = trace.ts[ev]
-    order = np.lexsort((ev, ts, dev))
-    ev, ts, dev, addr, nbytes = ev[order], ts[order], dev[order], addr[order], nbytes[order]
-    tot_a, ok_ta, tot_r, ok_tr = tot_a[order], ok_ta[order], tot_r[order], ok_tr[order]
+    order = np.lexsort((tie, ts, dev))
+    if (order[1:] < order[:-1]).any():  # rows given in order (a snapshot's history) are kept, not copied
+        ev, ts, dev, addr, nbytes, lanes = ev[order], ts[order], dev[order], addr[order], nbytes[order], lanes[order]
+        tot_a, ok_ta, tot_r, ok_tr = tot_a[order], ok_ta[order], tot_r[order], ok_tr[order]
+        entry = entry[order] if entry is not None else None
+    del order
     n = int(ev.size)
     bounds = np.searchsorted(dev, np.arange(len(pairs) + 1))
-    allocated = np.zeros(n, dtype=np.int64)
-    reserved = np.where(ok_tr, tot_r, -1)
+    every_total = bool(ok_ta.all())  # the totals given are the column (no copy: a large snapshot's rows)
+    allocated = tot_a if every_total else np.zeros(n, dtype=np.int64)
+    reserved = tot_r if ok_tr.all() else np.where(ok_tr, tot_r, -1)
     devices = []
     for i, (t, d) in enumerate(pairs):
         lo, hi = int(bounds[i]), int(bounds[i + 1])
         b = nbytes[lo:hi]
         run = np.cumsum(b)
         if ok_ta[lo:hi].all():
-            allocated[lo:hi] = tot_a[lo:hi]
+            if not every_total:
+                allocated[lo:hi] = tot_a[lo:hi]
             baseline = int(tot_a[lo] - b[0])
             mism = int((baseline + run != tot_a[lo:hi]).sum())
             src = "trace"
@@ -229,9 +253,10 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
     m = MemoryModel(event=ev, ts=ts, dev=dev, addr=addr, nbytes=nbytes, allocated=allocated, reserved=reserved,
                     pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none.copy(), op=none.copy(),
                     node=none.copy(), owner=none.copy(), step=np.full(n, -1, np.int32), devices=devices, steps=[],
-                    unreadable=int((~ok).sum()), reallocated_live=0, unmatched_frees=0, size_mismatches=0)
+                    unreadable=unreadable, reallocated_live=0, unmatched_frees=0, size_mismatches=0,
+                    entry=entry)
     _pair(m)
-    _attribute(trace, m)
+    _attribute(trace, m, lanes)
     return m
 
 
@@ -257,11 +282,11 @@ def _pair(m: MemoryModel) -> None:
     m.size_mismatches = int((m.nbytes[a_rows] != -m.nbytes[f_rows]).sum())
 
 
-def _attribute(trace: KinetoTrace, m: MemoryModel) -> None:
-    """Fill ``host``, ``op``, ``node`` and ``step`` (rules in the module docstring)."""
+def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
+    """Fill ``host``, ``op``, ``node`` and ``step`` (rules in the module docstring; ``lanes``:
+    the lane of each row)."""
     if not m.n_rows:
         return
-    lanes = trace.lane_of[m.event].astype(np.int64)
     m.host[:] = host_event_at(trace, lanes, m.ts)
     has = m.host >= 0
     m.op[has] = trace.cpu_op_of[m.host[has]]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..kineto import schema
+from ..rocprof.schema import ARG_VGPRS
 
 #: limiting factors, in the order they are reported when several give the same block count
 REGISTERS = "registers"
@@ -195,8 +196,12 @@ def kernel_occupancy(trace: Any, event: int) -> Occupancy:
     """Theoretical occupancy of kernel ``event`` of a loaded Kineto trace."""
     a = trace.args(event)
     dev = int(trace.device[event]) if int(trace.device[event]) >= 0 else trace.pids[event]
-    return theoretical_occupancy(device_props(trace, dev), threads_of(a.get(schema.BLOCK)),
-                                 a.get(schema.REGISTERS_PER_THREAD), a.get(schema.SHARED_MEMORY))
+    props = device_props(trace, dev)
+    if props and is_amd(props) and ARG_VGPRS in a:  # rocprofv3: the counts are there, the rules are not
+        return Occupancy(None, reason="AMD GPU: occupancy depends on the kernel's VGPRs, SGPRs and LDS per "
+                                      "wavefront (its args below); tracetui computes it by NVIDIA's rules only")
+    return theoretical_occupancy(props, threads_of(a.get(schema.BLOCK)), a.get(schema.REGISTERS_PER_THREAD),
+                                 a.get(schema.SHARED_MEMORY))
 
 
 def occupancy_of_rows(trace: Any, devices: list[Any], blocks: list[Any], registers: list[Any],

@@ -37,6 +37,7 @@ from .gaps import gap_histogram, idle_gaps, idle_summary
 from .gpu_breakdown import gpu_timeline, per_device_timelines, timeline_ms
 from .launches import launch_summary
 from .memory_doc import memory_summary
+from .memsnap_doc import snapshot_summary
 from .roofline import roofline_table
 from .tables import category_table, kernel_table, op_table, stream_table
 
@@ -103,7 +104,7 @@ def build_summary(linked: LinkedTrace, categorizer: KernelCategorizer | None = N
         "roofline": _records(roofline_table(kt).head(top)),
         "warnings": [w.message for w in linked.all_warnings()],
     }
-    memory = memory_summary(linked)
+    memory = snapshot_summary(linked) if linked.snapshot_trace is not None else memory_summary(linked)
     if memory is not None:  # [memory] events (analysis/memory_doc.py); absent when none
         out["memory"] = memory
     counters = counters_summary(kt)

@@ -25,7 +25,8 @@ def add_inputs(p: argparse.ArgumentParser) -> None:
                                  "an Execution Trace, a driver-call trace, an Nsight Systems SQLite export ... "
                                  "(docs/formats.md)")
     p.add_argument("second", nargs="?", default=None,
-                   help="optional second file: the Execution Trace (or Kineto trace) of the same run")
+                   help="optional second file: the Execution Trace (or Kineto trace) of the same run, or its CUDA "
+                        "memory snapshot (a .pickle of torch.cuda.memory._dump_snapshot)")
     p.add_argument("--et", dest="et", default=None, metavar="ET_TRACE",
                    help="the PyTorch Execution Trace recorded in the same run")
     p.add_argument("--driver", dest="driver", default=None, metavar="DRIVER_TRACE",

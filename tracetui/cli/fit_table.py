@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -197,3 +198,21 @@ def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]]
     for r in rows:
         t.add_row(*r)
     return t
+
+
+#: the console width of piped output: as wide as the content, so no line (a path, a name with
+#: its escapes) is ever folded in the middle of a word where a pipe or a file reads it
+UNLIMITED = 1_000_000
+
+
+def stdout_console() -> tuple[Console, int | None]:
+    """A console on stdout and the width tables must fit: ``None`` when piped or redirected (as
+    wide as the content, no line folded); a set ``$COLUMNS`` counts as a terminal of that width."""
+    import os
+    import sys
+
+    if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+        return Console(width=UNLIMITED), None
+    con = Console()
+    return con, con.width
+

@@ -7,7 +7,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -15,6 +14,7 @@ from .. import units
 from ..errors import one_line
 from ..io import jsonout
 from .common import add_inputs, load
+from .fit_table import stdout_console
 
 if TYPE_CHECKING:
     from ..session import LinkedTrace
@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
 def trace_info(linked: LinkedTrace) -> dict:
     from .. import formats
     from ..analysis.et_summary import et_counts
+    from ..analysis.launches import lacks_launch_records
     from ..driver.trace import DriverTrace, event_counts
 
     out: dict = {"files": [t.path for t in (linked.kineto, linked.et) if t is not None]}
@@ -54,6 +55,8 @@ def trace_info(linked: LinkedTrace) -> dict:
             "devices": [d.get("name") for d in kt.device_properties if isinstance(d, dict)],
             "distributed": kt.distributed_info,
         }
+        if lacks_launch_records(kt):  # said only where it is so
+            out["kineto"]["no_launch_records"] = True
     if linked.et is not None:
         out["et"] = et_counts(linked.et)
     if linked.link is not None:
@@ -68,7 +71,30 @@ def trace_info(linked: LinkedTrace) -> dict:
                          "lines": {"total": st.total, "json": st.json, "skipped": st.skipped_total}}
         if kt.link is not None:
             out["driver_link"] = kt.link.as_dict()
+    if linked.snapshot_trace is not None:
+        out.update(_snapshot_info(linked))
     out["warnings"] = [w.message for w in linked.all_warnings()]
+    return out
+
+
+def _snapshot_info(linked: LinkedTrace) -> dict:
+    """The ``memory_snapshot`` key (what the file holds) and, beside a trace, ``memory_link``."""
+    st = linked.snapshot_trace
+    snap = st.snapshot
+    out: dict = {"memory_snapshot": {
+        "file": st.path, "protocol": snap.protocol, "file_size": snap.file_size, "entries": snap.history.n,
+        "actions": snap.action_counts(), "devices": snap.n_devices, "segments": snap.segments.n,
+        "blocks": snap.blocks.n, "frames": snap.frames.n, "stacks": snap.stacks.n,
+        "annotations": snap.annotations.n, "other_keys": snap.other_keys}}
+    if linked.memory is not None:
+        from ..link.memsnap_kineto import link_clocks
+
+        out["files"] = [*([linked.kineto.path] if linked.kineto else []), *([linked.et.path] if linked.et else []),
+                        st.path]
+        c = link_clocks(linked.kineto, snap)
+        out["memory_link"] = None if c is None else {
+            "offset_us": c.offset_us, "pairs": c.pairs, "names": c.names, "spread_us": c.spread_us,
+            "clock_difference_us": c.clock_difference_us}
     return out
 
 
@@ -77,7 +103,7 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
     if as_json:
         sys.stdout.write(jsonout.dumps(info, indent=True).decode() + "\n")
         return 0
-    con = Console()
+    con, _ = stdout_console()
     for f in info["files"]:
         con.print(Text(one_line(f), style="bold"))
     if "format" in info:
@@ -99,6 +125,10 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
                        f"{g['linked']:,}, "
                        f"launch not in trace {g['launch_missing']:,}, no correlation {g['no_correlation']:,}, "
                        f"graph launches {g['graph_launches']:,} owning {g['graph_kernels']:,}"))
+        if k.get("no_launch_records"):
+            con.print(Text("No launch records: the trace holds no runtime or driver call, so none of its "
+                           f"{w['called']} is linked to what launched it (each is listed under its stream)",
+                           style="yellow"))
     if "et" in info:
         e = info["et"]
         threads = ", ".join(f"tid {t['tid']}: {t['ops']:,}" for t in e["threads"])
@@ -126,6 +156,19 @@ def print_info(linked: LinkedTrace, *, as_json: bool = False) -> int:
                        f"({s['confirmed']:,} launches confirmed by grid and block), {s['driver_calls']:,} driver "
                        f"calls; clock offset {s['offset_us']:+,.1f} {units.US} ± "
                        f"{s['uncertainty_us']:,.1f} {units.US}; heuristic"))
+    if "memory_snapshot" in info:
+        m = info["memory_snapshot"]
+        con.print(Text(one_line(f"CUDA memory snapshot (pickle protocol {m['protocol']}): {m['entries']:,} history "
+                                f"entries on {m['devices']:,} device(s) ("
+                                + ", ".join(f"{k} {v:,}" for k, v in m["actions"].items())
+                                + f"), {m['segments']:,} segments with {m['blocks']:,} blocks, {m['frames']:,} "
+                                  f"distinct frames in {m['stacks']:,} stacks, {m['annotations']:,} annotation "
+                                  "marks")))
+    if "memory_link" in info:
+        c = info["memory_link"]
+        con.print(Text("Memory snapshot clock: not linked (no profiler annotation in common)" if c is None else
+                       f"Memory snapshot clock: linked by {c['pairs']:,} annotation marks ({c['names']:,} names), "
+                       f"the farthest {c['spread_us']:,.1f} {units.US} off"))
     for w in info["warnings"]:
         con.print(Text(one_line("warning: " + w), style="yellow"))
     return 0

@@ -9,7 +9,6 @@ failed ranks).  ``--json`` prints :func:`tracetui.job.job_summary`.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -19,9 +18,8 @@ from rich.text import Text
 from .. import units
 from ..errors import one_line
 from ..io import jsonout
-from .fit_table import Col, fitted_table
+from .fit_table import Col, fitted_table, stdout_console
 
-_UNLIMITED = 1_000_000
 _TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
                                                                                       f"exposed comm {units.MS}"),
        ("exposed_memcpy_ms", f"exposed memcpy {units.MS}"), ("idle_ms", f"idle {units.MS}"))
@@ -64,9 +62,7 @@ COLLECTIVE_COLS = [Col("collective", False), Col("group", False), Col("seq"), Co
 def print_job_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     """Print the job summary dict as tables (fitted to the terminal, or as wide as the content when piped)."""
     if console is None:
-        piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
-        console = Console(width=_UNLIMITED) if piped else Console()
-        width = None if piped else console.width
+        console, width = stdout_console()
     else:
         width = console.width
     j = summary["job"]

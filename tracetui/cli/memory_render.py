@@ -58,11 +58,19 @@ def print_memory_summary(out: Any, mem: dict[str, Any] | None) -> None:
     """The ``memory`` key of a summary: the device table and the owners at each peak."""
     if not mem or not mem["devices"]:
         return
-    device_table(out, "Memory ([memory] events; live at peak: allocated in the trace)", mem["devices"])
+    snapshot = mem.get("format") == "memsnap"
+    device_table(out, "Memory (CUDA memory snapshot; live at peak: allocated in its history)" if snapshot else
+                 "Memory ([memory] events; live at peak: allocated in the trace)", mem["devices"])
     for d in mem["devices"]:
-        owners = ", ".join(f"{o['op']} {_b(o['bytes'])} ({o['count']:,})" for o in d["owners_at_peak"])
+        owners = ", ".join(f"{o.get('op') or o.get('owner')} {_b(o['bytes'])} ({o['count']:,})"
+                           for o in d["owners_at_peak"])
         if owners:
             out.line(f"{d['device']} owners at the peak: {owners}")
+        seg = d.get("segments")
+        if seg and seg["count"]:
+            out.line(f"{d['device']} segments at the snapshot: {seg['count']:,}, {_b(seg['reserved_bytes'])} reserved, "
+                     f"{_b(seg['free_bytes'])} free inside them (largest free block "
+                     f"{_b(seg['largest_free_block_bytes'])}); {d['ooms']:,} out-of-memory entries")
 
 
 def _owners(out: Any, title: str, owners: list[dict[str, Any]]) -> None:

@@ -20,11 +20,10 @@ from rich.text import Text
 from .. import units
 from ..analysis.tables import NESTED_CALLS_RULE
 from ..errors import one_line
-from .fit_table import Cell, Col, fitted_table
+from .fit_table import Cell, Col, fitted_table, stdout_console
 from .memory_render import print_memory_summary
 
 #: console width for piped output: lines are as long as their content
-UNLIMITED = 1_000_000
 #: widest name column of piped output (cells); longer names fold onto further lines
 NAME_WIDTH = 60
 _TL_ROWS = (("total_ms", "total span"), ("computation_ms", "computation"), ("exposed_comm_ms", "exposed communication"),
@@ -52,18 +51,6 @@ def grouped_devices(names: Sequence[Any]) -> str:
     return ", ".join(f"{k} × {name}" if k > 1 else name for name, k in counts.items()) or "none listed"
 
 
-def _console() -> tuple[Console, int | None]:
-    """A console on stdout and the width tables must fit (None: piped, as wide as the content;
-    a set ``$COLUMNS`` counts as a terminal of that width)."""
-    import os
-    import sys
-
-    if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
-        return Console(width=UNLIMITED), None
-    con = Console()
-    return con, con.width
-
-
 class Out:
     """Prints fitted tables to one console, skipping those without rows."""
 
@@ -88,7 +75,7 @@ class Out:
 
 def console_out(console: Console | None = None) -> Out:
     """A printer on ``console`` (fitting its width), or on stdout (fitting the terminal)."""
-    con, width = (console, console.width) if console is not None else _console()
+    con, width = (console, console.width) if console is not None else stdout_console()
     return Out(con, width)
 
 

@@ -189,6 +189,8 @@ class FileRole(enum.Enum):
     ET = "et"
     #: driver calls (eBPF / LD_PRELOAD tracers): a trace alone, or linked to a Kineto trace's calls
     DRIVER = "driver"
+    #: the allocator's memory (a CUDA memory snapshot): a trace alone, or the memory of a Kineto trace's run
+    MEMORY = "memory"
 
 
 @dataclass(frozen=True)

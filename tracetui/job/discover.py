@@ -110,11 +110,11 @@ def _kind_of(path: str) -> formats.FileKind | None:
 
 def looks_like_job(inputs: list[str]) -> bool:
     """A folder, a glob pattern, more than two files, or two traces (a driver-call trace
-    beside them is one run's, not a rank: it does not count)."""
+    or a CUDA memory snapshot beside them is one run's, not a rank: it does not count)."""
     if any(os.path.isdir(p) or (not os.path.exists(p) and any(c in p for c in _GLOB_CHARS)) for p in inputs):
         return True
     kinds = {p: _kind_of(p) for p in inputs}
-    inputs = [p for p in inputs if kinds[p] is None or kinds[p].role != FileRole.DRIVER]
+    inputs = [p for p in inputs if kinds[p] is None or kinds[p].role not in (FileRole.DRIVER, FileRole.MEMORY)]
     if len(inputs) > 2:
         return True
     if len(inputs) == 2:

@@ -48,11 +48,14 @@ for _k, _r in ((Kind.TRACE_SPAN, 0), (Kind.PYTHON, 1), (Kind.ANNOTATION, 2), (Ki
 
 
 def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
-                extra_warnings: list[LoadWarning] | None = None, bytes_lost: int = 0) -> KinetoTrace:
+                extra_warnings: list[LoadWarning] | None = None, bytes_lost: int = 0,
+                plain_categories: frozenset[str] = frozenset()) -> KinetoTrace:
     """The model of one decoded Kineto document (``dec``, consumed: its args blob may be cut in
     place).  ``progress(step, fraction)`` hears the build's steps (fractions 0.55 to 1.0 of
     the whole load); ``extra_warnings`` (the loader's: truncation ...) follow the decode's
-    and precede the build's; ``bytes_lost`` is kept on the trace."""
+    and precede the build's; ``bytes_lost`` is kept on the trace.  ``plain_categories``: the
+    categories another format's reader gives events that are plain spans by design (not
+    warned about as categories not understood)."""
     report = progress or (lambda msg, frac: None)
     ev = dec.events
     warnings = list(dec.warnings) + list(extra_warnings or [])
@@ -60,7 +63,7 @@ def build_trace(path: str, dec: DecodedTrace, progress: Progress | None = None,
     report("metadata", 0.55)
     pnames, tnames, psort, tsort, plabels = _metadata_events(dec, np.flatnonzero(rows.is_meta), warnings)
     flows, fidx = flow_table(ev, rows)
-    e = event_columns(dec, rows, warnings)
+    e = event_columns(dec, rows, warnings, plain_categories)
     report("lanes", 0.6)
     pl = place_on_lanes(ev, e, pnames, tnames, psort, tsort)
     report("nesting", 0.65)

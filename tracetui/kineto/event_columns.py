@@ -108,11 +108,13 @@ def flow_table(ev: DecodedEvents, rows: AllRows) -> tuple[FlowTable, np.ndarray]
     return flows, fidx
 
 
-def event_columns(dec: DecodedTrace, rows: AllRows, warnings: list[LoadWarning]) -> EventColumns:
+def event_columns(dec: DecodedTrace, rows: AllRows, warnings: list[LoadWarning],
+                  plain_categories: frozenset[str] = frozenset()) -> EventColumns:
     """Stage: event columns.  Takes the decoded rows with their phases and times and gives
     the columns of the rows in ``rows.keep``: kinds from categories (and names), durations
     and times checked, key args, args bytes.  Appends, in this order, the warnings about
-    categories and phases not understood, bad and negative durations, missing times.
+    categories and phases not understood (but ``plain_categories``: plain spans by design),
+    bad and negative durations, missing times.
 
     After this stage ``dec.events.args_blob`` may be gone (cut in place, see
     :func:`_event_args`)."""
@@ -121,7 +123,7 @@ def event_columns(dec: DecodedTrace, rows: AllRows, warnings: list[LoadWarning])
     name_id, names = compact(ev.name.codes[idx], ev.name.values)
     cat_id, cats = compact(ev.cat.codes[idx], ev.cat.values)
     ph = rows.ph[idx]
-    kind = _kinds(ph, cat_id, name_id, cats, names, rows.ph, warnings)
+    kind = _kinds(ph, cat_id, name_id, cats, names, rows.ph, warnings, plain_categories)
     ts = rows.ts[idx]
     dur = _checked_durations(dec, idx, rows.dur[idx], warnings)
     no_ts = np.isnan(ts)
@@ -139,14 +141,14 @@ def event_columns(dec: DecodedTrace, rows: AllRows, warnings: list[LoadWarning])
 
 
 def _kinds(ph: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray, cats, names, ph_all: np.ndarray,
-           warnings: list[LoadWarning]) -> np.ndarray:
+           warnings: list[LoadWarning], plain_categories: frozenset[str] = frozenset()) -> np.ndarray:
     """The uint8 :class:`Kind` of each event: from its category (unknown ones: ``OTHER``),
     then the device rules by (category, name), then ``INSTANT`` for ph i/I/n.  Warns about
     every category and phase (``ph_all``: of every decoded row) the loader has no rule for."""
     cat_kind = np.array([int(CATEGORY_KIND.get(c, Kind.OTHER)) for c in cats] or [0], dtype=np.uint8)
     kind = cat_kind[cat_id] if cat_id.size else np.zeros(0, np.uint8)
     _refine_device_kinds(kind, cat_id, name_id, cats, names)
-    _warn_not_understood(cats, cat_id, ph_all, warnings)
+    _warn_not_understood(cats, cat_id, ph_all, warnings, plain_categories)
     return np.where(np.isin(ph, [ord("i"), ord("I"), ord("n")]), np.uint8(Kind.INSTANT), kind).astype(np.uint8)
 
 
@@ -165,9 +167,12 @@ def _refine_device_kinds(kind: np.ndarray, cat_id: np.ndarray, name_id: np.ndarr
             kind[(cat_id == ci) & (name_id == ni)] = int(k)
 
 
-def _warn_not_understood(cats, cat_id: np.ndarray, ph_all: np.ndarray, warnings: list[LoadWarning]) -> None:
-    """Name every category and phase the loader has no rule for, with its event count."""
-    unknown = [i for i, c in enumerate(cats) if str(c) not in CATEGORY_KIND and str(c) not in KNOWN_OTHER_CATEGORIES]
+def _warn_not_understood(cats, cat_id: np.ndarray, ph_all: np.ndarray, warnings: list[LoadWarning],
+                         plain: frozenset[str] = frozenset()) -> None:
+    """Name every category (but those in ``plain``) and phase the loader has no rule for,
+    with its event count."""
+    unknown = [i for i, c in enumerate(cats)
+               if str(c) not in CATEGORY_KIND and str(c) not in KNOWN_OTHER_CATEGORIES and str(c) not in plain]
     if unknown:
         counts = np.bincount(cat_id, minlength=len(cats))
         for i in sorted(unknown, key=lambda i: (-int(counts[i]), str(cats[i]))):

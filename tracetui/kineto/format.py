@@ -25,4 +25,4 @@ FORMAT = Format(
     name=sniff.FORMAT_NAME, title="PyTorch profiler trace", role=FileRole.TRACE,
     suffixes=(".json", ".json.gz", ".gz", ".json.zst", ".zst"),
     recognise=sniff.recognise, load=_load, looks_for="'traceEvents'", cache=CACHE, child_process=True,
-    beside=frozenset({FileRole.ET, FileRole.DRIVER}), identify=sniff.identify)
+    beside=frozenset({FileRole.ET, FileRole.DRIVER, FileRole.MEMORY}), identify=sniff.identify)

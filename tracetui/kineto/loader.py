@@ -31,14 +31,17 @@ Progress = Callable[[str, float], None]
 
 
 def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = None,
-                progress: Progress | None = None, release_bytes: bool = False) -> KinetoTrace:
+                progress: Progress | None = None, release_bytes: bool = False,
+                adapt: Callable[[DecodedTrace], frozenset[str]] | None = None) -> KinetoTrace:
     """Load a Kineto (PyTorch profiler) trace: ``.json`` or gzip, object or bare-array form.
 
     A file cut short (gzip stream or JSON) still opens with every complete event before
     the cut; ``trace.warnings`` says how much was lost.  Raises a :class:`TraceError`
     subclass (one-line message with file and position) for anything that is not a trace.
     ``release_bytes=True`` empties ``file_bytes.data`` once decoded (the caller no longer
-    needs the JSON text), so it is not held during the build.
+    needs the JSON text), so it is not held during the build.  ``adapt(decoded)``: another
+    format's reading of the decoded columns (a Chrome trace JSON that is no PyTorch trace),
+    changed in place before the build; it gives the categories that are plain spans by design.
     """
     report = progress or (lambda msg, frac: None)
     p = trace_path(path)
@@ -70,8 +73,10 @@ def load_kineto(path: str | os.PathLike[str], *, file_bytes: FileBytes | None = 
     if release_bytes and file_bytes is not None:
         file_bytes.data = b""
     data = fb = file_bytes = None
+    plain = adapt(dec) if adapt is not None else frozenset()
     report("building", 0.5)
-    trace = build_trace(p, dec, progress=report, extra_warnings=warnings, bytes_lost=bytes_lost)
+    trace = build_trace(p, dec, progress=report, extra_warnings=warnings, bytes_lost=bytes_lost,
+                        plain_categories=plain)
     del dec
     # the decode's garbage is freed by now, but glibc keeps its pages: hand them back
     # (2.16M events: 850 -> 456 MB held)

@@ -124,9 +124,9 @@ def explain(kind: str, message: str, allow_files: bool, memory_limit: int | None
     files_hint = "" if allow_files else FILES_HINT
     m = _FILE.search(message) or _NETWORK.search(message)
     if m and "://" in m.group(1):
-        return f'"{m.group(1)}": queries may not reach the network (no DuckDB extension is loaded)'
+        return f'queries may not reach the network (no DuckDB extension is loaded): "{m.group(1)}"'
     if m:
-        return f'"{m.group(1)}": queries may not read or write files{files_hint}'
+        return f'queries may not read or write files{files_hint}: "{m.group(1)}"'
     m = _LOCKED.search(message)
     if m and m.group(1) == "enable_external_access":
         return f'the setting "{m.group(1)}" is locked: queries may not change DuckDB\'s settings{files_hint}'

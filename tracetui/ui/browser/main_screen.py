@@ -119,6 +119,7 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
         self.refresh_bindings()  # the key bar: the keys that apply to this trace (key_applies)
         self.call_after_refresh(self._start_background)
         self.call_after_refresh(self.start_findings)  # after the first paint: never delays it
+        self.call_after_refresh(self.open_snapshot_at_start)  # a CUDA memory snapshot alone: its memory screen
 
     def _start_background(self) -> None:
         """Once the tree is painted: compute what the screens show (the summaries' tables; in a

@@ -24,6 +24,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from ... import formats, units
+from ...analysis.launches import lacks_launch_records
 from ...driver.facts import driver_of
 from ...driver.trace import event_counts
 from ...errors import one_line
@@ -31,9 +32,9 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
-PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "format", "steps", "search", "path", "findings", "sort",
-            "matches", "export", "driver_link", "driver", "counts", "gpu_link", "et_link", "skipped", "devices",
-            "python", "more")
+PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "format", "no_launch", "steps", "search", "path",
+            "findings", "sort", "matches", "export", "driver_link", "driver", "counts", "gpu_link", "et_link",
+            "skipped", "devices", "python", "more")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Kept in their shortest form, where it fits, before the other parts take the room: how well
@@ -44,8 +45,8 @@ KEPT_SHORT = ("et_link", "driver_link")
 UNCOUNTED = frozenset({"python", "export"})
 #: Left-to-right order on screen.
 DISPLAY_ORDER = ("rank", "title", "format", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
-                 "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python", "export",
-                 "findings", "warnings", "more")
+                 "no_launch", "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python",
+                 "export", "findings", "warnings", "more")
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,15 @@ def _driver_link_part(drv) -> Part:
                  f"driver {link.linked:,}/{link.kineto_calls:,}", style=style, late=1)
 
 
+def _gpu_link_part(kt, g) -> Part:
+    """``GPU→launch 850/850``; ``no launch records`` when a trace of another format holds GPU
+    work but no launch call at all (:func:`~tracetui.analysis.launches.lacks_launch_records`)."""
+    if lacks_launch_records(kt):  # a caveat on every number: kept longer than the counts
+        return _part("no_launch", f"no launch records (0/{g.gpu_events:,} GPU events linked)", "no launch records",
+                     "no launches", style="yellow")
+    return _part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}", f"launch {_share(g.linked, g.gpu_events)}")
+
+
 def device_work_text(kt) -> str:
     """``850 GPU events (768 kernels)``; ``1,313 device events`` (MTIA: not kernels)."""
     c = kt.device_work_counts()
@@ -129,8 +139,7 @@ def trace_parts(linked) -> list[Part]:
         parts.append(_part("counts", f"{n_kineto:,} events, {device_work_text(kt)}", f"{n_kineto:,} events"))
         g = kt.gpu_stats
         if g.gpu_events:
-            parts.append(_part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}",
-                               f"launch {_share(g.linked, g.gpu_events)}"))
+            parts.append(_gpu_link_part(kt, g))
         if drv is not None:
             parts.append(_driver_link_part(drv))
     if linked.link is not None:

@@ -30,6 +30,7 @@ from .detail_section import DetailSection, render_sections
 from .detail_section import cell as _t
 from .detail_section import grid as _grid
 from .driver_detail import DriverDetail, kineto_call_rows
+from .format_args import flow_sections, format_args_sections
 from .keep_text import WIDE, KeepText
 from .kernel_rows import grid_facts, occupancy_rows
 from .memory_rows import memory_sections
@@ -73,6 +74,8 @@ class TraceDetail:
         out = self._sections(node, width)
         src = self.src
         k = src.kineto_of(node) if node is not None and src.kt is not None else -1
+        if 0 <= k < src.kt.n_events and k == node and not (driver_of(src.kt) is not None and src.kt.is_driver_event(k)):
+            out = out + format_args_sections(src.kt, k) + flow_sections(src.kt, k)  # another format's
         if src.path is not None and 0 <= k < src.kt.n_events:
             out = out + src.path.sections(k)
         return out

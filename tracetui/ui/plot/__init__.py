@@ -1,0 +1,1 @@
+"""Plots: :class:`~.plot_widget.PlotWidget` draws a :class:`~tracetui.ui.view.plot.PlotModel`."""
