@@ -255,3 +255,30 @@ async def test_findings_evidence_names_at_80_columns():
         drawn = {int(m[1]): m[2] for m in re.finditer(r"^ ([1-5]) (.+?)  ~", screen_text(app), re.M)}
         assert sorted(drawn) == [1, 2, 3, 4, 5]
         check_names([(drawn[k + 1], full[k]) for k in range(5)])
+
+
+@pytest.mark.slow
+async def test_memory_snapshot_tables_at_80_columns():
+    """A CUDA memory snapshot alone: the live blocks by owner (frame names) and, Enter, the
+    owner's blocks; both tables lay out by the same rule."""
+    from shared_traces import SAMPLES
+
+    from tracetui.ui.memory.block_stack_screen import BlockStackScreen
+    from tracetui.ui.memory.memory_snapshot_screen import MemorySnapshotScreen
+
+    app = TraceApp([str(SAMPLES / "h200" / "cuda_oom_snapshot.pickle")], use_cache=False)
+    async with app.run_test(size=SIZE) as pilot:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 120
+        while not isinstance(app.screen, MemorySnapshotScreen):
+            assert loop.time() < deadline, screen_text(app)
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.05)
+        await pilot.pause()
+        table = app.screen.query_one(RowTable)
+        pairs = row_table_names(app, table)
+        assert "make_layers (oom_snapshot.py:22)" in {full for _, full in pairs}
+        check_names(pairs)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, BlockStackScreen)
+        check_names(row_table_names(app, app.screen.query_one(RowTable)))
