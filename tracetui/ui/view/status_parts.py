@@ -32,9 +32,10 @@ from ...errors import one_line
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
+#: ``more``, the count of the parts left out, takes room from the parts after it, never from those before.
 PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "format", "no_launch", "steps", "search", "path",
-            "findings", "sort", "matches", "export", "driver_link", "driver", "counts", "gpu_link", "et_link",
-            "skipped", "devices", "python", "more")
+            "findings", "sort", "matches", "export", "more", "driver_link", "driver", "counts", "gpu_link", "et_link",
+            "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
 #: Kept in their shortest form, where it fits, before the other parts take the room: how well
@@ -259,8 +260,9 @@ def fit_status(parts: list[Part], width: int) -> Text:
     longest form that still fits beside the parts placed before it, or is left out; last, the
     ``late`` forms get what room is left.  So the least important parts are the ones shortened
     or left out.  When some are, a last part says how many (:func:`more_part`): the parts are
-    fitted again in the width less the count's room, in the count's form that leaves out the
-    fewest and the least important (then the longest form); never at the cost of the title."""
+    fitted again in the width less the count's room; of the count's forms that leave every part
+    more important than the count (:data:`PRIORITY`) as it was, the one that gives the most
+    important parts their longest forms (then the longest count).  None: no count."""
     fitted, level = _fit(parts, width)
     text = _join(fitted, level)
     if text.cell_len > width:  # narrower than the parts that are always shown
@@ -270,7 +272,8 @@ def fit_status(parts: list[Part], width: int) -> Text:
         return text
     if not _left_out(fitted, level):
         return text
-    best: tuple[tuple[int, int, int], Text] | None = None
+    before = [p.key for p in parts if _priority(p.key) < _priority("more")]
+    best: tuple[tuple[int, ...], Text] | None = None
     for form in range(len(more_part(0).forms)):
         n = 1
         for _ in range(3):  # the count's room depends on the count (a digit more): settle it
@@ -280,12 +283,12 @@ def fit_status(parts: list[Part], width: int) -> Text:
             if len(left) <= n:
                 break
             n = len(left)
-        if not left or any(a is not b for a, b in zip(again, parts)):  # none left out, or the title cut
-            continue
+        if not left or any(a is not b for a, b in zip(again, parts)) or any(lv[k] > level[k] for k in before):
+            continue  # none left out, the title cut, or a part more important than the count shortened
         more = more_part(len(left))
         lv[more.key] = form
         line = _join([*again, more], lv)
-        rank = (len(left), -min(_priority(p.key) for p in left), form)
+        rank = (*(lv[p.key] for p in sorted(again, key=lambda p: _priority(p.key))), form)
         if line.cell_len <= width and (best is None or rank < best[0]):
             best = (rank, line)
     return text if best is None else best[1]

@@ -156,7 +156,10 @@ def _middle(s: str, width: int) -> str:
     """``s`` cut in the middle to ``width`` cells: a head of up to 40 % of them (ending at a
     separator), ``…``, and the tail."""
     room = width - 1
-    head = _head(s, _split_at(s, room * 2 // 5) if s.isascii() else room * 2 // 5)
+    cells = room * 2 // 5
+    head = s[:_split_at(s, cells)]
+    if cell_len(head) > cells:  # wide characters: the head by cells
+        head = _head(s, cells)
     return head + ELLIPSIS + _tail(s, room - cell_len(head))
 
 
