@@ -18,7 +18,7 @@ cells in a width:
 
 Text that does not fit its cells is abbreviated in the MIDDLE, keeping the distinguishing tail
 (:func:`cut_name`: ``aten::…_convolution``; a C++ name's template arguments and parameters
-first become ``<…>`` and ``(…)``: ``void at::native::…elementwise_kernel<…>(…)``), and two
+first become ``<…>`` and ``(…)``, a ``void`` return type goes: ``at::native::…elementwise_kernel<…>(…)``), and two
 different texts of a column are never cut to the same text (:func:`cut_names` shows more of
 where they differ: ``…cudnn_conv…``).  This works on the text that reaches the table (a name
 the loader already bounded, ``… (+10 MB)``, is cut like any other).
@@ -104,11 +104,12 @@ def _tail(s: str, cells: int) -> str:
 
 
 def collapse_brackets(name: str) -> str:
-    """A C++ name with the insides of its outermost ``<…>`` and ``(…)`` groups dropped and
-    ``(anonymous namespace)::`` left out: ``void at::native::vectorized_elementwise_kernel<…>(…)``.
+    """A C++ name with the insides of its outermost ``<…>`` and ``(…)`` groups dropped,
+    ``(anonymous namespace)::`` and a ``void`` return type left out:
+    ``at::native::vectorized_elementwise_kernel<…>(…)``.
     The name itself when its brackets do not pair up (``operator<``, ``DtoD (Device -> Device)``)
     or a group follows no name (``<built-in method …>``)."""
-    s = name.replace(_ANON, "")
+    s = name.replace(_ANON, "").removeprefix("void ")  # a kernel's return type says nothing
     out: list[str] = []
     closing: list[str] = []
     inside = 0  # characters inside the outermost group so far
