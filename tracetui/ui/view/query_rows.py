@@ -28,13 +28,11 @@ from rich.text import Text
 from ...errors import one_line
 from ...query.cells import is_numeric
 from ...units import value_text
-from .table_fit import SORT_MARKS, cut_names
+from .table_fit import GAP, SORT_MARKS, cut_names
 
 if TYPE_CHECKING:
     from ...query import QueryResult
 
-#: cells between two columns
-GAP = 2
 #: the widest a text column is drawn (longer values are cut with "…"; the cell line below
 #: the table shows the cursor's value whole)
 MAX_TEXT_CELLS = 60

@@ -34,8 +34,9 @@ from rich.cells import cell_len
 
 #: the abbreviation mark
 ELLIPSIS = "…"
-#: cells between two columns, and before the first
+#: cells between two columns
 GAP = 2
+#: cells before the first column
 LEFT = 1
 #: the least the name column wants before other columns give up room (or 40 % of the width)
 NAME_WANT = 24
