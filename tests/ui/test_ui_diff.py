@@ -229,6 +229,7 @@ async def test_a_critical_path_found_in_a_side_stays_with_that_side(modified):
         assert app.screen.source.path is not None  # A's path again on A
 
 
+@pytest.mark.slow
 async def test_a_searchs_count_follows_the_regressions_filter(modified):
     """Issue 45: a search under the regressions filter said 0 matches and kept that count after
     the filter was cleared.  The count is of the rows shown: f on or off counts again."""

@@ -76,10 +76,16 @@ def _in_order(pieces: list[str], text: str) -> bool:
     return True
 
 
+#: BERT (the H100 inference of most UI tests) and a ResNet training step on an MI300 (convolution
+#: kernels and ops, the names issue 45 saw cut to "aten::a…" three times)
+SUMMARIZED = [BERT, str(kineto_path("mi300_resnet_train_checkpointing.json.gz"))]
+
+
 @pytest.mark.slow
-async def test_every_summaries_tab_at_80_columns():
-    names = raw_names(BERT)
-    app = TraceApp([BERT], use_cache=False)
+@pytest.mark.parametrize("path", SUMMARIZED, ids=["bert", "mi300_resnet"])
+async def test_every_summaries_tab_at_80_columns(path):
+    names = raw_names(path)
+    app = TraceApp([path], use_cache=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_app(app, pilot)
         summ = await open_by_key(app, pilot, "s", SummariesScreen)
@@ -93,6 +99,8 @@ async def test_every_summaries_tab_at_80_columns():
             if t.key in ("kernels", "ops"):
                 assert {full for _, full in pairs} <= names  # the names are the trace's
         assert cut  # the kernel names do not fit 80 columns: cut, and still told apart
+        if path != BERT:
+            return
         # the Top-ops tab of issue 45: empty columns give their room to the name
         summ.action_tab(next(i for i, t in enumerate(summ.tables) if t.key == "ops"))
         await pilot.pause()
