@@ -21,6 +21,10 @@ def test_a_long_name_is_cut_in_the_middle_keeping_its_tail():
     assert cut_name(name, 60) == "at::native::vectorized_elementwise_kernel<…>(…)"
     assert cut_name(name, 200) == name  # whole when it fits
     assert collapse_brackets("DtoD (Device -> Device)") == "DtoD (Device -> Device)"  # not C++ brackets
+    # a name whose template arguments are what tells it apart keeps them, cut in the middle
+    cutlass = "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>(P::Params)"
+    assert collapse_brackets(cutlass) == "cutlass::Kernel2<…>(…)"
+    assert cut_name(cutlass, 37) == "cutlass::…6_32x32_128x2_tn_align8>(…)"
     for width in range(1, 30):
         assert cell_len(cut_name(name, width)) <= width
 

@@ -104,9 +104,9 @@ def _tail(s: str, cells: int) -> str:
     return _head(s[::-1], cells)[::-1]
 
 
-def collapse_brackets(name: str) -> str:
-    """A C++ name with the insides of its outermost ``<…>`` and ``(…)`` groups dropped,
-    ``(anonymous namespace)::`` and a ``void`` return type left out:
+def collapse_brackets(name: str, groups: str = "<(") -> str:
+    """A C++ name with the insides of its outermost ``<…>`` and ``(…)`` groups dropped (only
+    ``(…)``: ``groups="("``), ``(anonymous namespace)::`` and a ``void`` return type left out:
     ``at::native::vectorized_elementwise_kernel<…>(…)``.
     The name itself when its brackets do not pair up (``operator<``, ``DtoD (Device -> Device)``)
     or a group follows no name (``<built-in method …>``)."""
@@ -114,15 +114,19 @@ def collapse_brackets(name: str) -> str:
     out: list[str] = []
     closing: list[str] = []
     inside = 0  # characters inside the outermost group so far
+    keep = False  # the outermost group is kept whole
     for ch in s:
         if ch in "<(":
             if not closing:
                 if not out or not (out[-1][-1:].isalnum() or out[-1][-1:] in "_>)"):
                     return name  # a group that follows no name (``<built-in method …>``): not C++ brackets
+                keep = ch not in groups
                 out.append(ch)
                 inside = 0
             else:
                 inside += 1
+                if keep:
+                    out.append(ch)
             closing.append(">" if ch == "<" else ")")
         elif ch in ">)":
             if not closing or ch != closing[-1]:
@@ -130,10 +134,14 @@ def collapse_brackets(name: str) -> str:
             closing.pop()
             if closing:
                 inside += 1
+                if keep:
+                    out.append(ch)
             else:
-                out.append((ELLIPSIS if inside else "") + ch)
+                out.append(ch if keep else (ELLIPSIS if inside else "") + ch)
         elif closing:
             inside += 1
+            if keep:
+                out.append(ch)
         else:
             out.append(ch)
     return name if closing else "".join(out)
@@ -167,14 +175,23 @@ def _middle(s: str, width: int) -> str:
 
 def cut_name(text: str, width: int) -> str:
     """``text`` in at most ``width`` cells: itself when it fits; else a C++ name's brackets
-    collapsed (:func:`collapse_brackets`) when that fits; else cut in the middle, keeping the
-    tail (``aten::…_convolution``)."""
+    collapsed (:func:`collapse_brackets`) when that fits and fills most of the width; else its
+    parameters collapsed, cut in the middle, keeping the tail (``aten::…_convolution``,
+    ``cutlass::…bf16_32x32_128x2_tn_align8>``: a template's arguments are all that tells
+    ``cutlass::Kernel2<…>`` kernels apart)."""
     if cell_len(text) <= width:
         return text
     if width <= 1:
         return ELLIPSIS[:max(width, 0)]
     short = collapse_brackets(text)
     if cell_len(short) <= width:
+        if cell_len(short) * 3 >= width * 2:
+            return short
+        params = collapse_brackets(text, "(")
+        if cell_len(params) <= width:
+            return params
+        if width >= SMALL:
+            return _middle(params, width)
         return short
     if width < SMALL:  # too few cells for a head and a tail: the head
         return _head(short, width - 1) + ELLIPSIS
