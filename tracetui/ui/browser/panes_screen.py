@@ -88,7 +88,7 @@ class PanesScreen(Screen):
         timeline's keys while it is hidden."""
         if action in ("next_match", "prev_match"):
             return bool(self.matches.size)
-        if action in self.TIMELINE_ACTIONS:
+        if action.split("(", 1)[0] in self.TIMELINE_ACTIONS:  # zoom(2.0), pan(-0.25)
             return bool(self.query_one("#timeline").display)
         return True
 

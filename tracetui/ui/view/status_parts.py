@@ -38,8 +38,8 @@ PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "format", "no_lau
             "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
-#: Kept in their shortest form, where it fits, before the other parts take the room: how well
-#: the files linked is a fact about the data (``ET ✓``), not a detail
+#: Kept in their shortest form, where it fits, before the parts after ``more`` (:data:`PRIORITY`)
+#: take the room: how well the files linked is a fact about the data (``ET ✓``), not a detail
 KEPT_SHORT = ("et_link", "driver_link")
 #: Left out without the count saying so: the tree shows whether python rows are hidden, the toast
 #: said where the export went
@@ -255,10 +255,10 @@ def fit_status(parts: list[Part], width: int) -> Text:
     """The parts joined by `` · ``, at most ``width`` cells wide.
 
     The parts in :data:`ALWAYS_SHOWN` and the title start in their shortest form (the title
-    cut with ``…`` if even that is too wide); then the links' (:data:`KEPT_SHORT`) in theirs
-    where they fit; then, most important first (:data:`PRIORITY`), each part takes its
-    longest form that still fits beside the parts placed before it, or is left out; last, the
-    ``late`` forms get what room is left.  So the least important parts are the ones shortened
+    cut with ``…`` if even that is too wide); then, most important first (:data:`PRIORITY`), each
+    part takes its longest form that still fits beside the parts placed before it, or is left
+    out (the links, :data:`KEPT_SHORT`, first in their shortest form where ``more`` ranks); last,
+    the ``late`` forms get what room is left.  So the least important parts are the ones shortened
     or left out.  When some are, a last part says how many (:func:`more_part`): the parts are
     fitted again in the width less the count's room; of the count's forms that leave every part
     more important than the count (:data:`PRIORITY`) as it was, the one that gives the most
@@ -322,11 +322,14 @@ def _fit(parts: list[Part], width: int) -> tuple[list[Part], dict[str, int]]:
         level[part.key] = old
         return False
 
-    for p in parts:  # the links between files in their shortest form
-        if p.key in KEPT_SHORT:
-            fits(p, len(p.forms) - 1)
     by_priority = sorted(parts, key=lambda p: _priority(p.key))
+    kept = False
     for p in by_priority:
+        if not kept and _priority(p.key) > _priority("more"):  # the links in their shortest form first
+            kept = True
+            for link in parts:
+                if link.key in KEPT_SHORT:
+                    fits(link, len(link.forms) - 1)
         for form in range(min(p.late, level[p.key]), level[p.key]):
             if fits(p, form):
                 break
