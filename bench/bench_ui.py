@@ -21,8 +21,10 @@ cold load do not, and there are none warm):
 * each **screen**: from the key press until the screen it opens is on top and painted
   (``s`` summaries with their tables filled, ``?``/``f1`` help, ``e`` export dialog, ``a``
   every arg of the selected kernel, ``w`` warnings, ``ctrl+p`` the command palette, ``t`` the
-  timeline focused, ``*`` every row below a lane of ~20k children expanded; ``X`` the
-  cross-rank screen of the shared 8-rank job), then Esc (or the key again) back to the tree.
+  timeline focused, ``*`` every row below a lane of ~20k children expanded; ``i`` the icicle
+  and ``b`` the bottom-up table of the thread with the most children, each in CPU time, then
+  ``v`` to GPU time; the summaries' Plots tab; ``X`` the cross-rank screen of the shared
+  8-rank job, ``p`` its arrivals plot), then Esc (or the key again) back to the tree.
   Background work started after the first paint (what the screens need, computed once per
   trace) is let finish first: the numbers are what a user who looks at the tree for a
   moment gets, and the **bg** row says what that background work cost.
@@ -151,6 +153,9 @@ async def _run_trace(trace: str, code: str, screens: bool, job: bool, only_expan
         main = app.screen
         if job:
             await _time_screen(app, pilot, out, "X cross-rank", "X", "JobSummaryScreen", "escape")
+            await pilot.press("X")
+            await _until(app, lambda: _top(app) == "JobSummaryScreen")
+            await _time_screen(app, pilot, out, "X p arrivals plot", "p", "PlotsScreen", "escape")
             return out
         # a kernel selected (``a`` shows its args): the trace's first GPU event
         import numpy as np
@@ -164,6 +169,8 @@ async def _run_trace(trace: str, code: str, screens: bool, job: bool, only_expan
             await pilot.pause()
         for label, key, cls, close in [] if only_expand else SCREENS:
             await _time_screen(app, pilot, out, label, key, cls, close)
+        if not only_expand:
+            await _time_pictures(app, pilot, out)
         await _time_expand(app, pilot, out)
     return out
 
@@ -189,6 +196,45 @@ def _ready(screen) -> bool:
     if type(screen).__name__ == "SummariesScreen":  # its tables (RowTable, or DataTables before issue 26)
         return any(getattr(w, "row_count", 0) for w in screen.query("RowTable, DataTable"))
     return True
+
+
+async def _time_pictures(app, pilot, out) -> None:
+    """``i`` and ``b`` on the lane with the most children (its tree computed on the key), ``v``
+    there (the GPU time's tree), and the summaries' Plots tab (the plots computed in the
+    background with the tables, drawn on the key)."""
+    main = app.screen
+    src = main.source
+    roots = [int(r) for r in src.root_nodes()]
+    sizes = [(len(src.child_nodes(r)), r) for r in roots]
+    if not sizes:
+        return
+    main.op_tree.select_node(max(sizes)[1])
+    await pilot.pause()
+    for label, key, cls in (("i icicle", "i", "IcicleScreen"), ("b bottom-up", "b", "BottomUpScreen")):
+        clock = Clock()
+        press = asyncio.create_task(pilot.press(key))
+        await _until(app, lambda c=cls: _top(app) == c)
+        out[label] = list(clock.since())
+        await press
+        screen = app.screen
+        clock = Clock()
+        await pilot.press("v")
+        await _until(app, lambda s=screen: s.mode == "gpu")
+        out[f"{label} v (GPU)"] = list(clock.since())
+        await pilot.press("q")
+        await _until(app, lambda: app.screen is main)
+        await pilot.pause()
+    await pilot.press("s")
+    await _until(app, lambda: _top(app) == "SummariesScreen" and _ready(app.screen))
+    summ = app.screen
+    if summ.plots:
+        clock = Clock()
+        await pilot.press(str(len(summ.tables) + 1))
+        await _until(app, lambda: summ.plots_shown and summ.query_one("PlotPanel PlotWidget").model is not None)
+        out["s plots tab"] = list(clock.since())
+    await pilot.press("escape")
+    await _until(app, lambda: app.screen is main)
+    await pilot.pause()
 
 
 async def _time_expand(app, pilot, out) -> None:

@@ -41,6 +41,8 @@ from tracetui.ui.app import TraceApp  # noqa: E402
 BERT = REPO.parent / "shared" / "traces" / "kineto" / "h100_bert_inference.json.gz"
 QWEN = REPO.parent / "shared" / "traces" / "kineto" / "h100_qwen_chat_inference.json.gz"
 MULTISTREAM = REPO.parent / "shared" / "traces" / "kineto" / "a100_cudagraph_nccl_rank0.json.gz"
+#: six profiler steps on two V100s (the summaries' Plots tab: step time, GPU busy per device)
+V100_STEPS = REPO.parent / "shared" / "traces" / "kineto" / "v100_old_flow_format_cudagraph.json.gz"
 MI300 = REPO.parent / "shared" / "traces" / "kineto" / "mi300_resnet_train_checkpointing.json.gz"
 #: an Nsight Systems SQLite export: two processes on two H100s (PyTorch emit_nvtx ranges)
 NSYS = REPO.parent / "shared" / "traces" / "nsys" / "h100_2gpu_1s.sqlite"
@@ -102,6 +104,16 @@ VIEWS: list[tuple[str, list[Path], list[str], tuple[int, int], str]] = [
      "the top allocating ops)"),
     ("memory_peak.svg", [QWEN], ["circumflex_accent"], SIZE,
      "^: the op open at the peak of allocated bytes, and the allocated/reserved tracks in the timeline"),
+    ("icicle.svg", [BERT], ["slash", *"ProfilerStep#6", "enter", "i", "down", "down", "down"], SIZE,
+     "i: the icicle of the selected step (callees as wide as their CPU time, merged by name path; v: GPU / "
+     "Python time, Enter descends, Backspace climbs, / searches, g: the cell's events in the tree)"),
+    ("bottom_up.svg", [BERT], ["slash", *"ProfilerStep#6", "enter", "b"], SIZE,
+     "b: the bottom-up table of the step (names by self time; Enter: who called it)"),
+    ("plots.svg", [V100_STEPS], ["s", "7"], (100, 30),
+     "s, the Plots tab: step time per step (the slowest marked ^, the GPU time as a line); p: GPU busy % per "
+     "device"),
+    ("memory_over_time.svg", [QWEN], ["M", "o", "circumflex_accent"], (100, 30),
+     "M then o: bytes allocated (bars) and reserved (a line) over the trace, ^ at the peak"),
     # a view whose name starts with "memory_snapshot": a CUDA memory snapshot opens on its own screen
     ("memory_snapshot.svg", [OOM_SNAPSHOT], [], SIZE,
      "a CUDA memory snapshot (H200, ends in an out-of-memory entry): allocated (bars) and reserved (line) over "
@@ -181,7 +193,8 @@ async def shoot(name: str, traces: list[Path], keys: list[str], size: tuple[int,
         for key in keys:
             typed = isinstance(app.focused, Input)  # a letter typed into the query bar opens nothing
             await pilot.press(key)
-            if key in ("s", "M", "enter"):  # summaries, memory, queries: computed in a worker before their screen opens
+            if key in ("s", "M", "enter", "i", "b", "o"):  # summaries, memory, queries, the icicle and bottom-up
+                # trees, the memory plot: computed in a worker before their screen opens
                 await app.workers.wait_for_complete()
                 await pilot.pause()
             if key == "P" and not typed:  # the path too

@@ -187,7 +187,7 @@ def test_no_module_over_600_lines():
 
 # ---------------------------------------------------------------- the UI by feature
 UI_FEATURES = ("browser", "diff", "tree", "detail", "timeline", "summaries", "job", "memory", "critical", "findings",
-               "query", "follow", "plot")
+               "query", "follow", "plot", "stacks")
 
 
 def _classes(path: Path) -> list[str]:

@@ -119,7 +119,7 @@ def test_html_is_self_contained_and_parses():
     by_title = p.by_heading
     # one kernel: nothing is idle inside the subtree's GPU window, the section says "none"
     assert "Idle gaps in the GPU window" in p.headings and "Idle gaps in the GPU window" not in by_title
-    assert len(p.tables) == len(p.headings) - 1
+    assert "Plots" in p.headings and len(p.tables) == len(p.headings) - 2  # "Plots" holds figures, no table
     kernels = by_title["GPU events"]
     assert kernels[0][:3] == ["start (µs)", "device:stream", "name"]
     assert len(kernels) == 2  # header + the one GEMM

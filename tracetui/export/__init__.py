@@ -1,4 +1,4 @@
-"""Export a subtree (or the whole trace) as Markdown, HTML, CSV, JSON or a Chrome trace.
+"""Export a subtree (or the whole trace) as Markdown, HTML, CSV, JSON, a Chrome trace or folded stacks.
 
 Python API (the TUI's ``e`` key calls :func:`write_export` on the selected node)::
 
@@ -6,8 +6,10 @@ Python API (the TUI's ``e`` key calls :func:`write_export` on the selected node)
     write_export(linked, root_node, "md", "report.md")        # root_node None: whole trace
     write_export(linked, root_node, "chrome", sys.stdout.buffer)
 
-CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT [--python-frames]``
-(:func:`export_command`); selectors are described in :mod:`tracetui.export.selectors`.
+CLI: ``tracetui export TRACE [--et ET] [--select SELECTOR] --format FMT -o OUT [--python-frames]
+[--by cpu|gpu]`` (:func:`export_command`); selectors are described in :mod:`tracetui.export.selectors`;
+``folded`` writes the subtree's call stacks for flame-graph tools (:mod:`tracetui.export.folded`:
+``--by`` the CPU or the GPU time, integer ns).
 The reports (md, html, csv, json) list python function frames only when asked
 (``python_frames=True``); the Chrome trace keeps every event of the subtree.
 A path ending in ``.gz`` is written gzip-compressed.  A file is written atomically (a temp
@@ -31,18 +33,20 @@ from ..io.files import gzip_pieces, write_atomically
 from ..session import LinkedTrace
 from .selectors import SelectorError, resolve_selector
 
-FORMATS = ("md", "html", "csv", "json", "chrome")
+FORMATS = ("md", "html", "csv", "json", "chrome", "folded")
 
 __all__ = ["FORMATS", "SelectorError", "export_bytes", "export_command", "resolve_selector", "write_export"]
 
 
 def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
                  categorizer: KernelCategorizer | None = None, max_rows: int | None = None,
-                 python_frames: bool = False) -> bytes:
+                 python_frames: bool = False, by: str = "cpu") -> bytes:
     """The export of the subtree under ``root_node`` (None: whole trace) as bytes (UTF-8 text).
 
     ``fmt`` is one of :data:`FORMATS`; ``max_rows`` cuts md/html tables (default 200 rows);
-    ``python_frames`` lists python function frames among a report's host events.
+    ``python_frames`` lists python function frames among a report's host events (and keeps
+    them in the CPU time's folded stacks); ``by``: what the folded stacks count (``cpu``,
+    ``gpu``).
     An Execution Trace alone exports its counts and tree (:mod:`tracetui.export.et_export`;
     ``root_node`` is then an ET position).
     """
@@ -62,6 +66,10 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
         if root_node is not None and not 0 <= root_node < kt.n_nodes:
             raise TraceError(kt.path, f"node {root_node} does not exist (0..{kt.n_nodes - 1})")
         return render_chrome(kt, root_node)  # (its pieces: escape_controls)
+    if fmt == "folded":
+        from .folded import render_folded
+
+        return render_folded(kt, root_node, by, python_frames)
     from .report import build_report
 
     rep = build_report(linked, root_node, categorizer, python_frames=python_frames)
@@ -87,13 +95,13 @@ def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
 
 def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_stream: str | os.PathLike[str] | IO,
                  categorizer: KernelCategorizer | None = None, max_rows: int | None = None,
-                 python_frames: bool = False) -> int:
+                 python_frames: bool = False, by: str = "cpu") -> int:
     """Write the export to a path (``.gz`` suffix: gzip) or a stream; returns bytes written.
 
     Streams opened in text mode get text, binary streams get bytes.  Unwritable paths
     raise :class:`~tracetui.errors.TraceFileError` (one line naming the path).
     """
-    data = export_bytes(linked, root_node, fmt, categorizer, max_rows, python_frames)
+    data = export_bytes(linked, root_node, fmt, categorizer, max_rows, python_frames, by)
     if hasattr(path_or_stream, "write"):
         stream = path_or_stream
         if isinstance(stream, io.TextIOBase) or "b" not in getattr(stream, "mode", "b"):
@@ -113,7 +121,7 @@ def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_s
 
 
 def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None,
-                   python_frames: bool = False) -> int:
+                   python_frames: bool = False, by: str = "cpu") -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
     categorizer = get_categorizer(rules)
     if linked.kineto is None and linked.et is not None:
@@ -123,12 +131,12 @@ def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: 
     else:
         root = resolve_selector(linked, selector)
     if output == "-":
-        data = export_bytes(linked, root, fmt, categorizer, python_frames=python_frames)
+        data = export_bytes(linked, root, fmt, categorizer, python_frames=python_frames, by=by)
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return 0
     if os.path.isdir(output):
         raise TraceFileError(output, "is a directory; give a file name to write the export to")
-    write_export(linked, root, fmt, output, categorizer, python_frames=python_frames)
+    write_export(linked, root, fmt, output, categorizer, python_frames=python_frames, by=by)
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 from html import escape
 
 from ..errors import one_line
+from .figures import Figure, report_figures
 from .report import SubtreeReport
 from .sections import DEFAULT_MAX_ROWS, Section, build_sections, header_lines
 
@@ -26,6 +27,7 @@ th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
 p.note { color: #59636e; }
+figure { margin: 0.8em 0; } figure svg { max-width: calc(100vw - 4em); height: auto; }
 th.sortable { cursor: pointer; user-select: none; }
 th[aria-sort="descending"]::after { content: " \\25BC"; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; }
@@ -73,17 +75,24 @@ def _is_num(text: str) -> bool:
 
 
 def render_html(rep: SubtreeReport, max_rows: int = DEFAULT_MAX_ROWS) -> str:
-    """The whole report as one HTML page (each table cut at ``max_rows``)."""
-    return html_document(rep.title, header_lines(rep), build_sections(rep, max_rows))
+    """The whole report as one HTML page (each table cut at ``max_rows``), its plots
+    (:mod:`.figures`) as inline SVG after the header."""
+    return html_document(rep.title, header_lines(rep), build_sections(rep, max_rows), report_figures(rep))
 
 
-def html_document(title: str, header: list[str], sections: list[Section]) -> str:
-    """A titled page: the header lines as a list, then each section's notes and table."""
+def html_document(title: str, header: list[str], sections: list[Section], figures: list[Figure] | None = None) -> str:
+    """A titled page: the header lines as a list, the figures (static SVG), then each section's
+    notes and table."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>tracetui report: {text_node(title)}</title>", f"<style>{_CSS}</style>", "</head><body>",
            f"<h1>tracetui report: {text_node(title)}</h1>", "<ul>"]
     out += [f"<li>{text_node(x)}</li>" for x in header]
     out.append("</ul>")
+    if figures:
+        out.append("<h2>Plots</h2>")
+        for fig in figures:
+            out.append(f'<figure><figcaption><strong>{text_node(fig.title)}</strong></figcaption>{fig.svg}'
+                       f'<p class="note">{text_node(fig.note)}</p></figure>')
     for sec in sections:
         out.append(f"<h2>{text_node(sec.title)}</h2>")
         out += [f'<p class="note">{text_node(x)}</p>' for x in sec.lines]

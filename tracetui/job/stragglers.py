@@ -100,3 +100,23 @@ def _verdict(per_rank: list[dict[str, Any]]) -> dict[str, Any] | None:
                      "ranked by median lateness")
     return {"rank": top["rank"], "times_last": top["times_last"], "collectives": top["collectives"],
             "median_late_us": top["median_late_us"], "tied_with": tied, "evidence": evidence}
+
+
+def lateness_matrix(collectives: list[dict[str, Any]], ranks: list[int]) -> tuple[Any, list[int | None]]:
+    """Each rank's lateness at each collective (the plot of arrivals): a float64 array of
+    shape (collectives, ranks) in µs, NaN where the rank took no part, and per collective
+    its ``last_rank`` (as :func:`arrivals` ranks them; None below two ranks).  The largest
+    lateness of a collective is its ``start_skew_us``."""
+    import numpy as np
+
+    col = {r: k for k, r in enumerate(ranks)}
+    late = np.full((len(collectives), len(ranks)), np.nan)
+    last: list[int | None] = []
+    for i, c in enumerate(collectives):
+        starts = {int(r): float(m["start_us"]) for r, m in c["members"].items()}
+        first = min(starts.values()) if starts else 0.0
+        for r, s in starts.items():
+            if r in col:
+                late[i, col[r]] = s - first
+        last.append(min(starts, key=lambda r: (-starts[r], r)) if len(starts) >= 2 else None)
+    return late, last

@@ -64,6 +64,11 @@ MAIN_BINDINGS: list[BindingType] = [
     Binding("F", "findings", "Findings", show=False, id="main.findings",
             tooltip="what is wrong with this run (tracetui check): findings by time at stake (an estimate), "
                     "Enter goes to a finding's evidence, then n/N cycle it; the status line counts them"),
+    Binding("i", "icicle", "Icicle", show=False, id="main.icicle",
+            tooltip="where the selected subtree's time goes, as a picture: callees as wide as their time, merged by "
+                    "name path; v: CPU / GPU / Python time, Enter descends, Backspace climbs, g: a cell's events"),
+    Binding("b", "bottom_up", "Bottom-up", show=False, id="main.bottom_up",
+            tooltip="the selected subtree's time by name, most self time first; Enter: who called it"),
     Binding("a", "raw_args", "Every arg", show=False, id="main.raw_args",
             tooltip="every arg of the selected event, foldable; c copies a value, C its name (OSC 52)"),
     Binding("e", "export", "Export", show=False, id="main.export",

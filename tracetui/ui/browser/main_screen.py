@@ -32,6 +32,7 @@ from ..memory.memory_actions import MemoryActions
 from ..notify import show_note
 from ..query.query_actions import QueryActions
 from ..query.query_bar import QueryBar
+from ..stacks.stack_actions import StackActions
 from ..summaries.summaries_screen import open_summaries, precompute_summaries
 from ..timeline.trace_timeline import TraceTimeline
 from ..tree.trace_tree import TraceTree
@@ -50,14 +51,16 @@ from .status_line import StatusLine
 from .warnings_screen import WarningsScreen
 
 
-class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryActions, PanesScreen):
+class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryActions, StackActions, PanesScreen):
     """Tree left, detail right (below it when narrow), timeline at the bottom.
 
     In a whole job (``job_rank`` = (rank, world size)) the status line starts with
     ``rank R/N`` and the job keys work (:class:`~tracetui.ui.job.job_actions.JobActions`);
     ``initial_select`` = (node, note) is selected once the screen is shown.  ``P`` and the
     critical path's marks and walk: :class:`~tracetui.ui.critical.path_actions.PathActions`;
-    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`.  The findings
+    ``M`` and ``^``: :class:`~tracetui.ui.memory.memory_actions.MemoryActions`; ``i`` and ``b``
+    (the icicle and bottom-up of the selected subtree):
+    :class:`~tracetui.ui.stacks.stack_actions.StackActions`.  The findings
     (``F``, :class:`~tracetui.ui.findings.findings_actions.FindingsActions`) are computed in a
     worker once the screen is painted; the status line then counts them."""
 

@@ -133,10 +133,17 @@ class JobActions:
                            lambda doc: app.push_screen(JobSummaryScreen(job, app.rank, doc), self._summary_choice),
                            "job_summary", once=app.job_once, name=JOB_SUMMARY)
 
-    def _summary_choice(self, choice: tuple[str, int] | None) -> None:
+    def _summary_choice(self, choice: tuple[str, Any] | None) -> None:
         if choice is None:
             return
         what, value = choice
+        if what == "arrival":  # the arrivals plot: a rank's kernel of a collective
+            index, rank = value
+            if rank == self.app.rank:
+                self.select(int(self.app.job.collectives[index]["members"][rank]["kernel"]))
+            else:
+                self._collective_rank_chosen(index, rank)
+            return
         if what == "rank" and value != self.app.rank:
             self.app.show_rank(value)
         elif what == "collective":

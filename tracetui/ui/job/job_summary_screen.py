@@ -3,7 +3,9 @@ collectives matched across ranks and the straggler ranking, as ``tracetui summar
 prints them (:func:`tracetui.job.job_summary`).
 
 Enter on a rank row shows that rank; Enter on a collective row selects that collective's
-kernel on the rank shown; Tab moves between the tables; Esc closes.
+kernel on the rank shown; Tab moves between the tables; ``p`` plots each rank's arrival at each
+collective (:class:`~tracetui.ui.plot.plots_screen.PlotsScreen`: the straggler first, Enter
+shows that rank's kernel of the collective); Esc closes.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from ... import units
 from ...errors import one_line
 from ...job import job_summary
 from ..key_bar import KeyBar
+from ..plot.plots_screen import PlotsScreen
 from ..row_table import RowTable
 from ..shown import only_while_shown
+from ..view.plot_views import job_plots
 from ..view.table_fit import Column
 
 _TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
@@ -53,12 +57,15 @@ def _fill(table: RowTable, columns: list[Column], rows: list[list[str]]) -> None
     table.set_rows(columns, rows, list(range(len(rows))))
 
 
-class JobSummaryScreen(Screen[tuple[str, int] | None]):
+class JobSummaryScreen(Screen[tuple[str, Any] | None]):
     """Per-rank breakdown, collectives, stragglers of a job; dismisses with ("rank", r),
-    ("collective", index) or None."""
+    ("collective", index), ("arrival", (index, rank)) or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="job_summary.close"),
+        Binding("p", "plots", "Arrivals plot", id="job_summary.plots",
+                tooltip="each rank's lateness at each collective, the start skew as a line, ^ where it was last; "
+                        "up/down: the rank (the straggler first)"),
     ]
     DEFAULT_CSS = """
     JobSummaryScreen RowTable { height: auto; max-height: 20; margin-bottom: 1; }
@@ -144,6 +151,15 @@ class JobSummaryScreen(Screen[tuple[str, int] | None]):
             self.dismiss(("rank", int(self.doc["ranks"][event.row]["rank"])))
         else:
             self.dismiss(("rank", int(self.doc["stragglers"][event.row]["rank"])))
+
+    def action_plots(self) -> None:
+        title = Text.assemble((one_line(self.job.title), "bold"), " · arrivals at the collectives matched "
+                              "across the ranks (↑↓ rank, ←→ collective, Enter: its kernel)")
+        self.app.push_screen(PlotsScreen(title, job_plots(self.job)), self._plot_picked)
+
+    def _plot_picked(self, value: Any) -> None:
+        if value is not None and value[0] == "arrival":
+            self.dismiss(value)
 
     def action_close(self) -> None:
         self.dismiss(None)

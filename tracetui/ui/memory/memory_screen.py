@@ -8,7 +8,10 @@ allocating ops of the whole trace.  The numbers are ``tracetui memory``'s
 Enter on a row closes the screen and selects the op that allocated the row's largest block
 in the tree; ``n``/``N`` then walk the ops of its other blocks.  ``p`` goes to the device's
 allocated peak, ``r`` to its reserved peak; ``1``-``9`` pick a device; Tab moves between the
-two tables.
+two tables.  ``o`` plots each device's bytes allocated (bars) and reserved (a line) over the
+trace (:class:`~tracetui.ui.view.plot_views.MemoryPlot` in a
+:class:`~tracetui.ui.plot.plots_screen.PlotsScreen`, the tab's device first): ``^`` its peak,
+Enter the ops that allocated in the cursor's column.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from textual.widgets import Label, Static, TabbedContent, TabPane
 from ...errors import one_line
 from ..key_bar import KeyBar
 from ..notify import show_note
+from ..plot.plots_screen import PlotsScreen
 from ..row_table import RowTable
 from ..shown import only_while_shown
 from ..view.memory_view import DeviceMemoryView
@@ -47,6 +51,9 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
                 tooltip="select the op open when this device's allocated bytes were highest"),
         Binding("r", "peak('reserved')", "Reserved peak", id="memory.reserved_peak",
                 tooltip="select the op open when this device's reserved bytes were highest"),
+        Binding("o", "plot", "Over time", id="memory.plot",
+                tooltip="bytes allocated (bars) and reserved (a line) over the trace, a plot per device; "
+                        "^ the peak, Enter the ops that allocated in the cursor's column"),
         *(Binding(str(i + 1), f"device({i})", f"Device {i + 1}", show=False, id=f"memory.device{i + 1}")
           for i in range(9)),
     ]
@@ -154,6 +161,20 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
             return
         where = "live at the peak of" if key == "owners" else "allocations on"
         self.dismiss(("ops", (nodes, f"{t.labels[r]} ({where} {v.device})")))
+
+    def action_plot(self) -> None:
+        plots = [v.plot for v in self.views if v.plot is not None]
+        if not plots:
+            return
+        i = self._active() or 0
+        title = Text.assemble((one_line(self.title_text), "bold"), " over time")
+        first = next((k for k, p in enumerate(plots) if p is self.views[i].plot), 0)
+        self.app.push_screen(PlotsScreen(title, plots, first), self._plot_picked)
+
+    def _plot_picked(self, value: Any) -> None:
+        if value is not None and self.is_attached:
+            nodes, label, _ = value
+            self.dismiss(("ops", (nodes, label)))
 
     def action_close(self) -> None:
         self.dismiss(None)

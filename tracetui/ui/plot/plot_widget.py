@@ -42,6 +42,8 @@ class PlotWidget(Widget):
         self._model = model
         self._drawn: list[list[tuple[str, str]]] | None = None
         self._drawn_for = (0, 0)
+        #: style name -> Style, for the rows drawn (the CSS cascade once per name, not per cell)
+        self._styles: dict[str, Style] = {}
 
     @property
     def model(self) -> PlotModel | None:
@@ -59,7 +61,17 @@ class PlotWidget(Widget):
 
         return max(self.size.width - Y_LABEL, 0)
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = {}
+
     def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self._compute_style(name)
+        return style
+
+    def _compute_style(self, name: str) -> Style:
         base = self.rich_style
         if not name:
             return base
@@ -87,6 +99,7 @@ class PlotWidget(Widget):
         if self._drawn is None or self._drawn_for != (width, height):
             self._drawn = self._model.lines(width, max(height - 2, 1))
             self._drawn_for = (width, height)
+            self._styles = {}
         if y >= len(self._drawn):
             return Strip.blank(width, self.rich_style)
         segs = [Segment(text, self._style(style)) for text, style in self._drawn[y]]

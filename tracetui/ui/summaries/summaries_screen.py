@@ -9,7 +9,10 @@ then cycle through its occurrences longest first, ``o`` switches to time order. 
 idle gap selects the GPU event before it and the timeline shows the gap.  ``s`` sorts the
 table by its next column (numbers largest first), ``S`` reverses; clicking a header sorts by
 it; the header marks the column the rows are sorted by (▼, ▲ reversed).  ``1``-``9`` pick a
-tab.  A driver-call trace adds its answers (``view/driver_tables.py``).
+tab.  A driver-call trace adds its answers (``view/driver_tables.py``).  The last tab, Plots,
+draws step time per step and GPU busy % over time per device
+(:class:`~tracetui.ui.plot.plot_panel.PlotPanel`; Enter goes to the step or the bin's GPU
+events, as a row's Enter does).
 
 The tables are computed once per trace (:func:`~tracetui.ui.view.summary_tables.summary_tables`
 in a worker thread: in the background once the tree is shown, or when ``s`` is first
@@ -35,10 +38,15 @@ from textual.widgets import Label, Tab, Tabs
 from ...errors import one_line
 from ..key_bar import KeyBar
 from ..notify import show_note
+from ..plot.plot_panel import PlotPanel
 from ..row_table import RowTable
 from ..shown import is_shown, only_while_shown, show_when_computed
+from ..view.plot_views import PlotView, trace_plots
 from ..view.summary_table import SummaryTable
 from ..view.summary_tables import summary_tables
+
+#: the Plots tab's id
+PLOTS_TAB = "p-plots"
 
 
 class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
@@ -59,12 +67,16 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
     SummariesScreen #summaries-title { height: 1; }
     SummariesScreen #summaries-note { color: $text-muted; height: 1; }
     SummariesScreen RowTable { height: 1fr; }
+    SummariesScreen PlotPanel { display: none; }
+    SummariesScreen.-plots PlotPanel { display: block; }
+    SummariesScreen.-plots RowTable { display: none; }
     """
 
-    def __init__(self, title: Text, tables: list[SummaryTable]) -> None:
+    def __init__(self, title: Text, tables: list[SummaryTable], plots: list[PlotView] | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.tables = tables
+        self.plots = plots or []
         #: table key -> (column, reversed); a table starts sorted by its own column (its header says so)
         self.sort_state: dict[str, tuple[int, bool]] = {t.key: (t.sorted_by, False) for t in tables}
         self._cursor: dict[str, int] = {}  # table key -> cursor row when the tab was left
@@ -72,10 +84,13 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
 
     def compose(self) -> ComposeResult:
         yield Label(self.title_text, id="summaries-title")
-        yield Tabs(*(Tab(Text(one_line(f"{t.title} ({len(t.rows):,})")), id=f"p-{t.key}") for t in self.tables),
-                   id="summaries-tabs")
+        tabs = [Tab(Text(one_line(f"{t.title} ({len(t.rows):,})")), id=f"p-{t.key}") for t in self.tables]
+        if self.plots:
+            tabs.append(Tab("Plots", id=PLOTS_TAB))
+        yield Tabs(*tabs, id="summaries-tabs")
         yield Label("", id="summaries-note")
         yield RowTable(id="summaries-table")
+        yield PlotPanel(self.plots, id="summaries-plots")
         yield KeyBar()
 
     @only_while_shown  # closed before it was mounted: its widgets are going away
@@ -97,7 +112,11 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         return next(t for t in self.tables if t.key == key)
 
     def _active(self) -> SummaryTable | None:
-        return self._shown
+        return None if self.has_class("-plots") else self._shown
+
+    @property
+    def plots_shown(self) -> bool:
+        return self.has_class("-plots")
 
     def _show(self, t: SummaryTable, *, keep_cursor: bool = True) -> None:
         """Give the row table ``t``'s cells, in its sort order, under headers that mark it; the
@@ -131,7 +150,16 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
     def _on_tab(self, event: Tabs.TabActivated) -> None:
         event.stop()
         tab_id = event.tab.id if event.tab is not None else None
+        if tab_id == PLOTS_TAB and is_shown(self):
+            self.add_class("-plots")
+            self.query_one("#summaries-note", Label).update(
+                Text("←/→ move, p: next plot, ^: the marked one, Enter: its events in the tree"))
+            panel = self.query_one(PlotPanel)
+            panel.focus()
+            panel.call_after_refresh(panel.redraw)
+            return
         if tab_id and tab_id.startswith("p-") and is_shown(self):
+            self.remove_class("-plots")
             t = self._table(tab_id[2:])
             if t is not self._shown:
                 self._show(t)
@@ -140,16 +168,21 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
     def action_tab(self, index: int) -> None:
         if index < len(self.tables):
             self.query_one(Tabs).active = f"p-{self.tables[index].key}"
+        elif index == len(self.tables) and self.plots:
+            self.query_one(Tabs).active = PLOTS_TAB
 
     def action_next_tab(self, step: int) -> None:
         if self._shown is not None and self.tables:
-            i = self.tables.index(self._shown)
-            self.action_tab((i + step) % len(self.tables))
+            n = len(self.tables) + (1 if self.plots else 0)
+            i = len(self.tables) if self.plots_shown else self.tables.index(self._shown)
+            self.action_tab((i + step) % n)
 
     def action_sort(self, step: int) -> None:
         """``s``: sort by the next column shown (step 1); ``S``: reverse the current order (step 0)."""
         t = self._active()
         if t is None:
+            if self.plots_shown:
+                show_note(self, "plots do not sort: p shows the next plot")
             return
         col, rev = self.sort_state.get(t.key, (-1, False))
         if step:
@@ -184,6 +217,12 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
             return
         self.dismiss((nodes, t.labels[i], t.spans[i]))
 
+    @on(PlotPanel.Picked)
+    def _on_plot_pick(self, event: PlotPanel.Picked) -> None:
+        """Enter on a plot: the step's annotation or the bin's GPU events, as a row's occurrences."""
+        event.stop()
+        self.dismiss(event.value)
+
     def action_close(self) -> None:
         self.dismiss(None)
 
@@ -197,18 +236,30 @@ def open_summaries(screen: Any) -> None:
     title = Text.assemble((one_line(kt.name_of_file), "bold"),
                           " · Enter: the longest occurrence in the tree (a gap: the event before it), "
                           "n/N the next longest, o time order")
-    show_when_computed(screen, lambda: summary_tables(kt, categorizer),
-                       lambda tables: screen.app.push_screen(SummariesScreen(title, tables),
-                                                             partial(screen.show_occurrences, longest_first=True)),
-                       "summaries", once=screen.once, name=SUMMARIES)
+    once = screen.once
+
+    def compute() -> tuple[list[SummaryTable], list[PlotView]]:
+        return (once.future(SUMMARIES, lambda: summary_tables(kt, categorizer)).result(),
+                once.future(PLOTS, lambda: trace_plots(kt)).result())
+
+    def show(value: tuple[list[SummaryTable], list[PlotView]]) -> None:
+        screen.app.push_screen(SummariesScreen(title, *value), partial(screen.show_occurrences, longest_first=True))
+
+    tables, plots = once.ready(SUMMARIES), once.ready(PLOTS)
+    if tables is not None and plots is not None:
+        show((tables, plots))
+        return
+    show_when_computed(screen, compute, show, "summaries")
 
 
-#: the name of the summaries' tables in the browser screen's :class:`~tracetui.ui.view.once.Once`
+#: the names of the summaries' tables and plots in the browser screen's :class:`~tracetui.ui.view.once.Once`
 SUMMARIES = "summaries"
+PLOTS = "plots"
 
 
 def precompute_summaries(screen: Any, app: Any) -> None:
-    """Compute the tables now (a background worker thread of the browser screen)."""
+    """Compute the tables and the plots now (a background worker thread of the browser screen)."""
     kt, categorizer = screen.linked.kineto, screen.detail_model.categorizer
     if kt is not None:
         screen.once.future(SUMMARIES, lambda: summary_tables(kt, categorizer))
+        screen.once.future(PLOTS, lambda: trace_plots(kt))

@@ -22,6 +22,7 @@ from ...analysis.memory_peak import Owner, Peak, by_owner, owners, peak
 from ...kineto.trace import KinetoTrace
 from ...session import LinkedTrace
 from .keep_text import KeepText
+from .plot_views import MemoryPlot
 from .summary_table import MAX_ROWS, SummaryTable
 
 #: what the peak key and the memory screen's ``p`` say when a trace has no ``[memory]`` event
@@ -56,6 +57,7 @@ class DeviceMemoryView:
     peak: PeakTarget | None = None
     reserved_peak: PeakTarget | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    plot: MemoryPlot | None = None  #: allocated and reserved over time (``o``)
 
 
 def _first_each(events: np.ndarray) -> np.ndarray:
@@ -164,5 +166,6 @@ def memory_views(linked: LinkedTrace) -> list[DeviceMemoryView]:
                                 _top_ops(kt, m, d))
         view.peak = peak_target(kt, m, p) if p is not None else None
         view.reserved_peak = peak_target(kt, m, r) if r is not None else None
+        view.plot = MemoryPlot(m, d, p)
         out.append(view)
     return out

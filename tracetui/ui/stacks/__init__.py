@@ -1,0 +1,1 @@
+"""Call stacks: the icicle and the bottom-up screens (``i``, ``b``), their widget and the main screen's keys."""
