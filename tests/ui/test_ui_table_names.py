@@ -300,3 +300,25 @@ async def test_memory_snapshot_tables_at_80_columns():
         await press(pilot, "enter")
         assert isinstance(app.screen, BlockStackScreen)
         check_names(row_table_names(app, app.screen.query_one(RowTable)))
+
+
+@pytest.mark.slow
+async def test_bottom_up_table_at_80_columns():
+    """b on BERT's step: the bottom-up table's names (ops and kernels by self time) are the
+    trace's, cut in the middle where they do not fit, two different ones never to the same."""
+    from tracetui.ui.stacks.bottom_up_screen import BottomUpScreen
+
+    names = raw_names(BERT)
+    app = TraceApp([BERT], use_cache=False)
+    async with app.run_test(size=SIZE) as pilot:
+        main = await open_app(app, pilot)
+        kt = main.source.kt
+        main.select(next(i for i in range(kt.n_events) if kt.name(i) == "ProfilerStep#6"))
+        await pilot.pause()
+        await press(pilot, "b")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, BottomUpScreen)
+        pairs = row_table_names(app, app.screen.table)
+        assert len(pairs) >= 10 and {full for _, full in pairs} <= names
+        check_names(pairs)

@@ -59,6 +59,20 @@ class BottomUpScreen(StackScreen):
         yield StackSearch(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel")
         yield KeyBar()
 
+    _hidden = ""  #: the columns the table left out (``hidden: total (= self)``), said in the title
+
+    def title_text(self) -> Text:
+        t = super().title_text()
+        if self._hidden:
+            t.append(f" · {self._hidden}", style="dim")
+        return t
+
+    @on(RowTable.Fitted)
+    def _on_fitted(self, event: RowTable.Fitted) -> None:
+        event.stop()
+        self._hidden = event.note
+        self.query_one("#bu-title", Label).update(self.title_text())
+
     @property
     def table(self) -> RowTable:
         return self.query_one(RowTable)
