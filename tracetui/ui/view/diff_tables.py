@@ -142,7 +142,7 @@ def diff_tables(d: TraceDiff) -> list[SummaryTable]:
                                                      (f"mean call A {_US}", True), (f"mean call B {_US}", True)],
                             note=f"count {per}; delay = first GPU start - call start",
                             short={f"mean delay A {_US}": f"delay A {_US}", f"mean delay B {_US}": f"delay B {_US}",
-                                   f"p90 delay A {_US}": f"p90 A {_US}", f"p90 delay B {_US}": f"p90 B {_US}",
+                                   f"p90 delay A {_US}": f"A p90 {_US}", f"p90 delay B {_US}": f"B p90 {_US}",
                                    f"mean call A {_US}": f"call A {_US}", f"mean call B {_US}": f"call B {_US}"},
                             drop=(f"p90 delay A {_US}", f"p90 delay B {_US}", f"mean call A {_US}",
                                   f"mean call B {_US}"))

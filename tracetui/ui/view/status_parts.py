@@ -164,7 +164,7 @@ def _share(linked: int, total: int) -> str:
     """``✓`` when every one linked, else the share linked (``97%``; never 100% unless all are)."""
     if linked >= total:
         return "✓"
-    return f"{min(99, int(linked * 100 / total)) if total else 0}%"
+    return units.pct_text(min(99, int(linked * 100 / total)) if total else 0, "d")
 
 
 def more_part(n: int) -> Part:
@@ -261,7 +261,7 @@ def fit_status(parts: list[Part], width: int) -> Text:
     the ``late`` forms get what room is left.  So the least important parts are the ones shortened
     or left out.  When some are, a last part says how many (:func:`more_part`): the parts are
     fitted again in the width less the count's room; of the count's forms that leave every part
-    more important than the count (:data:`PRIORITY`) as it was, the one that gives the most
+    more important than the count (:data:`PRIORITY`) as it was and the links shown, the one that gives the most
     important parts their longest forms (then the longest count).  None: no count."""
     fitted, level = _fit(parts, width)
     text = _join(fitted, level)
@@ -273,6 +273,7 @@ def fit_status(parts: list[Part], width: int) -> Text:
     if not _left_out(fitted, level):
         return text
     before = [p.key for p in parts if _priority(p.key) < _priority("more")]
+    links = [p.key for p in fitted if p.key in KEPT_SHORT and level[p.key] < len(p.forms)]  # shown: they stay
     best: tuple[tuple[int, ...], Text] | None = None
     for form in range(len(more_part(0).forms)):
         n = 1
@@ -283,8 +284,9 @@ def fit_status(parts: list[Part], width: int) -> Text:
             if len(left) <= n:
                 break
             n = len(left)
-        if not left or any(a is not b for a, b in zip(again, parts)) or any(lv[k] > level[k] for k in before):
-            continue  # none left out, the title cut, or a part more important than the count shortened
+        if not left or any(a is not b for a, b in zip(again, parts)) or any(lv[k] > level[k] for k in before) \
+                or any(p.key in links and lv[p.key] >= len(p.forms) for p in again):
+            continue  # none left out, the title cut, a part more important than the count shortened, a link gone
         more = more_part(len(left))
         lv[more.key] = form
         line = _join([*again, more], lv)
