@@ -37,7 +37,7 @@ def _same_value(x, y) -> bool:
 
 def assert_same_trace(a: KinetoTrace, b: KinetoTrace) -> None:
     for f in dataclasses.fields(KinetoTrace):
-        if f.name.startswith("_"):
+        if f.name.startswith("_") or f.name == "warnings":
             continue
         assert _same_value(getattr(a, f.name), getattr(b, f.name)), f.name
     # behaviour on top of the columns: lazy args, tree, python-free view, lookups
@@ -48,4 +48,6 @@ def assert_same_trace(a: KinetoTrace, b: KinetoTrace) -> None:
         assert np.array_equal(a.children(lane.node), b.children(lane.node))
         assert np.array_equal(a.nopy_children(lane.node), b.nopy_children(lane.node))
     assert a.kind_counts() == b.kind_counts() and a.category_counts() == b.category_counts()
-    assert a.warnings == b.warnings and a.gpu_stats == b.gpu_stats
+    # a note that the cached copy was damaged (and the trace read again) is the only difference
+    assert [w for w in a.warnings if w.kind != "cache"] == [w for w in b.warnings if w.kind != "cache"]
+    assert a.gpu_stats == b.gpu_stats

@@ -37,18 +37,18 @@ _SCRIPT = textwrap.dedent('''
     decode.WHOLE_DECODE_BYTES = 0  # a small trace is otherwise decoded in one call
     used = []
     real = parallel.columns_parallel
-    def spy(raws, n, cols, progress=None):
-        used.append(n)
-        return real(raws, n, cols, progress)
+    def spy(text, spans, chunk, n, workers, cols, progress=None):
+        used.append(workers)
+        return real(text, spans, chunk, n, workers, cols, progress)
     parallel.columns_parallel = spy
     if sabotage == "worker_dies":  # every worker exits before sending anything
         parent = os.getpid()
-        real_add = columns.Columns.add_raw
-        def add_raw(self, raws, progress=None):
+        real_add = columns.Columns.add_spans
+        def add_spans(self, text, spans, progress=None):
             if os.getpid() != parent:
                 os._exit(3)
-            return real_add(self, raws, progress)
-        columns.Columns.add_raw = add_raw
+            return real_add(self, text, spans, progress)
+        columns.Columns.add_spans = add_spans
 
     def decoded(w):
         os.environ["TRACETUI_DECODE_WORKERS"] = w
@@ -148,12 +148,23 @@ def test_worker_count_rules(monkeypatch):
     assert parallel.decode_workers(2_160_000) == 1
 
 
-@pytest.mark.parametrize("n,workers", [(10, 3), (65536 * 3 + 1, 4), (65536, 2)])
-def test_bounds_cover_every_row_once(n, workers):
-    b = parallel._bounds(n, workers, 65536)
-    assert b[0][0] == 0 and b[-1][1] == n
-    assert all(hi == lo2 for (_, hi), (lo2, _) in zip(b, b[1:]))
-    assert all(lo % 65536 == 0 for lo, _ in b)
+@pytest.mark.parametrize("n,chunk", [(10, 3), (7, 7), (1, 4), (9, 2)])
+def test_spans_cover_every_event_once(n, chunk):
+    """The runs of whole events the chunked decode cuts the events array into: each its
+    events' text (the commas and spaces between them included), nothing else."""
+    import msgspec
+
+    from tracetui.kineto.decode import chunk_spans
+
+    elements = [b'{"name": "a,]", "ts": %d}' % i for i in range(n)]
+    doc = b'{"traceEvents": [ ' + b" ,\n ".join(elements) + b' ] }'
+    events = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])["traceEvents"]
+    spans, count = chunk_spans(events, chunk)
+    assert count == n and len(spans) == -(-n // chunk)
+    text = bytes(events)
+    got = [msgspec.json.decode(b"[" + text[a:b] + b"]") for a, b in spans]
+    assert [len(g) for g in got[:-1]] == [chunk] * (len(got) - 1)
+    assert [e["ts"] for g in got for e in g] == list(range(n))
 
 
 def test_load_reports_decode_progress_chunk_by_chunk():

@@ -11,13 +11,17 @@ every numpy column, a section (offset, dtype, shape, CRC-32 of its bytes).  Sect
 64-byte aligned; raw byte blobs (args, ET node texts) are page aligned.  Loading checks
 the header's CRC, then reads the sections into private anonymous memory and checks each
 one's CRC (ISA-L's CRC-32, ~18 GB/s: 2 ms for the 38 MB entry of a 216k-event trace)
-before building arrays as views into that memory.
+before building arrays as views into that memory.  The fields a caller lets wait
+(``defer``: a big Kineto trace's columns) are read the same way when first used
+(:class:`Deferred`): a reopen reads the header and the small fields, so a 2M-event trace
+opens in tens of milliseconds instead of reading its whole 400 MB entry, and what is
+never used (an args blob of 200 MB, link columns) is never read.
 
 A file is not trusted: any flipped byte is found by the checksums
-(:class:`CacheCorruptError`, never a wrong column), and nothing of the file stays
-mapped, so a file truncated or rewritten while a process uses its columns cannot kill it
-with SIGBUS (a mapped file that shrinks does).  Columns are writable numpy arrays that
-never write back.
+(:class:`CacheCorruptError`, never a wrong column; a deferred field found damaged when it is
+first read comes from the caller's ``recover``), and nothing of the file stays mapped, so
+a file truncated or rewritten while a process uses its columns cannot kill it with SIGBUS
+(a mapped file that shrinks does).  Columns are writable numpy arrays that never write back.
 
 Values: None, bool, int, float (non-finite ones too), str, numpy arrays and scalars,
 bytes-like blobs, lists, tuples, dicts, and the dataclasses the caller names in
@@ -39,17 +43,21 @@ import mmap
 import os
 import stat
 import struct
+import threading
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import numpy as np
 from isal.isal_zlib import crc32
 
+from ..errors import TraceFileError
 from .files import write_atomically
 from .interning import Codes
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "CacheFormatError", "CacheCorruptError", "save_fields", "load_fields",
-           "read_header"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "CacheFormatError", "CacheCorruptError", "Deferred", "save_fields",
+           "load_fields", "read_header"]
 
 MAGIC = b"TTUIKC03"
 #: magic of every version of the format: another version is an old entry, not a damaged one
@@ -61,6 +69,8 @@ _ALIGN = 64
 _PAGE = mmap.ALLOCATIONGRANULARITY
 #: lists at least this long are stored as columns (codes or int64), not JSON
 _COLUMN_MIN = 256
+#: a deferrable field whose sections hold at least this many bytes is read on first use
+DEFER_BYTES = 1 << 16
 #: types of the header's JSON values that stand for themselves
 _SCALARS = {str, int, float, bool, type(None)}
 
@@ -254,15 +264,28 @@ def _read_header(fd: int, size: int) -> dict[str, Any]:
 class _Reader:
     """The sections of one cache file, read into private anonymous memory and checked.
 
-    Every section is read once and its CRC-32 compared with the header's; the blob
-    sections get an anonymous mapping of their own (slicing one gives ``bytes``, like the
-    freshly loaded blob), every other section lands in one buffer the arrays view (one
-    read covers them all: they lie side by side)."""
+    Eager (every entry but a big Kineto trace's deferred fields): every section is read
+    once and its CRC-32 compared with the header's; the blob sections get an anonymous
+    mapping of their own (slicing one gives ``bytes``, like the freshly loaded blob),
+    every other section lands in one buffer the arrays view (one read covers them all:
+    they lie side by side).  Lazy (``eager=False``): nothing is read here; each section
+    is read and checked when a value first needs it (:meth:`section`), from ``fd``,
+    which this reader then owns (closed once every :class:`Deferred` is read, or with
+    the reader)."""
 
-    def __init__(self, fd: int, size: int, sections: list[dict[str, Any]], classes: dict[str, type]) -> None:
+    def __init__(self, fd: int, size: int, sections: list[dict[str, Any]], classes: dict[str, type],
+                 eager: bool = True) -> None:
         self.sections = sections
         self.classes = classes
         self.blobs: dict[int, Any] = {}
+        self.fd = fd
+        self.lock = threading.RLock()
+        self.pending = 0  #: deferred values not read yet
+        self._closer: Any = None
+        #: for a lazy reader: the entry's path, the trace it holds (for messages), and what
+        #: gives a field whose sections are found damaged (None: an error says so)
+        self.entry = self.label = ""
+        self.recover: Callable[[str, Exception], Any] | None = None
         spans = []
         for sec in sections:
             try:
@@ -272,6 +295,9 @@ class _Reader:
             if off < 0 or n < 0 or off + n > size:
                 raise CacheCorruptError("a section lies past the end of the file")
             spans.append((off, n))
+        self.mm: Any = None
+        if not eager:
+            return
         cols = [(off, n) for (off, n), sec in zip(spans, sections) if sec.get("dtype") != "bytes" and n]
         lo = min((off for off, _ in cols), default=0)
         hi = max((off + n for off, n in cols), default=0)
@@ -289,20 +315,64 @@ class _Reader:
             if crc32(buf) != sec.get("crc"):
                 raise CacheCorruptError(f"the checksum of section {k} differs")
 
+    def section(self, k: int) -> Any:
+        """Section ``k`` of a lazy reader, read into private memory and checked (each section
+        belongs to one value, read once): an anonymous mapping for a blob, a numpy byte
+        array otherwise."""
+        with self.lock:
+            sec = self.sections[k]
+            n = int(sec["nbytes"])
+            if sec.get("dtype") == "bytes":
+                buf: Any = mmap.mmap(-1, n) if n else b""
+            else:
+                buf = np.empty(n, dtype=np.uint8)
+            if n:
+                if self.fd < 0:  # pragma: no cover - every section of a closed reader was read
+                    raise CacheCorruptError("the entry was closed before all of it was read")
+                _pread(self.fd, buf, int(sec["off"]))
+            if crc32(buf) != sec.get("crc"):
+                raise CacheCorruptError(f"the checksum of section {k} differs")
+            return buf
+
+    def keep_open(self, deferred: int) -> None:
+        """This reader owns its file from now on, for ``deferred`` values still to read."""
+        self.pending = deferred
+        self._closer = weakref.finalize(self, os.close, self.fd)
+
+    def damaged(self, name: str, exc: Exception) -> Any:
+        """Field ``name`` could not be read (``exc``): the entry is removed, and the field
+        comes from :attr:`recover`, else :class:`~tracetui.errors.TraceFileError` says so."""
+        _remove_if_same(self.entry, self.fd)
+        if self.recover is not None:
+            return self.recover(name, exc)
+        raise TraceFileError(self.label or self.entry, f"its cached copy was damaged while in use ({exc}); the "
+                                                       f"entry was removed: open the trace again") from None
+
+    def one_read(self) -> None:
+        """A deferred value was read: close the file after the last one."""
+        self.pending -= 1
+        if self.pending <= 0 and self._closer is not None:
+            self._closer()
+            self.fd = -1
+
     def array(self, k: int) -> np.ndarray:
         sec = self.sections[k]
         dt = np.dtype(sec["dtype"])
         shape = tuple(sec["shape"])
         count = math.prod(shape)
+        if self.mm is None:
+            if dt.hasobject or count * dt.itemsize != sec["nbytes"]:
+                raise CacheCorruptError("column size does not match the file")
+            return self.section(k).view(dt).reshape(shape)
         if count * dt.itemsize != sec["nbytes"] or sec["off"] + sec["nbytes"] > len(self.mm):
             raise CacheCorruptError("column size does not match the file")
         return np.frombuffer(self.mm, dtype=dt, count=count, offset=sec["off"]).reshape(shape)
 
     def blob(self, k: int) -> Any:
         sec = self.sections[k]
-        if sec["dtype"] != "bytes" or sec["off"] % _PAGE or k not in self.blobs:
+        if sec["dtype"] != "bytes" or sec["off"] % _PAGE or (self.mm is not None and k not in self.blobs):
             raise CacheCorruptError("bad bytes section")
-        return self.blobs[k]
+        return self.blobs[k] if self.mm is not None else self.section(k)
 
     def decode(self, v: Any) -> Any:
         if isinstance(v, list):
@@ -338,6 +408,86 @@ class _Reader:
         raise CacheCorruptError("unknown tagged value")
 
 
+class Deferred:
+    """A field of an entry read on first use (:func:`load_fields` with ``defer``): its
+    sections are read into private memory and their CRC-32s checked when :meth:`value` is
+    first called, not when the entry is opened.  ``shape``: the field's shape (a column's;
+    ``(rows,)`` of a list, ``(bytes,)`` of a blob; None for other values) without reading it;
+    ``check(value)``, when set, raises :class:`CacheCorruptError` for a value that does not
+    fit the rest of the entry.
+
+    A section found damaged then (the file was changed in place while in use) is never
+    used: the entry is removed and the value comes from ``recover(name)`` (the caller reads
+    the trace again from its file), or, without one, :class:`~tracetui.errors.TraceFileError`
+    says so in one line."""
+
+    __slots__ = ("_reader", "_encoded", "name", "shape", "nbytes", "check", "_value", "_done")
+
+    def __init__(self, reader: _Reader, name: str, encoded: Any, shape: tuple[int, ...] | None, nbytes: int) -> None:
+        self._reader, self.name, self._encoded, self.shape, self.nbytes = reader, name, encoded, shape, nbytes
+        self.check: Callable[[Any], None] | None = None
+        self._value: Any = None
+        self._done = False
+
+    def value(self) -> Any:
+        """The field, read and checked on the first call."""
+        if self._done:
+            return self._value
+        reader = self._reader
+        with reader.lock:
+            if self._done:
+                return self._value
+            try:
+                value = reader.decode(self._encoded)
+                if self.check is not None:
+                    self.check(value)
+            except (CacheFormatError, OSError, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                value = reader.damaged(self.name, exc)
+            self._value, self._done = value, True
+            self._encoded = None
+            reader.one_read()
+        return value
+
+
+def _remove_if_same(entry: str, fd: int) -> None:
+    """Unlink ``entry`` when it is still the file open as ``fd`` (not a newer entry written since)."""
+    try:
+        if fd >= 0 and os.path.samestat(os.stat(entry), os.fstat(fd)):
+            os.unlink(entry)
+    except OSError:
+        pass
+
+
+def _sections_of(v: Any, out: list[int]) -> list[int]:
+    """The sections an encoded value refers to (appended to ``out``)."""
+    if isinstance(v, dict):
+        for tag in ("$a", "$c", "$i", "$b"):
+            if tag in v and isinstance(v[tag], int):
+                out.append(v[tag])
+        for x in v.values():
+            if isinstance(x, (dict, list)):
+                _sections_of(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            if isinstance(x, (dict, list)):
+                _sections_of(x, out)
+    return out
+
+
+def _shape_of(v: Any, sections: list[dict[str, Any]]) -> tuple[int, ...] | None:
+    """The shape of an encoded column (``(rows,)`` of a list, ``(bytes,)`` of a blob) from
+    the header alone; None for any other value."""
+    if isinstance(v, dict):
+        for tag in ("$a", "$c", "$i", "$b"):
+            k = v.get(tag)
+            if isinstance(k, int) and 0 <= k < len(sections):
+                shape = sections[k].get("shape")
+                if not isinstance(shape, list) or not all(isinstance(x, int) for x in shape):
+                    return None
+                return tuple(shape) if tag == "$a" else tuple(shape[:1])
+    return None
+
+
 def _hashable(k: Any) -> Any:
     if isinstance(k, list):
         return tuple(_hashable(x) for x in k)
@@ -345,17 +495,25 @@ def _hashable(k: Any) -> Any:
 
 
 def load_fields(path: str | os.PathLike[str], kinds: dict[str, dict[str, type]], *,
-                expect: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+                expect: dict[str, Any] | None = None, defer: dict[str, frozenset[str]] | None = None,
+                defer_bytes: int | None = None, label: str | None = None,
+                recover: Callable[[str, Exception], Any] | None = None) -> tuple[str, dict[str, Any]]:
     """(kind, fields) of an entry written by :func:`save_fields`.
 
     ``kinds``: the kinds of entry wanted, each with the dataclasses its values may hold.
     ``expect``: every key must equal the stored ``extra`` value, else the file is stale.
+    ``defer``: per kind, the fields that may be read on first use: each of them whose
+    sections hold at least ``defer_bytes`` (default :data:`DEFER_BYTES`) bytes is a :class:`Deferred` (read and checked
+    by its ``value()``; the file stays open until then).  A deferred field found damaged
+    then comes from ``recover(name, error)`` (the entry removed first); without it
+    :class:`~tracetui.errors.TraceFileError` names ``label`` (the trace) in one line.
     Raises :class:`CacheCorruptError` when the file is damaged (checksums, size,
     structure), :class:`CacheFormatError` when it is stale, of another kind or of another
     format version, ``OSError`` when it cannot be read.  The caller checks that the
     values fit together (lengths, ranges) and raises :class:`CacheCorruptError` if not.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    owned = False
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -371,12 +529,30 @@ def load_fields(path: str | os.PathLike[str], kinds: dict[str, dict[str, type]],
         for k, want in (expect or {}).items():
             if extra.get(k) != want:
                 raise CacheFormatError(f"stale: {k} differs")
+        lazy = (defer or {}).get(kind, frozenset())
+        least = DEFER_BYTES if defer_bytes is None else defer_bytes
         try:
-            reader = _Reader(fd, size, header["sections"], kinds[kind])
-            return kind, {k: reader.decode(v) for k, v in header["fields"].items()}
+            sections = header["sections"]
+            reader = _Reader(fd, size, sections, kinds[kind], eager=not lazy)
+            reader.entry, reader.label, reader.recover = os.fspath(path), label or "", recover
+            fields: dict[str, Any] = {}
+            deferred = 0
+            for k, v in header["fields"].items():
+                refs = _sections_of(v, []) if k in lazy else []
+                nbytes = sum(int(sections[i]["nbytes"]) for i in refs)
+                if refs and nbytes >= least:
+                    fields[k] = Deferred(reader, k, v, _shape_of(v, sections), nbytes)
+                    deferred += 1
+                else:
+                    fields[k] = reader.decode(v)
+            if deferred:
+                reader.keep_open(deferred)
+                owned = True
+            return kind, fields
         except CacheFormatError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise CacheCorruptError(f"cannot rebuild the entry ({type(exc).__name__}: {exc})") from None
     finally:
-        os.close(fd)
+        if not owned:
+            os.close(fd)

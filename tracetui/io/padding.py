@@ -79,25 +79,3 @@ def content_start(data: bytes | bytearray) -> int:
         start = end
         step = min(step * 4, _LAST_BLOCK)
     return n
-
-
-def drop_long_padding(chunks: list[bytes]) -> int:
-    """Trailing padding of the content ``chunks`` (in order) beyond :data:`PADDING_KEPT`,
-    removed from ``chunks`` in place (before they are joined: never copied); returns how many
-    bytes were removed."""
-    total = sum(map(len, chunks))
-    end = total
-    for chunk in reversed(chunks):
-        at = content_end(chunk)
-        end -= len(chunk) - at
-        if at:
-            break
-    keep = end + PADDING_KEPT
-    if keep >= total:
-        return 0
-    dropped, held = total - keep, total
-    while chunks and held - len(chunks[-1]) >= keep:
-        held -= len(chunks.pop())
-    if held > keep:
-        chunks[-1] = chunks[-1][:len(chunks[-1]) - (held - keep)]
-    return dropped

@@ -269,7 +269,7 @@ class Columns:
     """
 
     def __init__(self, columns: dict[str, np.ndarray], file_index: np.ndarray | None, repaired: Tally,
-                 base: int = 0, blobs: Any = None) -> None:
+                 base: int = 0, blobs: Any = None, args_map: ArgsMap | None = None) -> None:
         self.columns = columns
         self.file_index = file_index
         self.repaired = repaired
@@ -279,9 +279,11 @@ class Columns:
         self.tuples: Codes = Codes()
         self.tuple_luts: dict[str, list[int]] = {f: [] for f in INTERNED}
         self.per_column = False
-        #: where the args bytes of each chunk go: a list of bytes, or a decode worker's
-        #: region of shared memory (anything with ``append``)
+        #: where the args bytes of each chunk go: a list of bytes, or this process's region
+        #: of an :class:`ArgsMap` (anything with ``append``)
         self.blobs: Any = [] if blobs is None else blobs
+        #: the map holding every process's args (big traces): the blob is made of it in place
+        self.args_map = args_map
         self.flow_id: list[Any] = []
         self.rows = 0
 
@@ -338,17 +340,19 @@ class Columns:
         if len(new) * 4 > n:  # mostly new tuples: the per-column lookups are cheaper
             self.per_column = True
 
-    def add_raw(self, raws: list[msgspec.Raw], progress: DecodeProgress | None = None) -> None:
-        """Typed-decode raw events (chunks of ``COL_CHUNK``) and fill the next rows;
-        ``progress(fraction of raws done)`` after each chunk.
+    def add_spans(self, text: Any, spans: list[tuple[int, int]], progress: DecodeProgress | None = None) -> None:
+        """Typed-decode the events of each span of ``text`` (the bytes of a run of whole
+        events of the events array, commas between them) and fill the next rows;
+        ``progress(fraction of spans done)`` after each.
 
         Raises msgspec.DecodeError or UnicodeDecodeError when the fast path refuses them."""
-        for s in range(0, len(raws), COL_CHUNK):
-            evs = msgspec.json.decode(b"[" + b",".join(raws[s:s + COL_CHUNK]) + b"]", type=list[Event])
+        view = memoryview(text)
+        for k, (a, b) in enumerate(spans):
+            evs = msgspec.json.decode(b"".join((b"[", view[a:b], b"]")), type=list[Event])
             self.add(evs)
             del evs
             if progress is not None:
-                progress(min(1.0, (s + COL_CHUNK) / len(raws)))
+                progress((k + 1) / len(spans))
 
     def export(self) -> dict[str, Any]:
         """What a decode worker sends back (``parallel.py``); its rows are already in the
@@ -368,7 +372,10 @@ class Columns:
             lut = np.fromiter(map(self.index[f].__getitem__, values), dtype=np.int32, count=len(values))
             if hi > lo:
                 self.columns[f][lo:hi] = lut[self.columns[f][lo:hi]]
-        self.blobs.extend(part["blobs"])
+        if isinstance(part["blobs"], tuple):  # ("region", start, used): written into the args map
+            self.args_map.written(part["blobs"][1], part["blobs"][2])
+        else:
+            self.blobs.extend(part["blobs"])
         self.flow_id.extend(part["flow_id"])
         self.rows += part["rows"]
         counts, first = part["repaired"]
@@ -382,7 +389,7 @@ class Columns:
             raise AssertionError(f"{n} of {len(c['ph'])} rows decoded")
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(c["args_len"], out=offsets[1:])
-        blob = join_releasing(self.blobs)
+        blob = self.args_map.finish() if self.args_map is not None else join_releasing(self.blobs)
         if not is_ascii(blob):
             validate_utf8(blob)  # args stay raw; make sure decoding them later cannot fail
         col = {f: Interned(c[f], list(self.index[f])) for f in INTERNED}
@@ -390,6 +397,61 @@ class Columns:
             **col, ts_int=c["ts_int"], ts_frac=c["ts_frac"], dur=c["dur"],
             flow_id=self.flow_id, args_blob=blob, args_offsets=offsets,
             key_args={f: c[f] for f in KEY_FIELDS}, file_index=self.file_index, n_elements=n)
+
+
+class ArgsRegion:
+    """Where one process's args bytes go: appended in order into ``[start, end)`` of an
+    :class:`ArgsMap`'s shared map (takes the place of the ``blobs`` list of its ``Columns``)."""
+
+    def __init__(self, mm: mmap.mmap, start: int, size: int) -> None:
+        self.mm, self.start, self.end, self.at = mm, start, start + size, start
+
+    def append(self, data: bytes) -> None:
+        n = len(data)
+        if self.at + n > self.end:  # pragma: no cover - args are a part of the raw events
+            raise ValueError("args bytes exceed the raw events they come from")
+        self.mm[self.at:self.at + n] = data
+        self.at += n
+
+    def describe(self) -> tuple[str, int, int]:
+        return ("region", self.start, self.at - self.start)
+
+
+class ArgsMap:
+    """The args bytes of a big trace's events, written where they end up: one anonymous
+    shared map (forked decode workers write into it too: :mod:`.parallel`) with a region per
+    process in row order, each as big as its events' raw text (args are a part of it; pages
+    never written cost nothing), closed up at the end by a few ``memmove`` calls.  The
+    pieces and their join never exist at once."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.mm = mmap.mmap(-1, max(1, sum(sizes)))
+        starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).tolist()
+        self.regions = [ArgsRegion(self.mm, a, n) for a, n in zip(starts, sizes)]
+
+    def written(self, start: int, used: int) -> None:
+        """The region at ``start`` holds ``used`` bytes (written by another process)."""
+        region = next(r for r in self.regions if r.start == start)
+        if used > region.end - region.start:  # pragma: no cover - a worker stays in its region
+            raise ValueError("a decode worker wrote past its region")
+        region.at = start + used
+
+    def finish(self) -> bytes | mmap.mmap:
+        """The blob: every region's bytes in order, moved together in place (bytes when small,
+        as :func:`join_releasing` gives)."""
+        write = 0
+        for r in self.regions:
+            used = r.at - r.start
+            if used and r.start > write:
+                self.mm.move(write, r.start, used)
+            write += used
+        mm, self.mm, self.regions = self.mm, None, []
+        if write < (1 << 24):
+            out = mm[:write]
+            mm.close()
+            return out
+        mm.resize(write)
+        return mm
 
 
 def join_releasing(pieces: list[bytes]) -> bytes | mmap.mmap:

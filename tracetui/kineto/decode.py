@@ -27,9 +27,11 @@ import numpy as np
 from ..errors import LoadWarning, TraceFormatError, WrongTraceKindError
 from ..io.files import kind_of_keys
 from ..io.jsonrecover import replace_lone_surrogates
+from . import columns as _columns_module
 from .columns import (
     COL_CHUNK,
     LENIENT,
+    ArgsMap,
     Columns,
     DecodedEvents,
     DecodeProgress,
@@ -264,28 +266,62 @@ def _columns_whole(events_raw: msgspec.Raw, progress: DecodeProgress | None) -> 
 
 def _columns_chunked(events_raw: msgspec.Raw, progress: DecodeProgress | None = None
                      ) -> tuple[DecodedEvents, Tally] | None:
-    """Fast path: split the events array into raw elements, then typed decode + columns in
-    chunks of ``COL_CHUNK`` events (bounded memory), in parallel worker processes for
-    big traces (``parallel.py``).  None when any chunk is refused (the caller then takes
-    the whole-array path, which reports exactly what is wrong)."""
+    """Fast path: cut the events array into runs of ``COL_CHUNK`` whole events
+    (:func:`chunk_spans`), then typed decode + columns run by run (bounded memory), in
+    parallel worker processes for big traces (``parallel.py``); the args go straight into
+    one map (:class:`~.columns.ArgsMap`).  None when any chunk is refused (the caller then
+    takes the whole-array path, which reports exactly what is wrong)."""
     if len(events_raw) <= WHOLE_DECODE_BYTES:
         return _columns_whole(events_raw, progress)
+    chunk = _columns_module.COL_CHUNK
     try:
-        raws = msgspec.json.decode(events_raw, type=list[msgspec.Raw])
+        cut = chunk_spans(events_raw, chunk)
     except msgspec.DecodeError:
         return None
+    if cut is None:
+        return None
+    spans, n = cut
     from .parallel import columns_parallel, decode_workers
 
     repaired = Tally()
-    workers = decode_workers(len(raws))
+    workers = decode_workers(n)
     try:
         if workers > 1:
-            cols = columns_parallel(raws, workers, Columns(allocate_columns(len(raws), shared=True), None, repaired),
-                                    progress)
+            cols = columns_parallel(events_raw, spans, chunk, n, workers,
+                                    Columns(allocate_columns(n, shared=True), None, repaired), progress)
         else:
-            cols = Columns(allocate_columns(len(raws)), None, repaired)
-            cols.add_raw(raws, progress)
+            args = ArgsMap([spans[-1][1] - spans[0][0]])
+            cols = Columns(allocate_columns(n), None, repaired, blobs=args.regions[0], args_map=args)
+            cols.add_spans(events_raw, spans, progress)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
-    del raws
     return cols.finish(), repaired
+
+
+def _address(buf: Any) -> int:
+    return int(np.frombuffer(buf, dtype=np.uint8).ctypes.data)
+
+
+def chunk_spans(events_raw: msgspec.Raw, chunk: int) -> tuple[list[tuple[int, int]], int] | None:
+    """(byte spans of ``events_raw`` holding ``chunk`` whole events each (the last: the rest),
+    the number of events).  The array is split into raw elements once (msgspec checks the
+    JSON and finds each element), then only the first and last element of each run are kept
+    as offsets: the element objects (one per event) are freed before any column is filled
+    and never reach the decode workers.  Raises msgspec.DecodeError on bad JSON;
+    None when the elements do not lie in ``events_raw`` (they are views into it)."""
+    raws = msgspec.json.decode(events_raw, type=list[msgspec.Raw])
+    n = len(raws)
+    if not n:
+        return None
+    base, size = _address(events_raw), len(events_raw)
+    spans = []
+    for s in range(0, n, chunk):
+        first, last = raws[s], raws[min(s + chunk, n) - 1]
+        a, b = _address(first) - base, _address(last) - base + len(last)
+        if not (0 < a < b < size):
+            return None
+        spans.append((a, b))
+    view = memoryview(events_raw)
+    if any(view[a:a + 1] != memoryview(raws[s * chunk])[:1] for s, (a, _) in enumerate(spans)):
+        return None  # pragma: no cover - the elements are views into the array
+    return spans, n

@@ -3,11 +3,12 @@ each contiguous slice of events run in a forked worker, the parent decodes the f
 itself and takes over the workers' rows in order (interned codes renumbered so the result
 is exactly that of a serial decode).
 
-Forking shares the raw events with the workers copy-on-write, so nothing is sent to them.
-The numeric columns of the whole trace are allocated once, in an anonymous shared memory
-map, and every worker writes its rows there in place; what it sends back through its pipe
-(pickle) is small: its interned values, the flow ids, and how many args bytes it wrote
-into its region of a second shared map.  Used only where forking is safe and pays: Linux, a
+Forking shares the events' text with the workers copy-on-write, so nothing is sent to them
+but byte offsets (the spans of their events).  The numeric columns of the whole trace are
+allocated once, in an anonymous shared memory map, and every worker writes its rows there in
+place; what it sends back through its pipe (pickle) is small: its interned values, the flow
+ids, and how many args bytes it wrote into its region of a second shared map (the
+:class:`~.columns.ArgsMap` the blob is made of, in place).  Used only where forking is safe and pays: Linux, a
 process with no other threads (the parse child of :mod:`tracetui.store.traces`, the CLI), and at
 least ``MIN_EVENTS_PER_WORKER`` events per worker.  ``$TRACETUI_DECODE_WORKERS`` sets the
 number of processes (1 = serial).  A worker that fails for any reason other than the data
@@ -19,7 +20,6 @@ falls back to the tolerant path.
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import pickle
 import signal
@@ -27,11 +27,9 @@ import sys
 import threading
 
 import msgspec
-import numpy as np
 
 from .. import config
-from . import columns as _columns
-from .columns import Columns, DecodeProgress, Tally
+from .columns import ArgsMap, ArgsRegion, Columns, DecodeProgress, Tally
 
 log = logging.getLogger(__name__)
 
@@ -64,82 +62,58 @@ def decode_workers(n_events: int) -> int:
     return max(1, min(wanted, n_events // MIN_EVENTS_PER_WORKER))
 
 
-def _bounds(n: int, workers: int, align: int) -> list[tuple[int, int]]:
-    """``workers`` contiguous row ranges covering ``0..n``, cut at multiples of ``align``."""
-    step = -(-n // workers)
-    step = -(-step // align) * align
-    return [(s, min(s + step, n)) for s in range(0, n, step)]
-
-
-def columns_parallel(raws: list[msgspec.Raw], workers: int, cols: Columns,
-                     progress: DecodeProgress | None = None) -> Columns:
-    """Fill ``cols`` with the columns of ``raws`` using ``workers`` processes; returns ``cols``.
-
-    ``progress`` follows the parent's own slice (the workers' slices are as big and
-    decode at the same pace).
+def columns_parallel(text: msgspec.Raw, spans: list[tuple[int, int]], chunk: int, n: int, workers: int,
+                     cols: Columns, progress: DecodeProgress | None = None) -> Columns:
+    """Fill ``cols`` with the columns of the ``n`` events of ``text`` (the events array),
+    cut into ``spans`` of ``chunk`` events (:func:`~.decode.chunk_spans`), using
+    ``workers`` processes; returns ``cols``.  ``progress`` follows the parent's own spans
+    (the workers' are as many and decode at the same pace).
 
     Raises msgspec.DecodeError / UnicodeDecodeError when the fast path refuses the data.
     """
-    ranges = _bounds(len(raws), workers, _columns.COL_CHUNK)
-    # each worker writes the args bytes of its rows into its own region of one shared map,
-    # sized by the raw bytes of its events (args are a part of them: an upper bound)
-    raw_len = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
-    sizes = [int(raw_len[lo:hi].sum()) for lo, hi in ranges[1:]]
-    del raw_len
-    blob_map = mmap.mmap(-1, max(1, sum(sizes)))
-    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    workers_started: list[_Worker] = []
-    for (lo, hi), start, size in zip(ranges[1:], starts, sizes):
-        region = _BlobRegion(blob_map, start, size)
+    per = -(-len(spans) // workers)
+    groups = [(k, min(k + per, len(spans))) for k in range(0, len(spans), per)]
+    # every process writes the args bytes of its rows into its own region of one shared
+    # map, as big as the raw text of its events (args are a part of it: an upper bound)
+    args = ArgsMap([spans[hi - 1][1] - spans[lo][0] for lo, hi in groups])
+    cols.args_map = args
+    cols.blobs = args.regions[0]
+    started: list[_Worker] = []
+    for (lo, hi), region in zip(groups[1:], args.regions[1:]):
+        row = lo * chunk
         try:
-            workers_started.append(_Worker(*_fork_worker(raws, lo, hi, cols.columns, region), lo, hi))
+            started.append(_Worker(*_fork_worker(text, spans[lo:hi], row, cols.columns, region), lo, hi, region))
         except OSError as exc:
             log.debug("tracetui: cannot start a decode worker: %s", exc)
-            workers_started.append(_Worker(0, -1, lo, hi))
+            started.append(_Worker(0, -1, lo, hi, region))
     try:
-        lo, hi = ranges[0]
-        cols.add_raw(raws[lo:hi], progress)
-        for w in workers_started:
+        lo, hi = groups[0]
+        cols.add_spans(text, spans[lo:hi], progress)
+        for w in started:
             part = w.receive()
             if part == "refused":
                 raise msgspec.DecodeError("a decode worker's slice was refused by the fast path")
-            if part is None:  # the worker could not do it: decode its slice here
-                part_cols = Columns(cols.columns, None, type(cols.repaired)(), base=w.lo)
-                part_cols.add_raw(raws[w.lo:w.hi])
+            if part is None:  # the worker could not do it: decode its spans here
+                region = ArgsRegion(w.region.mm, w.region.start, w.region.end - w.region.start)
+                part_cols = Columns(cols.columns, None, type(cols.repaired)(), base=w.lo * chunk,
+                                    blobs=region)
+                part_cols.add_spans(text, spans[w.lo:w.hi])
                 part = part_cols.export()
-            elif isinstance(part["blobs"], tuple):  # ("region", start, used): bytes in blob_map
-                _, start, used = part["blobs"]
-                part["blobs"] = [memoryview(blob_map)[start:start + used]]
+                part["blobs"] = region.describe()
             cols.absorb(part)
     finally:
-        for w in workers_started:
+        for w in started:
             w.stop()
+    if cols.rows != n:  # pragma: no cover - every span holds the events chunk_spans counted
+        raise msgspec.DecodeError(f"{cols.rows} of {n} events decoded")
     return cols
 
 
-class _BlobRegion:
-    """Where a worker's args bytes go: appended in order into ``[start, start + size)`` of a
-    shared map (takes the place of the ``blobs`` list of its ``Columns``)."""
-
-    def __init__(self, mm: mmap.mmap, start: int, size: int) -> None:
-        self.mm, self.start, self.end, self.at = mm, start, start + size, start
-
-    def append(self, data: bytes) -> None:
-        n = len(data)
-        if self.at + n > self.end:  # pragma: no cover - args are a part of the raw events
-            raise ValueError("args bytes exceed the raw events they come from")
-        self.mm[self.at:self.at + n] = data
-        self.at += n
-
-    def describe(self) -> tuple[str, int, int]:
-        return ("region", self.start, self.at - self.start)
-
-
 class _Worker:
-    """A forked decode worker: its pid, the read end of its pipe, and its rows."""
+    """A forked decode worker: its pid, the read end of its pipe, its spans and its args region."""
 
-    def __init__(self, pid: int, fd: int, lo: int, hi: int) -> None:
-        self.pid, self.fd, self.lo, self.hi = pid, fd, lo, hi
+    def __init__(self, pid: int, fd: int, lo: int, hi: int, region: ArgsRegion) -> None:
+        self.pid, self.fd, self.lo, self.hi, self.region = pid, fd, lo, hi, region
 
     def receive(self) -> dict | str | None:
         """The worker's columns, "refused", or None when it failed (or never started)."""
@@ -174,8 +148,8 @@ class _Worker:
             self.pid = 0
 
 
-def _fork_worker(raws: list[msgspec.Raw], lo: int, hi: int, columns: dict,
-                 region: _BlobRegion) -> tuple[int, int]:
+def _fork_worker(text: msgspec.Raw, spans: list[tuple[int, int]], row: int, columns: dict,
+                 region: ArgsRegion) -> tuple[int, int]:
     r, w = os.pipe()
     pid = os.fork()
     if pid:
@@ -187,8 +161,8 @@ def _fork_worker(raws: list[msgspec.Raw], lo: int, hi: int, columns: dict,
         os.close(r)
         with os.fdopen(w, "wb") as out:
             try:
-                cols = Columns(columns, None, Tally(), base=lo, blobs=region)
-                cols.add_raw(raws[lo:hi])
+                cols = Columns(columns, None, Tally(), base=row, blobs=region)
+                cols.add_spans(text, spans)
                 part = cols.export()
                 part["blobs"] = region.describe()
                 msg: object = ("ok", part)

@@ -125,6 +125,24 @@ class KinetoTrace:
     #: build interned them: the cache writer stores these instead of re-interning the lists
     _list_codes: dict[int, tuple[np.ndarray, list[Any]]] | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        """A field of a trace reopened from a big cache entry, read (and checked) on first use
+        (:mod:`tracetui.kineto.persist`: ``DEFERRED``; reached only for an attribute missing
+        from the instance)."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None and name in deferred:
+            value = deferred[name].value()
+            self.__dict__[name] = value
+            deferred.pop(name, None)
+            return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Every field, deferred ones read (a copy holds no open entry)."""
+        for name in list(self.__dict__.get("_deferred") or ()):
+            getattr(self, name)
+        return {k: v for k, v in self.__dict__.items() if k != "_deferred"}
+
     # ------------------------------------------------------------------ basics
     @property
     def n_events(self) -> int:

@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -140,13 +141,58 @@ def _entry_classes() -> dict[str, dict[str, type]]:
     return {kind: spec.classes for kind, spec in formats.cache_kinds().items()}
 
 
+def _entry_deferred() -> dict[str, frozenset[str]]:
+    """Per cache entry kind, the fields its codec reads on first use (``DEFERRED``; none for most)."""
+    return {kind: getattr(spec.codec(), "DEFERRED", frozenset()) for kind, spec in formats.cache_kinds().items()}
+
+
 def _read_entry(target: str | os.PathLike[str], key: dict[str, object] | None, path: str):
     """The trace stored at ``target`` for the trace file ``path``; raises as
-    :func:`~tracetui.io.colfile.load_fields` does."""
-    kind, values = load_fields(target, _entry_classes(), expect=key)
+    :func:`~tracetui.io.colfile.load_fields` does.  A big Kineto entry's columns are read
+    and checked on first use (:data:`tracetui.kineto.persist.DEFERRED`): one found damaged
+    then comes from the trace read again from its file (:func:`_recovery`)."""
+    recovery = _Recovery(path, key)
+    kind, values = load_fields(target, _entry_classes(), expect=key, defer=_entry_deferred(), label=path,
+                               recover=recovery)
     trace = formats.cache_kinds()[kind].restore(values, path)
     trace.path = path
+    recovery.trace = weakref.ref(trace)
     return trace
+
+
+class _Recovery:
+    """What gives a field of a reopened trace whose cached copy is found damaged when the
+    field is first read (the entry is already removed): the trace read again from its file,
+    once, when the file is still the one the entry was made from (else
+    :class:`~tracetui.errors.TraceFileError`: answers from two versions of a file never
+    mix); a warning on the trace says so, as for damage found at the open."""
+
+    def __init__(self, path: str, key: dict[str, object] | None) -> None:
+        self.path, self.key = path, key
+        self.trace: Callable[[], object] = lambda: None
+        self.fresh = None
+
+    def __call__(self, name: str, exc: Exception):
+        if self.fresh is None:
+            now = None
+            try:
+                now = cache_key(self.path)
+            except (OSError, TraceError):
+                pass
+            if self.key is None or now != self.key:
+                raise errors.TraceFileError(self.path, "changed since it was opened, and its cached copy was "
+                                                       "damaged while in use: open it again")
+            log.debug("tracetui cache: a section of the entry for %s is damaged: %s", self.path, exc)
+            self.fresh = _load_one(self.path, True, no_progress).trace
+            trace = self.trace()
+            if trace is not None:
+                trace.warnings.append(_damaged_warning(self.path, exc))
+        return getattr(self.fresh, name)
+
+
+def _damaged_warning(path: str | os.PathLike[str], exc: Exception) -> LoadWarning:
+    return LoadWarning("cache", f"the cached copy of {os.path.basename(os.fspath(path))} was damaged ({exc}): it was "
+                                f"removed and the trace read again from the file")
 
 
 def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = None,
@@ -168,8 +214,7 @@ def read_cached(path: str | os.PathLike[str], key: dict[str, object] | None = No
         log.debug("tracetui cache: the entry for %s is damaged: %s", path, exc)
         _unlink(str(target))
         if damaged is not None:
-            damaged.append(LoadWarning("cache", f"the cached copy of {os.path.basename(os.fspath(path))} was damaged "
-                                                f"({exc}): it was removed and the trace read again from the file"))
+            damaged.append(_damaged_warning(path, exc))
         return None
     except Exception as exc:  # stale, unreadable: rebuild
         log.debug("tracetui cache: not using the entry for %s: %s", path, exc)
