@@ -25,6 +25,7 @@ from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import DiffScreen, TraceApp
 from tracetui.ui.diff.diff_side_screen import DiffSideScreen
 from tracetui.ui.summaries.summaries_screen import SummariesScreen
+from tracetui.ui.view.status_parts import status_whole
 
 SRC = str(kineto_path(BERT))
 
@@ -226,3 +227,28 @@ async def test_a_critical_path_found_in_a_side_stays_with_that_side(modified):
         assert isinstance(side_b, DiffSideScreen) and side_b.which == "b" and side_b.source.path is None
         await press(pilot, "A")
         assert app.screen.source.path is not None  # A's path again on A
+
+
+@pytest.mark.slow
+async def test_a_searchs_count_follows_the_regressions_filter(modified):
+    """Issue 45: a search under the regressions filter said 0 matches and kept that count after
+    the filter was cleared.  The count is of the rows shown: f on or off counts again."""
+    app = diff_app(modified)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await open_diff(app, pilot)
+        t = screen.tree_model
+        every = [r for r in range(t.n_rows) if "flash_attention" in t.name(r)]
+        assert every
+        await press(pilot, "f")
+        assert screen.source.regressions_only
+        await press(pilot, "slash", *"flash_attention", "enter")
+        under = screen.matches.size
+        assert under < len(every)  # the attention that lost its kernels is no regression
+        assert all(screen.source.is_shown(int(r)) for r in screen.matches)
+        await press(pilot, "f")  # the filter cleared: counted again over every row
+        assert not screen.source.regressions_only
+        assert sorted(screen.matches.tolist()) == every
+        # the status line (whole in help at 80 columns) says the new count
+        assert f"'flash_attention': {len(every):,} matches" in status_whole(screen.status_parts()).plain
+        await press(pilot, "f")  # and on again: the regressions' count
+        assert screen.matches.size == under

@@ -162,6 +162,7 @@ async def test_a_growing_driver_trace_is_read_again_as_it_grows(tmp_path):
 def test_the_rows_fit_the_width_and_name_kernels_short():
     from tracetui.follow.cycle import Cycle, Numbers, kernel_short
     from tracetui.ui.view.follow_rows import cycle_detail, cycle_table
+    from tracetui.ui.view.table_fit import fit_table
 
     name = "void at::native::elementwise_kernel<128, 2, at::native::(anonymous namespace)::f>(int, at::native::g)"
     assert kernel_short(name) == "at::native::elementwise_kernel<128, 2, at::native::(anonymous namespace)::f>"
@@ -175,12 +176,16 @@ def test_the_rows_fit_the_width_and_name_kernels_short():
     a1 = cycle("hostA_1", 1, 0, 1000.0)
     b1 = cycle("hostB_2", 1, 1, 1000.0)
     a2 = cycle("hostA_1", 2, 0, 1100.0, a1)
-    headers, numeric, widths, cells = cycle_table([a1, b1, a2], 80)
-    assert headers[0] == "cycle" and headers[-1] == "top kernel" and numeric[2] and not numeric[-1]
-    assert 1 + sum(widths) + 2 * (len(widths) - 1) == 80  # the top kernel takes what is left
+    columns, cells = cycle_table([a1, b1, a2])
+    assert columns[0].title == "cycle" and columns[-1].title == "top kernel" and columns[2].numeric
+    assert columns[-1].name and not columns[-1].numeric
+    fit = fit_table(columns, cells, 80)
+    assert 1 + sum(fit.widths) + 2 * (len(fit.widths) - 1) <= 80 and fit.shown[-1] == len(columns) - 1
     assert [r[0] for r in cells] == ["r0:1", "r1:1", "r0:2"]  # several series: the rank with the cycle
     assert cells[2][1:5] == ["+1:01", "1.1 ms", "+10.0%", "+10.0%"] and cells[2][6] == "1/0/2"
-    assert cycle_table([a1], 200)[2][-1] == 200 - 1 - sum(cycle_table([a1], 200)[2][:-1]) - 2 * 7
+    narrow = fit_table(columns, cells, 50)  # the top kernel keeps its room: it is cut in the middle
+    assert narrow.shown[-1] == 7 and "…" in narrow.cell(0, 7, cells[0][7])
+    assert narrow.cell(0, 7, cells[0][7]) == "at::…wise_kernel<…>"  # the namespace, …, the kernel's own name
     lines = cycle_detail(a2, marked=a1)
     assert lines[0] == "hostA_1.2.json  (cycle 2 of hostA_1, rank 0)"
     assert lines[-1].startswith("d: cycle 1 marked as A")

@@ -12,6 +12,7 @@ from textual.widget import Widget
 
 from tracetui.ui.bindings import APP_BINDINGS, MAIN_BINDINGS
 from tracetui.ui.browser.help_screen import HelpScreen, is_generic
+from tracetui.ui.key_bar import applies
 from tracetui.ui.timeline.trace_timeline import TraceTimeline
 from tracetui.ui.tree.virtual_tree import VirtualTree
 
@@ -30,11 +31,16 @@ def generic_descriptions() -> set[str]:
 
 def tracetui_bindings() -> dict[str, str]:
     """Binding id -> description of every key of the browser screen and its panes."""
+    return {ident: desc for ident, (_, desc) in tracetui_actions().items()}
+
+
+def tracetui_actions() -> dict[str, tuple[str, str]]:
+    """Binding id -> (action, description) of every key of the browser screen and its panes."""
     out = {}
     for group in (MAIN_BINDINGS, APP_BINDINGS, VirtualTree.BINDINGS, TraceTimeline.BINDINGS):
         for b in _bindings(group):
             assert b.id and b.description, b
-            out[b.id] = b.description
+            out[b.id] = (b.action, b.description)
     return out
 
 
@@ -65,12 +71,18 @@ async def test_help_lists_tracetui_keys_and_no_textual_scroll_keys(focus):
         await press(pilot, "question_mark")
         help_screen = app.screen
         assert isinstance(help_screen, HelpScreen)
-        rows = [row for _, section in help_screen.sections for row in section]
+        # first the status line with every part (the line on screen leaves some out at 80 columns)
+        assert help_screen.sections[0][0] == "Status line (every part)"
+        rows = [row for _, section in help_screen.sections[1:] for row in section]
         # a row's description is "<binding description>" or "<description>: <tooltip>"
         shown = {desc.split(": ", 1)[0] for _, _, desc in rows}
         assert not shown & generic_descriptions(), sorted(shown & generic_descriptions())
-        missing = {ident: d for ident, d in tracetui_bindings().items() if d not in shown}
-        assert not missing
+        # every key that does something here is listed; the others (the rank keys on a single
+        # trace, Filter without a search, ...) are not, as the key bar leaves them out (issue 45)
+        missing = {ident for ident, (_, d) in tracetui_actions().items() if d not in shown}
+        idle = {ident for ident, (action, _) in tracetui_actions().items() if not applies(screen, action)}
+        assert missing == idle
+        assert {"main.pick_rank", "main.collective_rank", "main.job_summary"} <= idle  # not a job
         text = help_screen.plain_text()
         for generic in generic_descriptions():
             assert generic not in text

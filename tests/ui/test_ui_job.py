@@ -42,6 +42,11 @@ async def test_open_job_switch_rank_and_jump_to_the_same_collective():
         screen = await open_app(app, pilot)
         assert app.rank == 0 and len(app.job.ranks) == 8
         assert screen.status_text().plain.startswith("rank 0/8 · rank0_kineto.json.gz + rank0_et.json.gz")
+        # in a job, help offers the rank keys (on a single trace it leaves them out: test_ui_help_bindings)
+        await press(pilot, "question_mark")
+        offered = {desc.split(": ", 1)[0] for _, section in app.screen.sections for _, _, desc in section}
+        assert {"Rank", "Collective on another rank", "Cross-rank summary"} <= offered
+        await press(pilot, "escape")
         # r: the rank picker; rank 3 is three rows down
         await press(pilot, "r")
         assert isinstance(app.screen, RankPicker)

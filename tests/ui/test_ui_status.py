@@ -34,6 +34,13 @@ TRACES = [
 ]
 
 
+def _et_nodes(path) -> list[dict]:
+    import gzip
+    import json
+
+    return json.load(gzip.open(path))["nodes"]
+
+
 def status_row(app) -> str:
     """The status line as painted: the first row of the screen."""
     return screen_text(app).splitlines()[0]
@@ -73,10 +80,14 @@ def test_fit_drops_the_least_important_first_and_keeps_the_warnings():
     # one cell short: python (the least important) goes, the rest stays whole
     assert fit_status(parts, len(full) - 1).plain == \
         "trace.json.gz · NVIDIA B200 ×8 · 22,355 events, 768 kernels · ⚠ 3 warnings (w)"
-    assert fit_status(parts, 61).plain == "trace.json.gz · 22,355 events, 768 kernels · ⚠ 3 warnings (w)"
+    # a part left out is counted (help, ?, shows it): the count takes the room of the least important
+    assert fit_status(parts, 65).plain == "trace.json.gz · 22,355 events · ⚠ 3 warnings (w) · +1 more (?)"
+    assert fit_status(parts, 61).plain == "trace.json.gz · 22,355 events · ⚠ 3 warnings (w) · +1 (?)"
     # counts shortened first (more important than devices), then devices in their short form
     assert fit_status(parts, 60).plain == "trace.json.gz · 8 GPUs · 22,355 events · ⚠ 3 warnings (w)"
-    assert fit_status(parts, 50).plain == "trace.json.gz · 22,355 events · ⚠ 3 warnings (w)"
+    assert fit_status(parts, 50).plain == "trace.json.gz · 8 GPUs · ⚠ 3 warnings (w) · +1 (?)"
+    assert fit_status(parts, 40).plain == "trace.json.gz · ⚠ 3 warnings (w) · (?)"
+    # the count never costs the title its room
     assert fit_status(parts, 35).plain == "trace.json.gz · ⚠ 3 warnings (w)"
     # narrower than title + cue: the title is cut, the cue stays whole
     narrow = fit_status(parts, 25)
@@ -131,3 +142,28 @@ async def test_status_refits_on_resize_and_search():
         await pilot.pause()
         row = check_one_line(app, screen, cue)
         assert f"search 'aten::addmm': {n:,} matches" in row and "FILTERED" in row
+
+
+@pytest.mark.slow
+async def test_the_et_link_stays_short_at_80_columns_and_the_line_says_what_it_left_out():
+    """Issue 45: at 80 columns the rf_id link statistics gave way without a hint.  param_linear's
+    928 ET ops (the ``ET link`` window of the status line; every one linked, by sequence, so
+    heuristically: ``~``) keep their shortest form (``ET ~✓``); the parts left out are counted
+    (``(?)``), and help (``?``) shows the whole line, the link statistics in full."""
+    app = TraceApp(use_cache=False, paths=[str(p) for p in TRACES[0][1]])
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await open_app(app, pilot)
+        await pilot.pause()
+        stats = screen.linked.link.stats
+        assert (stats.et_ops, stats.linked, stats.heuristic, stats.et_only) == (928, 928, 928, 0)
+        assert len(_et_nodes(TRACES[0][1][0])) >= stats.et_ops  # the ops are ET nodes (the window: one iteration)
+        row = check_one_line(app, screen, TRACES[0][2])
+        assert "ET ~✓" in row and "ET link" not in row
+        assert "(?)" in row  # devices, counts and more are left out, and the line says so
+        await press(pilot, "question_mark")
+        title, rows = app.screen.sections[0]
+        assert title == "Status line (every part)" and len(rows) == 1
+        whole = rows[0][2]
+        assert "ET link sequence: 928/928 (928 heuristic), ET-only 0" in whole
+        assert "61,952 events" in whole and whole.endswith("⚠ 1 warning (w)")
+        assert "ET-only 0" in " ".join(screen_text(app).split())  # on screen too

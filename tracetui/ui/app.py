@@ -440,10 +440,13 @@ class TraceApp(FollowHooks, App[int]):
     def help_sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
         """Help content from the live bindings of the focused widget chain, the screen and
         the app; then the keys of the panes that are not focused."""
-        from .browser.help_screen import live_bindings, widget_bindings
+        from .browser.help_screen import live_bindings, status_help, widget_bindings
 
         screen = self.screen
         sections = [("Active now (focused pane, browser, application)", live_bindings(screen))]
+        whole = status_help(screen)
+        if whole is not None:  # the status line's every part (the line on screen leaves some out when narrow)
+            sections.insert(0, whole)
         if isinstance(screen, _main_screen_class()):
             focused = self.focused
             for widget, title in ((screen.op_tree, "Op tree (focus: t / tab)"),

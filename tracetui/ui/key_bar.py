@@ -8,7 +8,8 @@ ancestors, the screen, the app), in binding order, keys of one action joined.
 
 A screen may say which keys apply to what it shows with ``key_applies(action) -> bool``:
 the browser screen leaves out ``>``/``<`` on a trace without GPU events and ``.`` on one
-without python rows (the keys stay bound: pressed, they say why they do nothing).
+without python rows (the keys stay bound: pressed, they say why they do nothing).  Help asks
+the same (:func:`applies`), so the key bar and help never offer a key that does nothing there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.widget import Widget
+
+
+def applies(screen: object, action: str) -> bool:
+    """Does the key of ``action`` do something on ``screen`` now (its ``key_applies``; a screen
+    without one: every key)?  The one test of the key bar and of help."""
+    key_applies = getattr(screen, "key_applies", None)
+    return key_applies is None or bool(key_applies(action))
 
 
 class KeyBar(Widget):
@@ -44,11 +52,10 @@ class KeyBar(Widget):
     def entries(self) -> list[tuple[str, str, bool]]:
         """(keys, description, enabled) of each action shown, in binding order."""
         screen = self.screen
-        applies = getattr(screen, "key_applies", None)
         out: dict[str, tuple[list[str], str, bool]] = {}
         for active in screen.active_bindings.values():
             b = active.binding
-            if not b.show or (applies is not None and not applies(b.action)):
+            if not b.show or not applies(screen, b.action):
                 continue
             keys, desc, enabled = out.setdefault(b.action, ([], b.description, active.enabled))
             display = self.app.get_key_display(b)

@@ -4,9 +4,12 @@ Textual's ``DataTable`` measures and renders every cell as rows are added (200 r
 columns: 140-250 ms of CPU on a 2-core machine), this table 1-2 ms.
 
 The cells are plain strings, already formatted (trace data is made safe by the caller with
-:func:`~tracetui.errors.one_line`); numeric columns are right-aligned, text columns cut with
-``…`` to their width.  ``order`` lists the rows in display order (indices into ``cells``), so
-sorting is a new order, never a rebuild.
+:func:`~tracetui.errors.one_line`); numeric columns are right-aligned.  The columns are laid out
+in the table's width by the one rule of :mod:`~tracetui.ui.view.table_fit` (the name gets the
+room first; empty, repeated and low-value columns are left out, said by :class:`RowTable.Fitted`;
+a text that does not fit is cut in the middle, two different texts never to the same), again on
+every resize.  ``order`` lists the rows in display order (indices into ``cells``), so sorting
+is a new order, never a rebuild.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from textual.strip import Strip
 
 from ..names import mark_start
 from .bindings import RowCursorKeys, row_cursor_bindings
+from .view.table_fit import GAP, SORT_MARKS, Column, TableFit, TableLayout, header_text
 
-#: cells between two columns
-GAP = 2
+
 def list_css(widget: str, prefix: str, extra: str = "") -> str:
     """The CSS of a list-like widget drawn line by line (the op tree, a row table): the
     surface, a vertical scrollbar, a bold header line (``<prefix>--header``) and a cursor line
@@ -79,27 +82,76 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
         def control(self) -> RowTable:
             return self.table
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.headers: list[str] = []
-        self.numeric: list[bool] = []
-        self.widths: list[int] = []
+    class Fitted(Message):
+        """The columns left out changed (``note``: ``hidden: nested (empty), …``; "" when none)."""
+
+        def __init__(self, table: RowTable, note: str) -> None:
+            super().__init__()
+            self.table, self.note = table, note
+
+        @property
+        def control(self) -> RowTable:
+            return self.table
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.columns: list[Column] = []
         self.cells: list[list[str]] = []
         self.order: list[int] = []
+        self.sort: tuple[int, bool] | None = None  #: (column, reversed) the header marks
         self.cursor = 0  #: position in ``order``
+        self._layout = TableLayout([], [])
+        self._note: str | None = None
 
     # ------------------------------------------------------------------ content
-    def set_rows(self, headers: list[str], numeric: list[bool], widths: list[int], cells: list[list[str]],
-                 order: list[int], *, cursor: int = 0) -> None:
+    def set_rows(self, columns: list[Column], cells: list[list[str]], order: list[int], *, cursor: int = 0,
+                 sort: tuple[int, bool] | None = None) -> None:
         """Show ``cells`` (one list of strings per row) in the order ``order``, under
-        ``headers``, each column ``widths[c]`` cells wide; the cursor on display row ``cursor``."""
-        self.headers, self.numeric, self.widths = headers, numeric, widths
-        self.cells, self.order = cells, order
+        ``columns``; the cursor on display row ``cursor``; ``sort``: (column, reversed) marked
+        in its header (the titles of a sortable table keep room for the mark)."""
+        self.columns, self.cells, self.order, self.sort = columns, cells, order, sort
+        self._layout = TableLayout(columns, cells, sort_column=sort[0] if sort else None, sortable=sort is not None)
         self.cursor = max(0, min(cursor, len(order) - 1))
         self.virtual_size = Size(0, len(order) + 1)
         self.scroll_to(y=0, animate=False, force=True)
         self.refresh(layout=True)  # a table of auto height grows with its rows
         self.call_after_refresh(self._keep_cursor_visible)
+        self._fitted()
+
+    @property
+    def headers(self) -> list[str]:
+        """Every column's full title, the sorted one marked (▼, ▲ reversed)."""
+        return [self._header(c, col.title) for c, col in enumerate(self.columns)]
+
+    def _header(self, c: int, title: str) -> str:
+        if self.sort is None or self.sort[0] != c:
+            return title
+        return header_text(title, self.columns[c].numeric, SORT_MARKS[1 if self.sort[1] else 0])
+
+    def fit(self, width: int | None = None) -> TableFit:
+        """The layout of the columns in ``width`` cells (default: the table's width)."""
+        return self._layout.fit(self.scrollable_content_region.width if width is None else width)
+
+    @property
+    def name_column(self) -> int | None:
+        """The column that gets the room first (:mod:`~.view.table_fit`), None without text columns."""
+        return self._layout.name
+
+    def shown_columns(self) -> list[int]:
+        """The columns drawn now (the others are empty, repeat another or had no room)."""
+        return self.fit().shown if self.scrollable_content_region.width > 0 else list(range(len(self.columns)))
+
+    def _fitted(self) -> None:
+        """Say (:class:`Fitted`) when the columns left out changed."""
+        if self.scrollable_content_region.width <= 0:
+            return
+        note = self.fit().note(self.columns)
+        if note != self._note:
+            self._note = note
+            self.post_message(self.Fitted(self, note))
+
+    def on_resize(self) -> None:
+        self._fitted()
 
     @property
     def row_count(self) -> int:
@@ -114,13 +166,21 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
         """The cells of display row ``position`` as given (tests read the table through it)."""
         return self.cells[self.order[position]]
 
-    def line_text(self, cells: list[str], width: int) -> str:
-        """One line, ``width`` cells: each cell fitted to its column (numbers right-aligned,
-        text cut with …, a name drawn cut keeping its mark ``… (+10 MB)`` when the column has
-        room for it; widths in terminal cells, so wide characters count twice)."""
+    def drawn_text(self, position: int, width: int | None = None) -> list[str]:
+        """The cells of display row ``position`` as drawn: the columns shown, texts cut."""
+        fit = self.fit(width)
+        row = self.order[position]
+        return [fit.cell(row, c, self.cells[row][c]) for c in fit.shown]
+
+    def line_text(self, row: int | None, width: int) -> str:
+        """One line, ``width`` cells: the header (``row`` None) or the row of index ``row`` in
+        the cells, each shown cell fitted to its column (numbers right-aligned; widths in
+        terminal cells, so wide characters count twice; a name drawn cut keeps its mark
+        ``… (+10 MB)`` when the column has room for it)."""
+        fit = self.fit(width)
         parts = []
-        for c, text in enumerate(cells):
-            w = self.widths[c] if c < len(self.widths) else cell_len(text)
+        for c, w, title in zip(fit.shown, fit.widths, fit.titles):
+            text = self._header(c, title) if row is None else fit.cell(row, c, self.cells[row][c])
             n = cell_len(text)
             if n > w:
                 start = mark_start(text)
@@ -129,7 +189,7 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
                     text, n = set_cell_size(text[:start], w - mark) + text[start:], w
                 else:
                     text, n = (set_cell_size(text, w - 1) + "…", w) if w > 0 else ("", 0)
-            parts.append(" " * (w - n) + text if self.numeric[c] else text + " " * (w - n))
+            parts.append(" " * (w - n) + text if self.columns[c].numeric else text + " " * (w - n))
         return set_cell_size(" " + (" " * GAP).join(parts), width)
 
     # ------------------------------------------------------------------ drawing
@@ -143,7 +203,7 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
             return Strip.blank(0)
         if y == 0:
             style = base + self.get_component_rich_style("row-table--header")
-            return Strip([Segment(self.line_text(self.headers, width), style)], width)
+            return Strip([Segment(self.line_text(None, width), style)], width)
         pos = self.scroll_offset.y + y - 1
         if not 0 <= pos < len(self.order):
             return Strip.blank(width, base)
@@ -153,7 +213,7 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
             style = base + self.get_component_rich_style("row-table--even")
         else:
             style = base
-        return Strip([Segment(self.line_text(self.cells[self.order[pos]], width), style)], width)
+        return Strip([Segment(self.line_text(self.order[pos], width), style)], width)
 
     # ------------------------------------------------------------------ cursor
     def move_to(self, position: int) -> None:
@@ -212,7 +272,8 @@ class RowTable(RowCursorKeys, ScrollView, can_focus=True):
     def column_at(self, x: int) -> int | None:
         """The column drawn at cell ``x`` of a line (None: between or after the columns)."""
         start = 1
-        for c, w in enumerate(self.widths):
+        fit = self.fit()
+        for c, w in zip(fit.shown, fit.widths):
             if start <= x < start + w:
                 return c
             start += w + GAP

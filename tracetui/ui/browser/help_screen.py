@@ -1,4 +1,6 @@
-"""The help screen, generated from the live key bindings (never a hand-kept list).
+"""The help screen, generated from the live key bindings (never a hand-kept list): only the
+keys that do something on the screen shown (:func:`~tracetui.ui.key_bar.applies`, as the key
+bar asks; the rank keys only in a job, Enter on a query result only with an event column).
 
 Bindings a pane inherits from Textual's widgets (``ScrollableContainer``'s "Scroll Up",
 "Page Left", ...) are left out: the panes define their own keys, and a generic scroll
@@ -22,6 +24,9 @@ from textual.screen import ModalScreen, Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
+
+from ..key_bar import applies
+from ..view.status_parts import status_whole
 
 #: Friendly names of the binding owners shown in help (class name -> title).
 HELP_GROUPS = {
@@ -77,7 +82,7 @@ def live_bindings(screen: Screen) -> list[tuple[str, str, str]]:
     tips: dict[tuple[int, str, str], str] = {}
     for active in screen.active_bindings.values():
         binding = active.binding
-        if is_generic(active.node, binding):
+        if is_generic(active.node, binding) or not applies(screen, binding.action):
             continue
         desc = binding.description or binding.action
         ident = (id(active.node), binding.action, desc)
@@ -100,7 +105,7 @@ def widget_bindings(node: DOMNode) -> list[tuple[str, str, str]]:
     out: dict[tuple[str, str], list[str]] = {}
     for bindings in node._bindings.key_to_bindings.values():
         for binding in bindings:
-            if is_generic(node, binding):
+            if is_generic(node, binding) or not applies(node.screen, binding.action):
                 continue
             desc = _describe(binding.description or binding.action, binding.tooltip)
             display = app.get_key_display(binding)
@@ -108,6 +113,19 @@ def widget_bindings(node: DOMNode) -> list[tuple[str, str, str]]:
             if display not in keys:
                 keys.append(display)
     return [(_owner_title(node), " / ".join(keys), desc) for (action, desc), keys in out.items()]
+
+
+def status_help(screen: Screen) -> tuple[str, list[tuple[str, str, str]]] | None:
+    """Help's first section on a browser screen: its status line with every part at full length
+    (``+2 more (?)`` on the line says some are left out at this width); None elsewhere."""
+    parts = getattr(screen, "status_parts", None)
+    if parts is None:
+        return None
+    try:
+        whole = status_whole(parts()).plain
+    except Exception:  # noqa: BLE001 -- a screen being torn down: help without it
+        return None
+    return ("Status line (every part)", [("Status", "", whole)])
 
 
 def _describe(description: str, tooltip: str) -> str:

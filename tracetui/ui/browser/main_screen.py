@@ -142,10 +142,12 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             step(self, app)
 
     def key_applies(self, action: str) -> bool:
-        """Does the key of ``action`` do something on the trace shown?  The key bar leaves out
-        those that do not (``>``/``<`` without GPU events or a driver link, ``.`` without
-        python rows, ``t`` without a timeline, ``o`` without matches); pressed anyway, they
-        say why."""
+        """Does the key of ``action`` do something on the trace shown?  The key bar and help leave
+        out those that do not (``>``/``<`` without GPU events or a driver link, ``.`` without
+        python rows, ``t`` without a timeline, ``o`` and ``f`` without matches, ``n``/``N``
+        without matches or a critical path, ``w`` without warnings, the rank keys outside a job,
+        ``M``/``^`` without memory events, what needs a Kineto trace on an ET alone); pressed
+        anyway, they say why."""
         src = self.source
         if action in ("jump_gpu", "jump_op"):
             return src.has_jumps
@@ -155,7 +157,19 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
             return bool(self.timeline.display)
         if action == "match_order":
             return bool(self.matches.size)
-        return True
+        if action == "filter":
+            return src.filtered or (self.query_text is not None and bool(self.matches.size))
+        if action in ("next_match", "prev_match") and self.walk == "path" and src.path is not None:
+            return True
+        if action == "warnings":
+            return bool(self.linked.all_warnings())
+        if action in ("summaries", "export", "raw_args", "toggle_cpu_lanes", "critical_path", "findings"):
+            return self.linked.kineto is not None
+        if action in self.JOB_ACTIONS:
+            return self.job_key_applies()
+        if action in self.MEMORY_ACTIONS:
+            return self.memory_key_applies()
+        return super().key_applies(action)
 
     # ------------------------------------------------------------------ status
     def status_parts(self) -> list:

@@ -77,6 +77,20 @@ class PanesScreen(Screen):
         status = next(iter(self.query("#status").results(StatusLine)), None)
         if status is not None:
             status.set_parts(self.status_parts())
+            self.refresh_bindings()  # the key bar and help follow the state (key_applies)
+
+    #: the timeline's keys (pane_bindings): they do something only while the timeline shows
+    TIMELINE_ACTIONS = frozenset({"zoom", "pan", "zoom_selection", "fit_all"})
+
+    def key_applies(self, action: str) -> bool:
+        """Does the key of ``action`` do something now?  The key bar and help leave out those
+        that do not (:func:`~tracetui.ui.key_bar.applies`): ``n``/``N`` without matches, the
+        timeline's keys while it is hidden."""
+        if action in ("next_match", "prev_match"):
+            return bool(self.matches.size)
+        if action.split("(", 1)[0] in self.TIMELINE_ACTIONS:  # zoom(2.0), pan(-0.25)
+            return bool(self.query_one("#timeline").display)
+        return True
 
     # ------------------------------------------------------------------ selection
     def moved_to(self, node: int) -> None:

@@ -54,6 +54,9 @@ class DiffScreen(PanesScreen):
         self.detail_model = session.detail
         #: each side's critical path found with P in its browser ("a"/"b" -> PathState)
         self.side_paths: dict[str, object] = {}
+        #: the search the matches are of (None: no search, or a summary row's rows): counted again
+        #: when the regressions filter changes which rows are shown
+        self.searched: str | None = None
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -134,7 +137,16 @@ class DiffScreen(PanesScreen):
         self.source.set_regressions_only(on_)
         if self.current is not None and not self.source.is_shown(self.current):
             self.current = self.source.visible_ancestor(self.current)
+        if self.searched is not None:  # the search's count follows the rows shown
+            self._set_matches(self.searched, self.source.find(self.searched)[0])
         self._refresh_tree()
+
+    def key_applies(self, action: str) -> bool:
+        """The panes' keys (``n``/``N`` with matches, the timeline's while it shows) and ``w``
+        with warnings: the key bar and help leave out the others."""
+        if action == "warnings":
+            return bool(self.session.warnings())
+        return super().key_applies(action)
 
     def _refresh_tree(self) -> None:
         current = self.current
@@ -217,6 +229,7 @@ class DiffScreen(PanesScreen):
             return
         rows, label, *_ = result
         self.op_tree.focus()
+        self.searched = None
         self._set_matches(label, rows)
         if self.matches.size:
             note = Text(f"{label}: row 1 of {self.matches.size:,}   (n next, N previous)", style="bold")
@@ -237,13 +250,17 @@ class DiffScreen(PanesScreen):
         except ValueError as exc:
             show_note(self, str(exc), severity="error")
             return
+        self.searched = query
         self._set_matches(query, rows)
         if not rows.size:
-            show_note(self, f"no match for {query!r}", severity="warning")
+            hidden = self.source.hidden_matches(query)
+            show_note(self, f"no match for {query!r} among the regressions; {hidden:,} in every row (f shows them)"
+                      if hidden else f"no match for {query!r}", severity="warning")
         elif select:
             self._goto_match(0, inclusive=True)
 
     def action_clear(self) -> None:
+        self.searched = None
         if self.query_text is not None:
             self.query_text = None
             self.matches = np.empty(0, dtype=np.int64)

@@ -141,9 +141,8 @@ class FollowScreen(Screen[None]):
     # ------------------------------------------------------------------ drawing
     def _show(self) -> None:
         table = self.table
-        width = table.scrollable_content_region.width or self.size.width
-        headers, numeric, widths, cells = cycle_table(self.cycles, width)
-        table.set_rows(headers, numeric, widths, cells, list(range(len(cells))), cursor=table.cursor)
+        columns, cells = cycle_table(self.cycles)
+        table.set_rows(columns, cells, list(range(len(cells))), cursor=table.cursor)
         self._show_title()
         self._show_detail()
 

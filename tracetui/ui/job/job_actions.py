@@ -56,6 +56,13 @@ def rank_label(rank: int, result: Any, current: int | None) -> Text:
 class JobActions:
     """Mixin for the browser screen: the job keys (see the module docstring)."""
 
+    #: the job keys' actions: they do something only in a job (key bar and help leave them out elsewhere)
+    JOB_ACTIONS = frozenset({"pick_rank", "collective_other_rank", "job_summary"})
+
+    def job_key_applies(self) -> bool:
+        """Do the job keys do something here (a job is shown)?"""
+        return getattr(self.app, "job", None) is not None
+
     def _job(self) -> Any:
         job = getattr(self.app, "job", None)
         if job is None:

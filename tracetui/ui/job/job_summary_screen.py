@@ -28,11 +28,21 @@ from ..plot.plots_screen import PlotsScreen
 from ..row_table import RowTable
 from ..shown import only_while_shown
 from ..view.plot_views import job_plots
+from ..view.table_fit import Column
 
 _TL = (("total_ms", f"total {units.MS}"), ("computation_ms", f"compute {units.MS}"), ("exposed_comm_ms",
                                                                                       f"exposed comm {units.MS}"),
        ("exposed_memcpy_ms", f"exposed memcpy {units.MS}"), ("idle_ms", f"idle {units.MS}"))
 
+
+#: each table's title (its id: the key)
+_TITLES = {"ranks": "GPU time per rank (Enter: show the rank)",
+           "collectives": "Collectives matched across ranks (Enter: select it on the rank shown)",
+           "stragglers": "Stragglers (last to arrive most often first)"}
+
+#: shorter titles of the per-rank columns (a narrow screen)
+_TL_SHORT = {"exposed_comm_ms": f"exp. comm {units.MS}", "exposed_memcpy_ms": f"exp. memcpy {units.MS}",
+             "computation_ms": f"comp. {units.MS}"}
 
 def _n(v: Any, digits: int = 3) -> str:
     return "" if v is None else units.number(v, digits)
@@ -42,10 +52,9 @@ def _size(v: Any) -> str:
     return units.bytes_short(v) if v else ""
 
 
-def _fill(table: RowTable, headers: list[str], numeric: list[bool], rows: list[list[str]]) -> None:
-    """A table of the screen: each column as wide as its widest cell or title, rows as given."""
-    widths = [max([len(h), *(len(r[c]) for r in rows)]) for c, h in enumerate(headers)]
-    table.set_rows(headers, numeric, widths, rows, list(range(len(rows))))
+def _fill(table: RowTable, columns: list[Column], rows: list[list[str]]) -> None:
+    """A table of the screen, rows as given, laid out by the table (the name first: :mod:`.table_fit`)."""
+    table.set_rows(columns, rows, list(range(len(rows))))
 
 
 class JobSummaryScreen(Screen[tuple[str, Any] | None]):
@@ -60,7 +69,7 @@ class JobSummaryScreen(Screen[tuple[str, Any] | None]):
     ]
     DEFAULT_CSS = """
     JobSummaryScreen RowTable { height: auto; max-height: 20; margin-bottom: 1; }
-    JobSummaryScreen .title { text-style: bold; }
+    JobSummaryScreen .title { text-style: bold; width: 1fr; height: auto; }
     """
 
     def __init__(self, job: Any, current_rank: int | None, doc: dict | None = None) -> None:
@@ -76,12 +85,9 @@ class JobSummaryScreen(Screen[tuple[str, Any] | None]):
             title = (f"{self.job.title}: {j['ranks_loaded']} of {j['ranks_found']} ranks loaded, "
                      f"world size {j['world_size']}, backend {j['backend'] or 'unknown'}")
             yield Label(Text(one_line(title), style="bold"))
-            yield Label("GPU time per rank (Enter: show the rank)", classes="title")
-            yield RowTable(id="ranks")
-            yield Label("Collectives matched across ranks (Enter: select it on the rank shown)", classes="title")
-            yield RowTable(id="collectives")
-            yield Label("Stragglers (last to arrive most often first)", classes="title")
-            yield RowTable(id="stragglers")
+            for key, title in _TITLES.items():
+                yield Label(title, classes="title", id=f"{key}-title")
+                yield RowTable(id=key)
             for w in self.doc["warnings"]:
                 yield Label(Text(one_line(f"warning: {w}"), style="yellow"))
         yield KeyBar()
@@ -98,8 +104,10 @@ class JobSummaryScreen(Screen[tuple[str, Any] | None]):
             else:
                 status = "shown" if r["rank"] == self.current_rank else "ok"
             rows.append([str(r["rank"]), *(_n(tl.get(k)) for k, _ in _TL), _n(r["collectives"]), status])
-        _fill(self.query_one("#ranks", RowTable), ["rank", *(h for _, h in _TL), "collectives", "status"],
-              [False, *([True] * (len(_TL) + 1)), False], rows)
+        _fill(self.query_one("#ranks", RowTable),
+              [Column("rank"),
+               *(Column(h, True, _TL_SHORT.get(k, ""), drop=2 if k == "exposed_memcpy_ms" else 0) for k, h in _TL),
+               Column("collectives", True, "colls", drop=1), Column("status")], rows)
         rows = []
         for c in self.doc["collectives"]:
             ident = str(c["seq"]) if c["seq"] is not None else f"#{c['index']}"
@@ -109,15 +117,28 @@ class JobSummaryScreen(Screen[tuple[str, Any] | None]):
                          _n(c["max_dur_us"], 1), _n(c["last_rank"]), _size(c["bytes"]), one_line(algo),
                          _n(c["busbw_gbps"], 2)])
         _fill(self.query_one("#collectives", RowTable),
-              ["collective", "group", "seq", "ranks", f"start skew {units.US}", f"end skew {units.US}",
-               f"min {units.US}", f"max {units.US}", "last rank", "size", "algorithm", f"busbw {units.GBPS}"],
-              [False, False, False, *([True] * 7), False, True], rows)
+              [Column("collective"), Column("group", drop=5), Column("seq"), Column("ranks", True, drop=4),
+               Column(f"start skew {units.US}", True, f"start {units.US}"),
+               Column(f"end skew {units.US}", True, f"end {units.US}", drop=6), Column(f"min {units.US}", True, drop=2),
+               Column(f"max {units.US}", True, drop=3), Column("last rank", True, "last"), Column("size", True),
+               Column("algorithm", drop=1), Column(f"busbw {units.GBPS}", True, drop=7)], rows)
         rows = [[_n(s["rank"]), _n(s["times_last"]), _n(s["collectives"]), _n(s.get("median_late_us"), 1),
                  _n(s["late_us"], 1), _n(s["wait_caused_us"], 1)] for s in self.doc["stragglers"]]
         _fill(self.query_one("#stragglers", RowTable),
-              ["rank", "last to arrive", "collectives", f"median late {units.US}", f"late {units.US} (sum)",
-               f"wait caused {units.US}"], [True] * 6, rows)
+              [Column("rank", True), Column("last to arrive", True), Column("collectives", True),
+               Column(f"median late {units.US}", True), Column(f"late {units.US} (sum)", True),
+               Column(f"wait caused {units.US}", True)], rows)
         self.query_one("#ranks", RowTable).focus()
+
+    @on(RowTable.Fitted)
+    def _on_fitted(self, event: RowTable.Fitted) -> None:
+        """A table's title says which of its columns it left out."""
+        event.stop()
+        key = str(event.table.id)
+        title = Text(_TITLES[key])
+        if event.note:
+            title.append(f" · {event.note}", style="not bold dim")
+        self.query_one(f"#{key}-title", Label).update(title)
 
     @on(RowTable.Picked)
     def _on_row(self, event: RowTable.Picked) -> None:

@@ -22,6 +22,10 @@ from ..notify import show_note
 from ..row_table import RowTable
 from ..shown import only_while_shown
 from ..view.memsnap_view import SnapshotView
+from ..view.table_fit import Column
+
+#: an owner's blocks: the table lays them out in its width (:mod:`~tracetui.ui.view.table_fit`)
+BLOCK_COLUMNS = [Column("bytes", True), Column("allocated at", True), Column("freed at", True), Column("address")]
 
 
 class BlockStackScreen(ModalScreen[tuple[str, int] | None]):
@@ -59,9 +63,7 @@ class BlockStackScreen(ModalScreen[tuple[str, int] | None]):
     def on_mount(self) -> None:
         table = self.query_one(RowTable)
         cells = self.view.block_rows(self.owner)
-        table.set_rows(["bytes", "allocated at", "freed at", "address"], [True, True, True, False],
-                       [max(len(h), *(len(r[c]) for r in cells)) for c, h in
-                        enumerate(["bytes", "allocated at", "freed at", "address"])], cells, list(range(len(cells))))
+        table.set_rows(BLOCK_COLUMNS, cells, list(range(len(cells))))
         table.focus()
         self._show_stack()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import units
-from ...analysis.memory import memory_model
+from ...analysis.memory import memory_events, memory_model
 from ..notify import show_note
 from ..shown import show_when_computed
 from ..view.keep_text import KeepText
@@ -31,6 +31,18 @@ class MemoryActions:
     """Mixin for the browser screen: the memory keys (see the module docstring)."""
 
     _peak_at: tuple[int, int | None] = (-1, None)  #: (index of the last peak gone to, node selected)
+    _has_memory: bool | None = None
+    #: the memory keys' actions: they do something only with a snapshot or ``[memory]`` events
+    MEMORY_ACTIONS = frozenset({"memory", "memory_peak"})
+
+    def memory_key_applies(self) -> bool:
+        """Do ``M`` and ``^`` do something here (a CUDA memory snapshot, or a trace with
+        ``[memory]`` events)?  Found once."""
+        if self._has_memory is None:
+            kt = self.linked.kineto
+            self._has_memory = getattr(self.linked, "snapshot_trace", None) is not None or (
+                kt is not None and bool(memory_events(kt).size))
+        return self._has_memory
 
     def _memory_trace(self) -> Any:
         kt = self.linked.kineto

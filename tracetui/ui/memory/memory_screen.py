@@ -24,36 +24,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Label, Static, TabbedContent, TabPane
+from textual.widgets import Label, Static, TabbedContent, TabPane
 
 from ...errors import one_line
 from ...names import shown
 from ..key_bar import KeyBar
 from ..notify import show_note
 from ..plot.plots_screen import PlotsScreen
+from ..row_table import RowTable
 from ..shown import only_while_shown
 from ..view.memory_view import DeviceMemoryView
 from ..view.summary_table import SummaryTable
-
-#: narrowest a name column gets when the screen is narrow
-MIN_TEXT_CELLS = 12
-
-
-def text_widths(t: SummaryTable, width: int) -> list[int | None]:
-    """Per column: cells for a text column (the numbers keep their width, the names share what
-    the screen leaves, each at least :data:`MIN_TEXT_CELLS`, none wider than its longest
-    value); None for a number column."""
-    longest = [max([len(name), *(len(one_line(shown(str(r[c])))) for r in t.rows)])
-               for c, (name, _) in enumerate(t.columns)]
-    texts = [c for c, (_, num) in enumerate(t.columns) if not num]
-    used = sum(longest[c] + 2 for c, (_, num) in enumerate(t.columns) if num) + 2 * len(texts) + 4
-    out: list[int | None] = [None] * len(t.columns)
-    left, waiting = width - used, sorted(texts, key=lambda c: longest[c])
-    while waiting:  # the shortest first: what it does not need goes to the longer ones
-        c = waiting.pop(0)
-        out[c] = max(MIN_TEXT_CELLS, min(longest[c], left // (len(waiting) + 1)))
-        left -= out[c]
-    return out
 
 
 def _number(v: Any) -> str:
@@ -84,8 +65,8 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
     MemoryScreen TabPane { padding: 0; height: 1fr; }
     MemoryScreen .head { height: auto; width: 1fr; }
     MemoryScreen .table-title { height: auto; width: 1fr; margin-top: 1; }
-    MemoryScreen DataTable.owners { height: auto; max-height: 30%; }
-    MemoryScreen DataTable.top { height: 1fr; min-height: 4; }
+    MemoryScreen RowTable.owners { height: auto; max-height: 30%; }
+    MemoryScreen RowTable.top { height: 1fr; min-height: 4; }
     """
 
     def __init__(self, title: str, views: list[DeviceMemoryView]) -> None:
@@ -106,35 +87,36 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
                     # as KeepText does (a number stays with its unit)
                     yield Static(Group(*v.head), classes="head")
                     for t in (v.owners, v.top_ops):
-                        yield Label(Text.assemble((f"{t.title} ({len(t.rows):,})", "bold"), ": ", t.note),
-                                    classes="table-title")
-                        yield DataTable(id=f"t-{i}-{t.key}", classes=t.key, cursor_type="row", zebra_stripes=True)
+                        yield Label(self._title(t), classes="table-title", id=f"title-{i}-{t.key}")
+                        yield RowTable(id=f"t-{i}-{t.key}", classes=t.key)
         yield KeyBar()
 
     @only_while_shown  # closed before it was mounted: its widgets are going away
     def on_mount(self) -> None:
         for i, v in enumerate(self.views):
             for t in (v.owners, v.top_ops):
-                self._fill(self.query_one(f"#t-{i}-{t.key}", DataTable), t)
+                cells = [[one_line(shown(_number(x))) for x in row] for row in t.rows]  # cut names, never markup
+                self.query_one(f"#t-{i}-{t.key}", RowTable).set_rows(t.fit_columns(), cells, list(range(len(cells))))
         self.call_after_refresh(self._focus_table)
 
-    def _fill(self, table: DataTable, t: SummaryTable) -> None:
-        widths = text_widths(t, self.size.width or 80)
-        for c, (name, num) in enumerate(t.columns):
-            if num:  # numbers (and their header) right-aligned to the column's width
-                widths[c] = max([len(name), *(len(_number(r[c])) for r in t.rows)])
-            table.add_column(Text(name.rjust(widths[c] or 0) if num else name), key=str(c))
-        for i, row in enumerate(t.rows):
-            table.add_row(*(self._cell(v, num, w) for v, (_, num), w in zip(row, t.columns, widths)), key=str(i))
-
     @staticmethod
-    def _cell(v: Any, numeric: bool, width: int | None) -> Text:
-        if numeric:
-            return Text(_number(v).rjust(width or 0))
-        text = Text(one_line(shown(str(v))), no_wrap=True, overflow="ellipsis")  # trace data: never markup
-        if width is not None and text.cell_len > width:
-            text.truncate(width, overflow="ellipsis")
-        return text
+    def _title(t: SummaryTable, hidden: str = "") -> Text:
+        title = Text.assemble((f"{t.title} ({len(t.rows):,})", "bold"), ": ", t.note)
+        if hidden:
+            title.append(f" · {hidden}", style="dim")
+        return title
+
+    def _table_of(self, table: RowTable) -> tuple[int, SummaryTable]:
+        _, i, key = str(table.id).split("-")
+        v = self.views[int(i)]
+        return int(i), v.owners if key == "owners" else v.top_ops
+
+    @on(RowTable.Fitted)
+    def _on_fitted(self, event: RowTable.Fitted) -> None:
+        """A table's title says which of its columns it left out."""
+        event.stop()
+        i, t = self._table_of(event.table)
+        self.query_one(f"#title-{i}-{t.key}", Label).update(self._title(t, event.note))
 
     def _active(self) -> int | None:
         active = self.query_one(TabbedContent).active
@@ -144,7 +126,7 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
     def _focus_table(self) -> None:
         i = self._active()
         if i is not None:
-            for table in self.query(f"#t-{i}-owners").results(DataTable):
+            for table in self.query(f"#t-{i}-owners").results(RowTable):
                 table.focus()
 
     @on(TabbedContent.TabActivated)
@@ -166,13 +148,14 @@ class MemoryScreen(Screen[tuple[str, Any] | None]):
             return
         self.dismiss(("peak", target))
 
-    @on(DataTable.RowSelected)
-    def _on_row(self, event: DataTable.RowSelected) -> None:
+    @on(RowTable.Picked)
+    def _on_row(self, event: RowTable.Picked) -> None:
         event.stop()
-        _, i, key = str(event.data_table.id).split("-")
-        v = self.views[int(i)]
-        t = v.owners if key == "owners" else v.top_ops
-        r = int(event.row_key.value)
+        if event.row is None:  # a header click: these tables keep their order
+            return
+        i, t = self._table_of(event.table)
+        v = self.views[i]
+        key, r = t.key, event.row
         nodes = t.occurrences[r]
         if not nodes.size:
             show_note(self, f"{t.labels[r]}: allocated outside any op (no row in the tree)", severity="warning")

@@ -129,8 +129,7 @@ class MemorySnapshotScreen(Screen[tuple[str, Any] | None]):
             f"Live at the cursor: {t.live_blocks:,} blocks by {self.by} ({len(t.owners):,}); Enter: their stacks")
         table = self.query_one(RowTable)
         keep = table.cursor
-        table.set_rows(t.headers, t.numeric, self.view.widths(t, self.size.width or 80), t.cells,
-                       list(range(len(t.cells))), cursor=keep)
+        table.set_rows(t.columns(), t.cells, list(range(len(t.cells))), cursor=keep)
 
     # ------------------------------------------------------------------ keys
     def action_move(self, columns: int) -> None:

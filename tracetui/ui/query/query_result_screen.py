@@ -11,7 +11,8 @@ has an event id column (``event`` or ``*_event``, docs/query.md):
 - ``f`` closes it and filters the tree to the result's events (as ``f`` does for a search;
   ``n``/``N`` then walk them, Esc clears); in a job, the events of the rank shown.
 
-``:`` closes it and opens the bar again with the query, to edit it; Esc closes.  The screen
+Without an event column the key bar and help leave Enter and ``f`` out (pressed, they say
+why).  ``:`` closes it and opens the bar again with the query, to edit it; Esc closes.  The screen
 dismisses with ``("go", rank, event, note)``, ``("filter", nodes, label)``, ``("edit", sql)``
 or None; the main screen acts on it (:mod:`.query_actions`).
 """
@@ -25,10 +26,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ... import units
 from ...errors import one_line
+from ..key_bar import KeyBar
 from ..notify import show_note
 from ..shown import only_while_shown
 from ..view.query_rows import QueryRows, is_event_column
@@ -69,7 +71,7 @@ class QueryResultScreen(Screen):
         yield Static(self.title_text(), id="result-title")
         yield ResultTable(self.rows, id="result-table")
         yield Static(id="result-cell")
-        yield Footer()
+        yield KeyBar()
 
     def title_text(self) -> Text:
         n = len(self.result.rows)
@@ -85,6 +87,15 @@ class QueryResultScreen(Screen):
                 keys += f" (rank {self.rank} shown)"
             t.append(f"   · {keys}", style="dim")
         return t
+
+    def key_applies(self, action: str) -> bool:
+        """Enter and ``f`` only when the result has an event column (and rows); ``s`` only with
+        rows: the key bar and help leave out the others (pressed, they say why)."""
+        if action in ("go", "filter"):
+            return self.rows.event_index is not None and len(self.rows) > 0
+        if action == "sort":
+            return len(self.rows) > 0
+        return True
 
     @only_while_shown
     def on_mount(self) -> None:

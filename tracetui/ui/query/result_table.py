@@ -23,7 +23,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..bindings import RowCursorKeys, row_cursor_bindings
-from ..view.query_rows import GAP, QueryRows
+from ..view.query_rows import QueryRows
+from ..view.table_fit import GAP
 
 
 class ResultTable(RowCursorKeys, ScrollView, can_focus=True):

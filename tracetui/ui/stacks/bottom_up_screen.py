@@ -26,7 +26,7 @@ from ..key_bar import KeyBar
 from ..notify import show_note
 from ..row_table import RowTable
 from ..shown import only_while_shown
-from ..view.bottom_up_view import HEADERS, NUMERIC, BottomUpView
+from ..view.bottom_up_view import COLUMNS, BottomUpView
 from ..view.stack_source import StackSource
 from .icicle_screen import StackScreen, stack_bindings
 from .stack_search import StackSearch
@@ -59,6 +59,20 @@ class BottomUpScreen(StackScreen):
         yield StackSearch(placeholder="search names: text, or /regex/   Enter: go   Esc: cancel")
         yield KeyBar()
 
+    _hidden = ""  #: the columns the table left out (``hidden: total (= self)``), said in the title
+
+    def title_text(self) -> Text:
+        t = super().title_text()
+        if self._hidden:
+            t.append(f" · {self._hidden}", style="dim")
+        return t
+
+    @on(RowTable.Fitted)
+    def _on_fitted(self, event: RowTable.Fitted) -> None:
+        event.stop()
+        self._hidden = event.note
+        self.query_one("#bu-title", Label).update(self.title_text())
+
     @property
     def table(self) -> RowTable:
         return self.query_one(RowTable)
@@ -78,8 +92,7 @@ class BottomUpScreen(StackScreen):
         v = self.view
         self.query_one("#bu-title", Label).update(self.title_text())
         self.query_one("#bu-path", Label).update(Text(v.path_text(width)))
-        self.table.set_rows(list(HEADERS), list(NUMERIC), v.widths(width), v.cells(), list(range(len(v.rows))),
-                            cursor=cursor)
+        self.table.set_rows(COLUMNS, v.cells(), list(range(len(v.rows))), cursor=cursor)
 
     def focus_main(self) -> None:
         self.table.focus()

@@ -119,43 +119,32 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         return self.has_class("-plots")
 
     def _show(self, t: SummaryTable, *, keep_cursor: bool = True) -> None:
-        """Give the row table ``t``'s cells, in its sort order, under headers that mark it."""
+        """Give the row table ``t``'s cells, in its sort order, under headers that mark it; the
+        table lays the columns out (:mod:`~tracetui.ui.view.table_fit`) and says what it left out."""
         widget = self.table_widget
         if self._shown is not None and self._shown is not t:
             self._cursor[self._shown.key] = widget.cursor
         self._shown = t
         col, rev = self.sort_state.get(t.key, (-1, False))
-        widths = self._widths(t)
-        headers = [self._header(t, c) for c in range(len(t.columns))]
         cells = [[one_line(v) if not num else v for v, (_, num) in zip(row, t.columns)] for row in t.cells]
-        widget.set_rows(headers, [num for _, num in t.columns], widths, cells, t.order(col, rev),
-                        cursor=self._cursor.get(t.key, 0) if keep_cursor else 0)
-        self.query_one("#summaries-note", Label).update(Text(one_line(t.note)))
+        widget.set_rows(t.fit_columns(), cells, t.order(col, rev),
+                        cursor=self._cursor.get(t.key, 0) if keep_cursor else 0, sort=(col, rev) if col >= 0 else None)
+        self._show_note()
 
-    def _header(self, t: SummaryTable, c: int) -> str:
-        """Column ``c``'s header: its name, with ▼ (sorted) or ▲ (reversed) when sorted by it."""
-        col, rev = self.sort_state.get(t.key, (-1, False))
-        name = t.columns[c][0]
-        if c != col:
-            return name
-        mark = "▲" if rev else "▼"
-        return f"{mark} {name}" if t.columns[c][1] else f"{name} {mark}"
+    def _show_note(self) -> None:
+        """The table's note, after the columns the table left out (``hidden: nested (empty)``)."""
+        t = self._shown
+        if t is None:
+            return
+        hidden = self.table_widget.fit().note(self.table_widget.columns) if self.table_widget.size.width else ""
+        line = Text(one_line(hidden + ("; " if hidden and t.note else "")), style="bold") if hidden else Text()
+        line.append(one_line(t.note))
+        self.query_one("#summaries-note", Label).update(line)
 
-    def _widths(self, t: SummaryTable) -> list[int]:
-        """Cells of each column: numbers their widest value (or title, with its sort mark);
-        text columns share what the screen width leaves (short ones keep theirs), cut with …
-        but at least 8 cells each, so that every column stays on an 80-column screen."""
-        widths = [t.column_width(c) for c in range(len(t.columns))]
-        text_cols = [c for c, (_, num) in enumerate(t.columns) if not num]
-        num_w = sum(widths[c] + 2 for c, (_, num) in enumerate(t.columns) if num)
-        free = self.size.width - 2 - num_w - 2 * len(text_cols)
-        short = [c for c in text_cols if widths[c] <= 12]
-        free -= sum(widths[c] for c in short)
-        long_cols = sorted((c for c in text_cols if c not in short), key=lambda c: widths[c])
-        for i, c in enumerate(long_cols):  # narrowest first: what one does not need goes to the next
-            widths[c] = min(widths[c], max(8, free // (len(long_cols) - i)))
-            free -= widths[c]
-        return widths
+    @on(RowTable.Fitted)
+    def _on_fitted(self, event: RowTable.Fitted) -> None:
+        event.stop()
+        self._show_note()
 
     @on(Tabs.TabActivated)
     def _on_tab(self, event: Tabs.TabActivated) -> None:
@@ -189,14 +178,18 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
             self.action_tab((i + step) % n)
 
     def action_sort(self, step: int) -> None:
-        """``s``: sort by the next column (step 1); ``S``: reverse the current order (step 0)."""
+        """``s``: sort by the next column shown (step 1); ``S``: reverse the current order (step 0)."""
         t = self._active()
         if t is None:
             if self.plots_shown:
                 show_note(self, "plots do not sort: p shows the next plot")
             return
         col, rev = self.sort_state.get(t.key, (-1, False))
-        col, rev = ((col + 1) % len(t.columns), False) if step else (max(col, 0), not rev)
+        if step:
+            shown = self.table_widget.shown_columns()
+            col, rev = next((c for c in shown if c > col), shown[0] if shown else 0), False
+        else:
+            col, rev = max(col, 0), not rev
         self._sort(t, col, rev)
 
     def _sort(self, t: SummaryTable, col: int, rev: bool) -> None:

@@ -21,9 +21,10 @@ from ...analysis.stacks import CallTree
 from ...errors import one_line
 from ...names import shown
 from .icicle_view import value_text
+from .table_fit import Column
 
-HEADERS = ["name", "self", "self %", "total", "calls"]
-NUMERIC = [False, True, True, True, True]
+#: the columns (the table lays them out in its width, the name first: :mod:`.table_fit`)
+COLUMNS = [Column("name"), Column("self", True), Column("self %", True), Column("total", True), Column("calls", True)]
 
 
 class BottomUpView:
@@ -47,13 +48,6 @@ class BottomUpView:
         root = float(self.tree.total[0]) or 1.0
         return [[one_line(shown(self.tree.label_text(r.label))), value_text(r.self_ns),
                  units.pct_text(100.0 * r.self_ns / root), value_text(r.total_ns), f"{r.calls:,}"] for r in self.rows]
-
-    def widths(self, width: int) -> list[int]:
-        """The name column takes what the numbers leave of ``width`` (at least 12 cells)."""
-        cells = self.cells()
-        nums = [max([len(HEADERS[c]), *(len(row[c]) for row in cells)]) for c in range(1, len(HEADERS))]
-        name = max(12, width - 3 - sum(n + 2 for n in nums))
-        return [name, *nums]
 
     def descend(self, i: int) -> bool:
         """Enter on row ``i``: its callers (False when it has none: a root)."""

@@ -202,6 +202,22 @@ class DiffRowSource:
         """(rows, positions) of the rows whose name on either side matches ``query`` (the
         query language of :mod:`tracetui.analysis.search`), in display order, hidden rows
         left out."""
+        rows = self._hits(query)
+        if self._keep is not None:
+            rows = rows[self._keep[rows]]
+        positions = np.array([self.tree_position(int(r)) for r in rows], dtype=np.float64)
+        order = np.argsort(positions, kind="stable")
+        return rows[order], positions[order]
+
+    def hidden_matches(self, query: str) -> int:
+        """Rows matching ``query`` that the regressions filter hides (0 when it is off)."""
+        if self._keep is None:
+            return 0
+        rows = self._hits(query)
+        return int((~self._keep[rows]).sum())
+
+    def _hits(self, query: str) -> np.ndarray:
+        """Every row whose name on either side matches ``query``, shown or not."""
         pred = compile_query(query)
         t = self.tree
         hit = np.zeros(t.n_rows, dtype=bool)
@@ -211,12 +227,7 @@ class DiffRowSource:
             names[kineto_name_matches(kt, pred)] = True
             ok = ev >= 0
             hit[ok] |= names[ev[ok]]
-        rows = np.flatnonzero(hit)
-        if self._keep is not None:
-            rows = rows[self._keep[rows]]
-        positions = np.array([self.tree_position(int(r)) for r in rows], dtype=np.float64)
-        order = np.argsort(positions, kind="stable")
-        return rows[order], positions[order]
+        return np.flatnonzero(hit)
 
     def rows_of_event(self, which: str, event: int) -> int:
         """The row of side ``which``'s ``event`` or of its nearest ancestor that has one

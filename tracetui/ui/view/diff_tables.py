@@ -103,7 +103,8 @@ def diff_tables(d: TraceDiff) -> list[SummaryTable]:
 
     cats = SummaryTable("categories", "Categories", [("category", False), ("count A", True), ("count B", True),
                                                      (f"A {_US}", True), (f"B {_US}", True), (f"Δ {_US}", True),
-                                                     (_PCT_D, True)], note=f"{per}; summed durations")
+                                                     (_PCT_D, True)], note=f"{per}; summed durations",
+                        drop=("count A", "count B"))
     for r in deltas["kernel_categories"]:
         cats.add((r["category"], _n(r["count_a"]), _n(r["count_b"]), *_abd(r["total_us_a"], r["total_us_b"])),
                  f"category {r['category']}", _NO_ROWS)
@@ -113,7 +114,8 @@ def diff_tables(d: TraceDiff) -> list[SummaryTable]:
     kern = SummaryTable("kernels", "Kernels", [("name", False), ("category", False), ("count A", True),
                                                ("count B", True), (f"A {_US}", True), (f"B {_US}", True),
                                                (f"Δ {_US}", True), (_PCT_D, True)],
-                        note=f"{per}, by |Δ|; Enter: the ops that launched it (n/N)")
+                        note=f"{per}, by |Δ|; Enter: the ops that launched it (n/N)",
+                        drop=("category", "count A", "count B"))
     for r in deltas["kernels"]:
         kern.add((r["name"], r["kernel_category"], _n(r["count_a"]), _n(r["count_b"]),
                   *_abd(r["total_us_a"], r["total_us_b"])), f"{r['kind']} {r['name']}",
@@ -124,7 +126,10 @@ def diff_tables(d: TraceDiff) -> list[SummaryTable]:
     ops = SummaryTable("ops", "Ops", [("name", False), ("count A", True), ("count B", True),
                                       (f"direct A {_US}", True), (f"direct B {_US}", True), (f"Δ direct {_US}", True),
                                       (_PCT_D, True), (f"subtree A {_US}", True), (f"subtree B {_US}", True)],
-                       note=f"{per}, by |Δ direct|; GPU direct: its own launches, subtree: everything under it")
+                       note=f"{per}, by |Δ direct|; GPU direct: its own launches, subtree: everything under it",
+                       short={f"direct A {_US}": f"A {_US}", f"direct B {_US}": f"B {_US}",
+                              f"Δ direct {_US}": f"Δ {_US}"},
+                       drop=(f"subtree A {_US}", f"subtree B {_US}", "count A", "count B"))
     for r in deltas["top_ops"]:
         a, b = r["direct_gpu_us_a"], r["direct_gpu_us_b"]
         ops.add((r["name"], _n(r["count_a"]), _n(r["count_b"]), *_abd(a, b), r["subtree_gpu_us_a"],
@@ -135,7 +140,12 @@ def diff_tables(d: TraceDiff) -> list[SummaryTable]:
                                                      (f"mean delay A {_US}", True), (f"mean delay B {_US}", True),
                                                      (f"p90 delay A {_US}", True), (f"p90 delay B {_US}", True),
                                                      (f"mean call A {_US}", True), (f"mean call B {_US}", True)],
-                            note=f"count {per}; delay = first GPU start - call start")
+                            note=f"count {per}; delay = first GPU start - call start",
+                            short={f"mean delay A {_US}": f"delay A {_US}", f"mean delay B {_US}": f"delay B {_US}",
+                                   f"p90 delay A {_US}": f"A p90 {_US}", f"p90 delay B {_US}": f"B p90 {_US}",
+                                   f"mean call A {_US}": f"call A {_US}", f"mean call B {_US}": f"call B {_US}"},
+                            drop=(f"p90 delay A {_US}", f"p90 delay B {_US}", f"mean call A {_US}",
+                                  f"mean call B {_US}"))
     for cls, v in deltas["launches"].items():
         launches.add((cls, _n(v["count"]["a"]), _n(v["count"]["b"]), v["delay_mean_us"]["a"],
                       v["delay_mean_us"]["b"], v["delay_p90_us"]["a"], v["delay_p90_us"]["b"],

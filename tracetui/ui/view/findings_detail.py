@@ -23,9 +23,12 @@ from ...findings import Finding, RuleConfig, default_specs
 from .detail_section import DetailModel, DetailSection, cell, grid
 from .findings_row_source import FindingsRowSource, finding_heading, stake_text
 from .keep_text import KeepText
+from .table_fit import SMALL, cut_names
 
 #: evidence events listed under a finding (the rest: expand the row, or n/N)
 EVIDENCE_LISTED = 5
+#: cells left of an evidence name in the list (its number and the gaps)
+EVIDENCE_INDENT = 4
 #: details rows shown (the largest first, as the rule sorted them)
 DETAILS_ROWS = 12
 
@@ -90,7 +93,7 @@ class FindingsDetail:
             return self._empty()
         i, k = src.finding_of(node)
         f = src.findings[i]
-        return self._evidence(f, k, width) if k >= 0 else self._finding(f)
+        return self._evidence(f, k, width) if k >= 0 else self._finding(f, width)
 
     def _empty(self) -> list[DetailSection]:
         report = self.source.report
@@ -102,7 +105,7 @@ class FindingsDetail:
         rows = [(r["id"], r["title"] + ("" if r["enabled"] else " (disabled)")) for r in report.rules]
         return [DetailSection(None, [head]), DetailSection.of_rows("Rules", rows)]
 
-    def _finding(self, f: Finding) -> list[DetailSection]:
+    def _finding(self, f: Finding, width: int) -> list[DetailSection]:
         title = finding_heading(f)
         title.append(f"  {f.title}")
         where = [("Rank", str(f.rank))] if f.rank is not None else []
@@ -113,7 +116,7 @@ class FindingsDetail:
             stake = KeepText.assemble((stake_text(f.time_at_stake_us), "bold"), (f"  ({f.stake_label})", "dim"))
         head = DetailSection(None, [title, grid([*where, ("Verdict", KeepText(one_line(f.verdict))),
                                                  ("At stake", stake), ("Count", f"{f.count:,}"), ("Value", value)])])
-        out = [head, self._evidence_list(f)]
+        out = [head, self._evidence_list(f, width)]
         if f.details:
             more = f" (first {DETAILS_ROWS} of {len(f.details):,})" if len(f.details) > DETAILS_ROWS else ""
             out.append(DetailSection(f"Details{more}", [details_table(f.details[:DETAILS_ROWS])]))
@@ -132,7 +135,9 @@ class FindingsDetail:
         out.append(DetailSection("Fix", paragraphs(f.hint)))
         return out
 
-    def _evidence_list(self, f: Finding) -> DetailSection:
+    def _evidence_list(self, f: Finding, width: int) -> DetailSection:
+        """The first evidence events, their names cut in the middle to the pane's width, two
+        different names never to the same (:func:`~.table_fit.cut_names`, the rule of every table)."""
         src = self.source
         n = f.evidence.size
         if not n:
@@ -144,10 +149,13 @@ class FindingsDetail:
             how = f"Enter: switch to rank {f.rank} and go to the first, then n/N cycle them"
         body.append(KeepText(f"{n:,} event{'s' if n != 1 else ''}, in time order. {how}.", style="dim"))
         rows = []
-        for k in range(min(n, EVIDENCE_LISTED)):
-            label = KeepText.assemble(src.event_label(f, int(f.evidence[k]), short=True))
-            if f.evidence_us is not None:
-                label.append(f"  {stake_text(float(f.evidence_us[k]))}", style="dim")
+        listed = [src.event_label(f, int(f.evidence[k])) for k in range(min(n, EVIDENCE_LISTED))]
+        stakes = [f"  {stake_text(float(f.evidence_us[k]))}" if f.evidence_us is not None else ""
+                  for k in range(len(listed))]
+        room = max(SMALL, width - EVIDENCE_INDENT - max(map(len, stakes)))
+        for k, (t, cut) in enumerate(zip(listed, cut_names([t.plain for t in listed], room))):
+            label = KeepText(cut, style=t.spans[0].style if t.spans else t.style)
+            label.append(stakes[k], style="dim")
             rows.append((f"{k + 1}", label))
         if n > EVIDENCE_LISTED:
             rows.append(("", Text(f"… {n - EVIDENCE_LISTED:,} more (expand the row: space)", style="dim")))

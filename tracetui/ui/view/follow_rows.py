@@ -17,14 +17,14 @@ from typing import Any
 from ... import units
 from ...errors import one_line
 from ...follow.cycle import kernel_short
+from .table_fit import Column
 
-#: (title, numeric, width); the last column (the top kernel) takes what is left
-COLUMNS: tuple[tuple[str, bool, int], ...] = (
-    ("cycle", False, 5), ("at", True, 6), ("step", True, 8), ("Δ prev", True, 7),
-    ("Δ first", True, 7), ("GPU busy", True, 8), ("E/W/I", True, 6), ("top kernel", False, 0),
+#: the columns; the top kernel is the name (it gets the room first: :mod:`.table_fit`)
+COLUMNS: tuple[Column, ...] = (
+    Column("cycle"), Column("at", True, drop=1), Column("step", True), Column("Δ prev", True),
+    Column("Δ first", True, drop=2), Column("GPU busy", True, "busy"), Column("E/W/I", True, drop=3),
+    Column("top kernel", name=True),
 )
-#: the narrowest the top kernel column is made
-MIN_LAST = 10
 
 
 def _pct(p: float | None) -> str:
@@ -57,15 +57,11 @@ def cycle_cells(c: Any, first_ns: int, several: bool) -> list[str]:
             f"{f.get('error', 0)}/{f.get('warning', 0)}/{f.get('info', 0)}", one_line(kernel_short(n.top_kernel or ""))]
 
 
-def cycle_table(cycles: list[Any], width: int) -> tuple[list[str], list[bool], list[int], list[list[str]]]:
-    """(headers, numeric, widths, cells) of the table of ``cycles`` ``width`` cells wide."""
+def cycle_table(cycles: list[Any]) -> tuple[list[Column], list[list[str]]]:
+    """(columns, cells) of the table of ``cycles`` (the table lays them out in its width)."""
     several = len({c.series for c in cycles}) > 1
     first_ns = min((c.written_ns for c in cycles), default=0)
-    cells = [cycle_cells(c, first_ns, several) for c in cycles]
-    widths = [max([w, *(len(r[k]) for r in cells)]) if w else 0 for k, (_, _, w) in enumerate(COLUMNS)]
-    used = 1 + sum(widths[:-1]) + 2 * (len(COLUMNS) - 1)
-    widths[-1] = max(MIN_LAST, width - used)
-    return [t for t, _, _ in COLUMNS], [num for _, num, _ in COLUMNS], widths, cells
+    return list(COLUMNS), [cycle_cells(c, first_ns, several) for c in cycles]
 
 
 def cycle_detail(c: Any | None, marked: Any | None = None) -> list[str]:

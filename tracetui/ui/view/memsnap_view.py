@@ -26,6 +26,7 @@ from ...link.memsnap_kineto import ClockLink, link_clocks
 from ...session import LinkedTrace
 from .keep_text import KeepText
 from .plot import PlotModel, Series
+from .table_fit import Column
 
 #: owner rows shown at most
 MAX_OWNERS = 200
@@ -45,6 +46,10 @@ class LiveTable:
     owners: list[SnapOwner]
     live_blocks: int = 0
     live_bytes: int = 0
+
+    def columns(self) -> list[Column]:
+        """The columns as the table lays them out in its width (the owner first: :mod:`.table_fit`)."""
+        return [Column(h, num) for h, num in zip(self.headers, self.numeric)]
 
 
 @dataclass
@@ -133,16 +138,6 @@ class SnapshotView:
             cells.append(row)
         return LiveTable(headers, [False, True, True, True] + ([False] if with_op else []), cells, groups,
                          int(rows.size), int(m.nbytes[rows].sum()))
-
-    def widths(self, table: LiveTable, width: int) -> list[int]:
-        """Column widths: the numbers as wide as they need, the names share the rest."""
-        w = [max([len(h), *(len(r[c]) for r in table.cells)]) for c, h in enumerate(table.headers)]
-        texts = [c for c, num in enumerate(table.numeric) if not num]
-        free = width - 2 - sum(w[c] + 2 for c, num in enumerate(table.numeric) if num) - 2 * len(texts)
-        for k, c in enumerate(sorted(texts, key=lambda c: w[c])):
-            w[c] = max(8, min(w[c], free // (len(texts) - k)))
-            free -= w[c]
-        return w
 
     # ------------------------------------------------------------------ moving in time
     def entry_step(self, i: int, t: float, forward: bool) -> float:

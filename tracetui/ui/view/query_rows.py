@@ -9,7 +9,10 @@ same way) and made safe for a terminal (:func:`tracetui.errors.one_line`).
 Columns: numbers right-aligned, text left-aligned; a number column is as wide as its widest
 value (never cut), a text column as its longest value up to :data:`MAX_TEXT_CELLS`; when
 the columns do not fit, text columns give up width down to :data:`MIN_TEXT_CELLS`, then the
-view scrolls by whole columns (``first_col``).  Event ids: a column named ``event`` or
+view scrolls by whole columns (``first_col``).  A text longer than its column is cut in the
+middle, two different texts of a column never to the same (:func:`~.table_fit.cut_names`,
+the rule of every table; over blocks of :data:`CUT_BLOCK` rows).  Every column the query asked
+for is shown, empty or not.  Event ids: a column named ``event`` or
 ending in ``_event`` holds model event ids (``QueryResult.event_column``: the one Enter uses
 unless the cursor is on another event column); in a job the ``rank`` column says whose.
 """
@@ -26,12 +29,11 @@ from ...errors import one_line
 from ...names import shown
 from ...query.cells import is_numeric
 from ...units import value_text
+from .table_fit import GAP, SORT_MARKS, cut_names
 
 if TYPE_CHECKING:
     from ...query import QueryResult
 
-#: cells between two columns
-GAP = 2
 #: the widest a text column is drawn (longer values are cut with "…"; the cell line below
 #: the table shows the cursor's value whole)
 MAX_TEXT_CELLS = 60
@@ -39,8 +41,8 @@ MAX_TEXT_CELLS = 60
 MIN_TEXT_CELLS = 12
 #: rows measured for a text column's width (the first ones, in the result's order)
 MEASURED_ROWS = 2000
-#: header marks of the sorted column: descending, ascending
-SORT_MARKS = ("▼", "▲")
+#: rows whose texts are cut together (two of them never to the same text)
+CUT_BLOCK = 1000
 
 
 def is_event_column(name: str) -> bool:
@@ -67,6 +69,7 @@ class QueryRows:
         self.natural = [w for w, _ in measured]
         self.longest = [n for _, n in measured]
         self._layouts: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self._cuts: dict[tuple[int, int, int], list[str]] = {}  # (block, column, cells) -> the block's texts
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -196,9 +199,23 @@ class QueryRows:
         cell under the cursor in ``cell_style`` (``cursor_col`` None: no cursor cell)."""
         out = Text(style=style, no_wrap=True, end="")
         for k, (c, w) in enumerate(self.shown_columns(first_col, width)):
-            self._append(out, self.cell(display_row, c), w, self.numeric[c], k > 0,
-                         cell_style if c == cursor_col else None)
+            text = self.cell(display_row, c)
+            if not self.numeric[c] and len(text) > w // 2:  # may not fit (wide characters count twice): cut
+                text = self.cut_cell(display_row, c, w)
+            self._append(out, text, w, self.numeric[c], k > 0, cell_style if c == cursor_col else None)
         return out
+
+    def cut_cell(self, display_row: int, col: int, cells: int) -> str:
+        """The text of a cell in ``cells`` cells: cut in the middle, never to the text of another
+        row of its block of :data:`CUT_BLOCK` rows (a block is cut once per width)."""
+        i = int(self.order[display_row])
+        block = i // CUT_BLOCK
+        key = (block, col, cells)
+        texts = self._cuts.get(key)
+        if texts is None:
+            rows = self.rows[block * CUT_BLOCK:(block + 1) * CUT_BLOCK]
+            texts = self._cuts[key] = cut_names([one_line(value_text(r[col])) for r in rows], cells)
+        return texts[i - block * CUT_BLOCK]
 
     @staticmethod
     def _append(out: Text, text: str, width: int, numeric: bool, gap: bool, style: Style | None) -> None:

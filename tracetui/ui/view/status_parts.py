@@ -7,7 +7,11 @@ the least important parts (the order is :data:`PRIORITY`).  Parts in :data:`ALWA
 are never dropped: the warnings cue (``⚠ N warnings (w)``), the filter flag (rows are
 hidden) and the "different runs" alarm, because without them the screen would hide that
 data is missing or suspect.  The trace title is never dropped either, only cut with ``…``
-when nothing else is left to take away.
+when nothing else is left to take away.  The links between files (:data:`KEPT_SHORT`: the ET
+link, the driver link) keep their shortest form (``ET ✓``, ``ET 97%``, ``ET ~✓`` when found by
+heuristics) before the other parts take the room.  When a part is left out the line says so
+(``+2 more (?)``, ``+2 (?)`` or ``(?)``: help, ``?``, shows the whole line, :func:`status_whole`),
+but for :data:`UNCOUNTED` parts.
 :class:`~tracetui.ui.browser.status_line.StatusLine` draws them and re-fits on every resize.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from ... import formats, units
@@ -28,15 +33,22 @@ from ...names import shown_text
 SEPARATOR = " · "
 
 #: Most important first.  The least important part is shortened, then dropped, first.
+#: ``more``, the count of the parts left out, takes room from the parts after it, never from those before.
 PRIORITY = ("warnings", "filter", "mismatch", "rank", "title", "format", "no_launch", "steps", "search", "path",
-            "findings", "sort", "matches", "export", "driver_link", "driver", "counts", "gpu_link", "et_link",
+            "findings", "sort", "matches", "export", "more", "driver_link", "driver", "counts", "gpu_link", "et_link",
             "skipped", "devices", "python")
 #: Never dropped (their shortest form stays), whatever the width.
 ALWAYS_SHOWN = frozenset({"warnings", "filter", "mismatch", "rank"})
+#: Kept in their shortest form, where it fits, before the parts after ``more`` (:data:`PRIORITY`)
+#: take the room: how well the files linked is a fact about the data (``ET ✓``), not a detail
+KEPT_SHORT = ("et_link", "driver_link")
+#: Left out without the count saying so: the tree shows whether python rows are hidden, the toast
+#: said where the export went
+UNCOUNTED = frozenset({"python", "export"})
 #: Left-to-right order on screen.
 DISPLAY_ORDER = ("rank", "title", "format", "steps", "matches", "driver", "devices", "counts", "skipped", "gpu_link",
                  "no_launch", "driver_link", "et_link", "mismatch", "search", "path", "filter", "sort", "python",
-                 "export", "findings", "warnings")
+                 "export", "findings", "warnings", "more")
 
 
 @dataclass(frozen=True)
@@ -98,7 +110,7 @@ def _gpu_link_part(kt, g) -> Part:
     if lacks_launch_records(kt):  # a caveat on every number: kept longer than the counts
         return _part("no_launch", f"no launch records (0/{g.gpu_events:,} GPU events linked)", "no launch records",
                      "no launches", style="yellow")
-    return _part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}")
+    return _part("gpu_link", f"GPU→launch {g.linked:,}/{g.gpu_events:,}", f"launch {_share(g.linked, g.gpu_events)}")
 
 
 def device_work_text(kt) -> str:
@@ -138,7 +150,8 @@ def trace_parts(linked) -> list[Part]:
         if s.heuristic:
             full.append(f" ({s.heuristic:,} heuristic)", style="yellow")
         full.append(f", ET-only {s.et_only:,}")
-        parts.append(Part("et_link", (full, Text(f"ET {s.linked:,}/{s.et_ops:,}"))))
+        parts.append(Part("et_link", (full, Text(f"ET {s.linked:,}/{s.et_ops:,}"),
+                                      Text(f"ET {'~' if s.heuristic else ''}{_share(s.linked, s.et_ops)}"))))
         if s.suspect_mismatch:
             parts.append(_part("mismatch", "ET and Kineto look like different runs", "ET≠Kineto run?",
                                style="bold red"))
@@ -146,6 +159,19 @@ def trace_parts(linked) -> list[Part]:
     if n_warn:
         parts.append(warnings_part(n_warn))
     return parts
+
+
+def _share(linked: int, total: int) -> str:
+    """``✓`` when every one linked, else the share linked (``97%``; never 100% unless all are)."""
+    if linked >= total:
+        return "✓"
+    return units.pct_text(min(99, int(linked * 100 / total)) if total else 0, "d")
+
+
+def more_part(n: int) -> Part:
+    """``+2 more (?)``, else ``+2 (?)``, else ``(?)``: parts of the line left out at this width
+    (help, ``?``, shows the whole line)."""
+    return _part("more", f"+{n} more (?)", f"+{n} (?)", "(?)", style="dim")
 
 
 def warnings_part(n: int) -> Part:
@@ -230,10 +256,55 @@ def fit_status(parts: list[Part], width: int) -> Text:
     """The parts joined by `` · ``, at most ``width`` cells wide.
 
     The parts in :data:`ALWAYS_SHOWN` and the title start in their shortest form (the title
-    cut with ``…`` if even that is too wide); then, most important first
-    (:data:`PRIORITY`), each part takes its longest form that still fits beside the parts
-    placed before it, or is left out; last, the ``late`` forms get what room is left.  So
-    the least important parts are the ones shortened or left out."""
+    cut with ``…`` if even that is too wide); then, most important first (:data:`PRIORITY`), each
+    part takes its longest form that still fits beside the parts placed before it, or is left
+    out (the links, :data:`KEPT_SHORT`, first in their shortest form where ``more`` ranks); last,
+    the ``late`` forms get what room is left.  So the least important parts are the ones shortened
+    or left out.  When some are, a last part says how many (:func:`more_part`): the parts are
+    fitted again in the width less the count's room; of the count's forms that leave every part
+    more important than the count (:data:`PRIORITY`) as it was and the links shown, the one that gives the most
+    important parts their longest forms (then the longest count).  None: no count."""
+    fitted, level = _fit(parts, width)
+    text = _join(fitted, level)
+    if text.cell_len > width:  # narrower than the parts that are always shown
+        if width <= 0:
+            return Text(no_wrap=True, end="")
+        text.truncate(width, overflow="ellipsis")
+        return text
+    if not _left_out(fitted, level):
+        return text
+    before = [p.key for p in parts if _priority(p.key) < _priority("more")]
+    links = [p.key for p in fitted if p.key in KEPT_SHORT and level[p.key] < len(p.forms)]  # shown: they stay
+    best: tuple[tuple[int, ...], Text] | None = None
+    for form in range(len(more_part(0).forms)):
+        n = 1
+        for _ in range(3):  # the count's room depends on the count (a digit more): settle it
+            room = width - cell_len(SEPARATOR) - more_part(n).forms[form].cell_len
+            again, lv = _fit(parts, room)
+            left = _left_out(again, lv)
+            if len(left) <= n:
+                break
+            n = len(left)
+        if not left or any(a is not b for a, b in zip(again, parts)) or any(lv[k] > level[k] for k in before) \
+                or any(p.key in links and lv[p.key] >= len(p.forms) for p in again):
+            continue  # none left out, the title cut, a part more important than the count shortened, a link gone
+        more = more_part(len(left))
+        lv[more.key] = form
+        line = _join([*again, more], lv)
+        rank = (*(lv[p.key] for p in sorted(again, key=lambda p: _priority(p.key))), form)
+        if line.cell_len <= width and (best is None or rank < best[0]):
+            best = (rank, line)
+    return text if best is None else best[1]
+
+
+def _left_out(parts: list[Part], level: dict[str, int]) -> list[Part]:
+    """The parts left out that the count of :func:`more_part` counts (not :data:`UNCOUNTED`)."""
+    return [p for p in parts if p.key not in UNCOUNTED and level[p.key] >= len(p.forms)]
+
+
+def _fit(parts: list[Part], width: int) -> tuple[list[Part], dict[str, int]]:
+    """:func:`fit_status` but the count of parts left out: (the parts, the title maybe cut;
+    each part's form, ``len(forms)`` when left out)."""
     level = {p.key: len(p.forms) - 1 if p.key in ALWAYS_SHOWN or p.key == "title" else len(p.forms)
              for p in parts}
     text = _join(parts, level)
@@ -244,11 +315,8 @@ def fit_status(parts: list[Part], width: int) -> Text:
         cut.truncate(room, overflow="ellipsis")
         parts = [Part(p.key, p.forms[:-1] + (cut,), p.late) if p is title else p for p in parts]
         text = _join(parts, level)
-    if text.cell_len > width:  # narrower than the parts that are always shown
-        if width <= 0:
-            return Text(no_wrap=True, end="")
-        text.truncate(width, overflow="ellipsis")
-        return text
+    if text.cell_len > width:  # narrower than the parts that are always shown: _join cuts the line
+        return parts, level
 
     def fits(part: Part, form: int) -> bool:
         old, level[part.key] = level[part.key], form
@@ -258,7 +326,13 @@ def fit_status(parts: list[Part], width: int) -> Text:
         return False
 
     by_priority = sorted(parts, key=lambda p: _priority(p.key))
+    kept = False
     for p in by_priority:
+        if not kept and _priority(p.key) > _priority("more"):  # the links in their shortest form first
+            kept = True
+            for link in parts:
+                if link.key in KEPT_SHORT:
+                    fits(link, len(link.forms) - 1)
         for form in range(min(p.late, level[p.key]), level[p.key]):
             if fits(p, form):
                 break
@@ -266,10 +340,14 @@ def fit_status(parts: list[Part], width: int) -> Text:
         for form in range(min(p.late, level[p.key])):
             if fits(p, form):
                 break
-    return _join(parts, level)
+    return parts, level
+
+
+def status_whole(parts: list[Part]) -> Text:
+    """Every part at full length (help shows it: the line on screen may leave some out)."""
+    return _join(parts, {p.key: 0 for p in parts})
 
 
 def trace_summary(linked) -> Text:
     """The fixed part of the status line at full length (no width limit)."""
-    parts = trace_parts(linked)
-    return _join(parts, {p.key: 0 for p in parts})
+    return status_whole(trace_parts(linked))

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import units
 from ...names import head, shown
+from .table_fit import Column
 
 #: rows kept per table (the largest by time)
 MAX_ROWS = 200
@@ -42,7 +43,11 @@ class SummaryTable:
     """One tab: column headers (and which are numeric), rows of plain values, and per row
     the label and the tree nodes (event ids) Enter goes to; ``spans``: per row, the time span
     (µs, trace clock) the timeline shows after Enter (an idle gap), else None.  The rows come
-    ordered by ``sorted_by`` (largest first; -1: an order of their own, said in the note)."""
+    ordered by ``sorted_by`` (largest first; -1: an order of their own, said in the note).
+
+    How the table gives way on a narrow screen (:mod:`.table_fit`): ``short``, shorter titles
+    of columns (``GPU direct ms`` -> ``direct ms``); ``drop``, the columns that may be left out
+    for the name's room, the first named first."""
 
     key: str
     title: str
@@ -53,6 +58,8 @@ class SummaryTable:
     note: str = ""
     sorted_by: int = -1
     spans: list[tuple[float, float] | None] = field(default_factory=list)
+    short: dict[str, str] = field(default_factory=dict)
+    drop: tuple[str, ...] = ()
     _cells: list[list[str]] | None = field(default=None, repr=False)
 
     def add(self, row: tuple[Any, ...], label: str, nodes: Any, span: tuple[float, float] | None = None) -> None:
@@ -70,9 +77,10 @@ class SummaryTable:
             self._cells = [[cell_text(v, num, name) for v, (name, num) in zip(row, names)] for row in self.rows]
         return self._cells
 
-    def column_width(self, c: int) -> int:
-        """Cells of column ``c``'s widest value or its name (with room for a sort mark)."""
-        return max([len(self.columns[c][0]) + 2, *(len(r[c]) for r in self.cells)])
+    def fit_columns(self) -> list[Column]:
+        """The columns as the table layout takes them (:class:`~.table_fit.Column`)."""
+        return [Column(name, num, self.short.get(name, ""), self.drop.index(name) + 1 if name in self.drop else 0)
+                for name, num in self.columns]
 
     def order(self, col: int, reverse: bool) -> list[int]:
         """Row indices sorted by column ``col`` (numbers largest first, text A-Z; ``reverse``

@@ -36,7 +36,8 @@ def _groups(keys: list[Any], events: np.ndarray) -> dict[Any, np.ndarray]:
 def _kernels(gpu: Any) -> SummaryTable:
     t = SummaryTable("kernels", "Top kernels", [("name", False), ("category", False), ("count", True),
                                                 (f"total {units.MS}", True), (f"mean {units.US}", True),
-                                                (f"max {units.US}", True), ("%", True)], sorted_by=3)
+                                                (f"max {units.US}", True), ("%", True)], sorted_by=3,
+                     drop=(f"max {units.US}", f"mean {units.US}"))
     if gpu.empty:
         return t
     occ = _groups(list(zip(gpu["name"], gpu["kind"].astype(str))), gpu["event"].to_numpy())
@@ -51,7 +52,9 @@ def _ops(ops: Any) -> SummaryTable:
                                         (f"host {units.MS}", True), (f"GPU direct {units.MS}", True),
                                         (f"GPU subtree {units.MS}", True), ("%", True)],
                      note=f"GPU direct: its own launches; subtree: everything under it; {NESTED_CALLS_RULE}",
-                     sorted_by=4)
+                     sorted_by=4, short={f"GPU direct {units.MS}": f"direct {units.MS}",
+                                         f"GPU subtree {units.MS}": f"subtree {units.MS}"},
+                     drop=("nested", "%", f"host {units.MS}"))
     if ops.empty:
         return t
     occ = _groups(list(ops["name"]), ops["event"].to_numpy())
@@ -78,7 +81,7 @@ def _roofline(kt: KinetoTrace) -> SummaryTable:
                                               (f"GPU {units.MS}", True), (units.TFLOPS, True), (units.GBPS, True),
                                               (units.FLOP_PER_B, True), ("% roof", True), ("bound", False)],
                      note=f"ops with FLOPs from their shapes (docs/roofline.md); % of the roofline at their "
-                          f"{units.FLOP_PER_BYTE}", sorted_by=3)
+                          f"{units.FLOP_PER_BYTE}", sorted_by=3, drop=(units.FLOP_PER_B, units.GBPS, "count", "bound"))
     for r in roofline_table(kt, with_events=True).head(MAX_ROWS).itertuples(index=False):
         t.add((r.name, r.input_dims, int(r.count), r.gpu_ms, r.tflops_per_s, r.gbps, r.intensity, r.pct_of_peak,
                r.bound or ""), f"op {r.name} {r.input_dims}", r.events)
@@ -92,7 +95,8 @@ def _gaps(kt: KinetoTrace, gpu: Any) -> SummaryTable:
     the timeline shows the gap.  The note sums the gaps by class."""
     t = SummaryTable("gaps", "Idle gaps", [("stream", False), (f"start {units.MS}", True), (f"length {units.US}", True),
                                            ("class", False), ("host op", False), ("host was in", False),
-                                           ("next GPU event", False)], sorted_by=2)
+                                           ("next GPU event", False)], sorted_by=2,
+                     drop=("host was in", f"start {units.MS}"))
     gaps = idle_gaps(kt, gpu)
     if gaps.empty:
         t.note = "no idle gap on any GPU stream"
@@ -125,7 +129,11 @@ def _launches(kt: KinetoTrace, gpu: Any) -> SummaryTable:
     t = SummaryTable("launches", "Launches", [("class", False), ("calls", True), (f"call mean {units.US}", True),
                                               (f"delay median {units.US}", True), (f"delay p90 {units.US}", True),
                                               (f"delay max {units.US}", True), (f"GPU {units.MS}", True)],
-                     note="launch calls by class; delay = first GPU start - call start")
+                     note="launch calls by class; delay = first GPU start - call start",
+                     short={f"call mean {units.US}": f"call {units.US}",
+                            f"delay median {units.US}": f"median {units.US}",
+                            f"delay p90 {units.US}": f"p90 {units.US}", f"delay max {units.US}": f"max {units.US}"},
+                     drop=(f"delay max {units.US}", f"call mean {units.US}"))
     lf = launch_frame(kt, gpu)
     if lf.empty:
         return t
