@@ -45,6 +45,11 @@ NAME_WORK_CHARS = 4096
 #: characters of one text drawn that may hold a few names already cut (a status line part, a
 #: line of the detail pane): what the guards of the screens cut at (:func:`shown_text`)
 TEXT_WORK_CHARS = 4 * NAME_WORK_CHARS
+#: characters of a name the detail panes draw as their title (a 40-column pane: 26 lines of
+#: it; wrapping the whole head, twice when a second pane shows the same event, was most of the
+#: critical path screen's key on a 10 MB name); the pane also says the full length, and the raw
+#: view (``a``) and the exports hold the whole name
+PANE_NAME_CHARS = 1024
 #: what stands where a name was cut, before the size of what was left out
 CUT = "…"
 #: a cut mark at the end of a text (:func:`mark_start`)
@@ -90,6 +95,11 @@ def shown(name: str, keep: int = NAME_WORK_CHARS) -> str:
     if len(name) <= keep or mark_start(name) == keep:
         return name
     return name[:keep] + cut_mark(name, keep)
+
+
+def shown_in_pane(name: str) -> str:
+    """``name`` as a detail pane's title draws it: cut at :data:`PANE_NAME_CHARS`."""
+    return shown(name, PANE_NAME_CHARS)
 
 
 def shown_text(text: str) -> str:

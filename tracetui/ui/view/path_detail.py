@@ -15,7 +15,7 @@ from rich.text import Text
 from ...critical import KIND_NAMES, CriticalPath
 from ...critical.model import KIND_MEANINGS
 from ...critical.numbers import duration, share, timestamp
-from ...names import shown
+from ...names import shown, shown_in_pane
 from .detail_section import DetailSection, grid
 from .keep_text import KeepText
 from .path_marks import KIND_STYLES
@@ -38,7 +38,7 @@ def _event(namer: EventNamer, rank: int, event: int, job: bool) -> Text | None:
         return None
     name = namer(rank, event)
     where = f"rank {rank}, " if job and rank >= 0 else ""
-    text = KeepText(shown(name) if name is not None else f"{where}event {event}")
+    text = KeepText(shown_in_pane(name) if name is not None else f"{where}event {event}")
     if name is not None:
         text.append(f"  ({where}event {event})", style="dim")
     return text
@@ -49,7 +49,7 @@ def segment_sections(cp: CriticalPath, i: int, namer: EventNamer, job: bool) -> 
     s = cp.segments
     kind = KIND_NAMES[int(s.kind[i])]
     rank, event = int(s.rank[i]), int(s.event[i])
-    head = [KeepText(shown(s.name[i]), style=f"bold {KIND_STYLES[kind]}", overflow="fold"),
+    head = [KeepText(shown_in_pane(s.name[i]), style=f"bold {KIND_STYLES[kind]}", overflow="fold"),
             KeepText(f"{kind}: {KIND_MEANINGS[kind]}", style="dim")]
     dur = float(s.dur_us[i])
     rows: list[tuple[str, Any]] = [
@@ -97,7 +97,7 @@ def group_sections(cp: CriticalPath, kind: str, name: str, members: np.ndarray) 
             ("segments", f"{members.size:,}"),
             ("first at", KeepText(_at(cp, float(s.start_us[members[0]])))) if members.size else ("first at", None),
             ("longest", KeepText(duration(float(s.dur_us[members].max())))) if members.size else ("longest", None)]
-    return [DetailSection(None, [KeepText(shown(name), style=f"bold {KIND_STYLES[kind]}", overflow="fold"),
+    return [DetailSection(None, [KeepText(shown_in_pane(name), style=f"bold {KIND_STYLES[kind]}", overflow="fold"),
                                  grid(rows)])]
 
 
@@ -112,7 +112,7 @@ def slack_sections(cp: CriticalPath, j: int, job: bool) -> list[DetailSection]:
             ("at", KeepText(_at(cp, float(t.start_us[j])))),
             ("event", f"{int(t.event[j])}"),
             ("keys", KeepText("Enter goes to it in the tree", style="dim"))]
-    return [DetailSection(None, [KeepText(shown(t.name[j]), style="bold", overflow="fold"),
+    return [DetailSection(None, [KeepText(shown_in_pane(t.name[j]), style="bold", overflow="fold"),
                                  grid(rows)])]
 
 

@@ -23,7 +23,7 @@ from ...driver.facts import driver_of
 from ...kineto import schema
 from ...kineto.kinds import GPU_WORK_KINDS, Kind
 from ...kineto.launch_facts import external_id_is_correlation
-from ...names import shown
+from ...names import shown, shown_in_pane
 from ...units import bytes_text, format_duration_us, format_time_us
 from ...units import duration_exact as _dur
 from .counter_rows import counter_sections
@@ -111,7 +111,7 @@ class TraceDetail:
 
     # ------------------------------------------------------------------ helpers
     def _title(self, name: str, style: str, what: str) -> list[RenderableType]:
-        title = KeepText(shown(name), style=f"bold {style}".strip(), overflow="fold")
+        title = KeepText(shown_in_pane(name), style=f"bold {style}".strip(), overflow="fold")
         return [*name_length(name), title, KeepText(what, style="dim")]
 
     def _start(self, ev: int) -> str:
@@ -350,7 +350,8 @@ class TraceDetail:
         if category:
             facts.append(f"category {category}")
         parts = [KeepText(" · ".join(f for f in facts if f), style="dim"), *name_length(kt.name(ev)),
-                 KeepText(shown(kt.name(ev)), style=f"bold {KIND_STYLES.get(kind, '')}".strip(), overflow="fold")]
+                 KeepText(shown_in_pane(kt.name(ev)), style=f"bold {KIND_STYLES.get(kind, '')}".strip(),
+                          overflow="fold")]
         rows: list[tuple[str, Any]] = [("Duration", _dur(dur)), ("Start", self._start(ev))]
         if kind == Kind.KERNEL:
             rows += grid_rows + [
