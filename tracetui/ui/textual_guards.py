@@ -186,6 +186,26 @@ def _guard_control_output() -> None:
     Strip.render = render  # type: ignore[method-assign]
 
 
+def _guard_monochrome_unstyled() -> None:
+    """``NO_COLOR`` makes Textual pass every line through its ``Monochrome`` filter, which reads
+    ``style.color`` of each segment and fails on a segment without a style (Rich renders plain
+    text as such): the browser crashed on its first frame.  An unstyled segment is given the
+    null style, which the filter turns into itself."""
+    from rich.style import Style
+    from textual.filter import Monochrome
+
+    original = Monochrome.apply
+
+    @wraps(original)
+    def apply(self: Monochrome, segments: list[Segment], background):
+        if any(seg.style is None for seg in segments):
+            null = Style.null()
+            segments = [seg if seg.style is not None else Segment(seg.text, null, seg.control) for seg in segments]
+        return original(self, segments, background)
+
+    Monochrome.apply = apply  # type: ignore[method-assign]
+
+
 def install_guards() -> None:
     """Install every guard (idempotent)."""
     global _INSTALLED
@@ -197,4 +217,5 @@ def install_guards() -> None:
     _guard_palette_search()
     _guard_select_label()
     _guard_control_output()
+    _guard_monochrome_unstyled()
     _INSTALLED = True
