@@ -17,12 +17,14 @@ length, and ``c`` in the raw-args panel copies the name whole.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 from long_names import BASE, KEY_WALK, long_op_name, write_long_names
 from pilot import open_app, screen_text
 from shared_traces import kineto_path
+from textual_floor import FLOOR_ENV
 
 from tracetui.ui.app import TraceApp
 from tracetui.ui.detail.raw_args_screen import RawArgsScreen
@@ -59,6 +61,9 @@ async def _walk(path: str, check: bool) -> list[tuple[str, str, float]]:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get(FLOOR_ENV) == "1",
+                    reason="a bound on tracetui's work per name, measured in the main run: the run on the oldest "
+                           "Textual runs beside it, and the CPU time of two runs sharing 2 cores is not a key's cost")
 async def test_every_key_on_10_mb_names_takes_under_150_ms(tmp_path):
     await _walk(str(kineto_path(BASE)), check=False)  # what keys load on first use
     path = str(write_long_names(tmp_path))

@@ -94,8 +94,8 @@ class PlotPanel(Vertical, can_focus=True):
 
     def redraw(self) -> None:
         """The names line, the plot and the readout of the plot shown."""
-        if not self.is_attached:
-            return
+        if not self.is_attached or not self.query("#plots-names"):
+            return  # closed with its screen (a redraw queued after a refresh): its widgets are gone
         names = Text()
         for k, p in enumerate(self.plots):
             names.append(f" {k + 1}:" if len(self.plots) > 1 else " ", style="dim")
