@@ -305,7 +305,9 @@ def print_failure(doc: dict[str, Any], failed: dict[Any, list[str]], threshold: 
     """The ``--fail-above`` verdict: every reason, then the largest regressions of the tree."""
     from rich.console import Console
 
-    con = Console(file=to, width=10_000 if not to.isatty() else None, highlight=False)
+    from .fit_table import UNLIMITED
+
+    con = Console(file=to, width=UNLIMITED if not to.isatty() else None, highlight=False)
     con.print(Text(f"FAIL: regressed by more than {fmt.threshold(threshold)}", style="bold red"))
     for rank, why in failed.items():
         for w in why:
