@@ -163,12 +163,17 @@ def nums_or_nan(values: list[Any]) -> np.ndarray:
     return pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
 
+#: rows of :func:`host_event_at` looked up together (bounds its temporaries: ~10 arrays of this
+#: many int64 values, whatever the number of rows: a snapshot's history has tens of millions)
+HOST_CHUNK = 1 << 20
+
+
 def host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Innermost host event on lane ``lanes[i]`` open at time ``t[i]`` (-1: none; -1 lanes too).
 
     An event open at ``t`` includes its start and end instants.  Per lane: the last event that
     started at or before ``t`` (the deepest of those starting together), then up its parents
-    while they ended before ``t``."""
+    while they ended before ``t``.  Rows are looked up :data:`HOST_CHUNK` at a time."""
     out = np.full(t.shape, -1, dtype=np.int64)
     if not t.size:
         return out
@@ -177,22 +182,31 @@ def host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray) -> np.nd
                           & ~np.isin(trace.kind, [int(k) for k in GPU_KINDS]) & (trace.kind != int(Kind.INSTANT)))
     end = trace.ts + trace.dur
     parent = trace.parent.astype(np.int64)
-    for ln in np.unique(lanes[lanes >= 0]).tolist():
-        sel = np.flatnonzero(lanes == ln)
-        evs = host[trace.lane_of[host] == ln]
-        if not evs.size:
-            continue
-        evs = evs[np.lexsort((trace.depth[evs], trace.ts[evs]))]  # a child starting with its parent after it
-        pos = np.searchsorted(trace.ts[evs], t[sel], side="right") - 1
-        cand = np.where(pos >= 0, evs[np.maximum(pos, 0)], -1)
-        for _ in range(int(trace.depth.max()) + 1):
-            is_ev = (cand >= 0) & (cand < n)
-            bad = is_ev & (end[np.clip(cand, 0, n - 1)] < t[sel])
-            if not bad.any():
-                break
-            cand = np.where(bad, parent[np.maximum(cand, 0)], cand)
-        cand = np.where((cand >= 0) & (cand < n), cand, -1)
-        out[sel] = cand
+    depth_max = int(trace.depth.max()) + 1 if trace.depth.size else 1
+    per_lane: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # lane -> (its host events by start, their starts)
+    for lo in range(0, t.size, HOST_CHUNK):
+        ln_part, t_part = lanes[lo:lo + HOST_CHUNK], t[lo:lo + HOST_CHUNK]
+        for ln in np.unique(ln_part[ln_part >= 0]).tolist():
+            got = per_lane.get(ln)
+            if got is None:
+                evs = host[trace.lane_of[host] == ln]
+                evs = evs[np.lexsort((trace.depth[evs], trace.ts[evs]))]  # a child starting with its parent after it
+                got = per_lane[ln] = (evs, trace.ts[evs])
+            evs, starts = got
+            if not evs.size:
+                continue
+            sel = np.flatnonzero(ln_part == ln)
+            ts_sel = t_part[sel]
+            pos = np.searchsorted(starts, ts_sel, side="right") - 1
+            cand = np.where(pos >= 0, evs[np.maximum(pos, 0)], -1)
+            del pos
+            for _ in range(depth_max):
+                is_ev = (cand >= 0) & (cand < n)
+                bad = is_ev & (end[np.clip(cand, 0, n - 1)] < ts_sel)
+                if not bad.any():
+                    break
+                cand = np.where(bad, parent[np.maximum(cand, 0)], cand)
+            out[lo + sel] = np.where((cand >= 0) & (cand < n), cand, -1)
     return out
 
 

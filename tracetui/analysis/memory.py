@@ -46,7 +46,7 @@ import numpy as np
 from ..kineto import schema
 from ..kineto.kinds import Kind
 from ..kineto.trace import KinetoTrace
-from .frames import host_event_at, per_trace
+from .frames import HOST_CHUNK, host_event_at, per_trace
 
 #: c10::DeviceType value -> the device type's name in ``torch.device`` spelling
 DEVICE_TYPE_NAMES = {
@@ -210,21 +210,52 @@ def build_memory_model(trace: KinetoTrace) -> MemoryModel:
                   dtype_[keep], did[keep], tot_a[keep], ok_ta[keep], tot_r[keep], ok_tr[keep], int((~ok).sum()), None)
 
 
+#: most device ids + 1 counted in a table (a device id past it takes the general, sorting path)
+_FEW_IDS = 1 << 16
+#: rows compared at a time by :func:`_in_order` (bounds its temporaries)
+_ORDER_CHUNK = 1 << 20
+
+
+def _in_order(dev: np.ndarray, ts: np.ndarray, tie: np.ndarray) -> bool:
+    """Whether the rows are in (``dev``, ``ts``, ``tie``) order already, so that ``np.lexsort``
+    (stable) would return them as they are: every row's key at most the next one's.  A NaN time
+    compares as out of order (the sort then decides).  No index array is made."""
+    n = dev.size
+    for lo in range(0, n - 1, _ORDER_CHUNK):
+        hi = min(lo + _ORDER_CHUNK, n - 1)
+        d0, d1, t0, t1 = dev[lo:hi], dev[lo + 1:hi + 1], ts[lo:hi], ts[lo + 1:hi + 1]
+        same_t = t0 == t1
+        ok = (d0 < d1) | ((d0 == d1) & ((t0 < t1) | (same_t & (tie[lo:hi] <= tie[lo + 1:hi + 1]))))
+        if not ok.all():
+            return False
+    return True
+
+
 def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarray, ts: np.ndarray, addr: np.ndarray,
            nbytes: np.ndarray, dtype_: np.ndarray, did: np.ndarray, tot_a: np.ndarray, ok_ta: np.ndarray,
            tot_r: np.ndarray, ok_tr: np.ndarray, unreadable: int, entry: np.ndarray | None) -> MemoryModel:
     """The model of readable rows (``tie``: the order of rows at the same time on a device)."""
     # devices, named and ordered: GPUs by type and id, the CPU last
-    if ev.size and 0 <= dtype_.min() and dtype_.max() < 2**20 and -1 <= did.min() and did.max() < 2**30:
-        key = (dtype_ == 0).astype(np.int64) << 52 | dtype_ << 31 | (did + 1)  # one sortable int64
-        uniq, inv = np.unique(key, return_inverse=True)
-        pairs = [(int(k >> 31 & (2**20 - 1)), int((k & (2**31 - 1)) - 1)) for k in uniq.tolist()]
-    else:  # odd values (negative types, huge ids): compare the triples themselves
-        uniq, inv = np.unique(np.stack((dtype_ == 0, dtype_, did), axis=1), axis=0, return_inverse=True)
-        pairs = [(int(t), int(d)) for _, t, d in uniq.tolist()]
-    dev = inv.reshape(-1).astype(np.int32)
-    order = np.lexsort((tie, ts, dev))
-    if (order[1:] < order[:-1]).any():  # rows given in order (a snapshot's history) are kept, not copied
+    one_type = bool(ev.size) and 0 <= int(dtype_[0]) < 2**20 and bool((dtype_ == dtype_[0]).all())
+    if one_type and -1 <= did.min() and did.max() < _FEW_IDS:
+        # one device type (a snapshot's rows): the devices are its ids, ascending (as the key's sort orders them)
+        present = np.flatnonzero(np.bincount(did + 1))  # the ids + 1 there are, ascending
+        pairs = [(int(dtype_[0]), int(i) - 1) for i in present.tolist()]
+        rank = np.zeros(int(present[-1]) + 1, dtype=np.int32)
+        rank[present] = np.arange(present.size, dtype=np.int32)
+        dev = rank[did + 1]
+    else:
+        if ev.size and 0 <= dtype_.min() and dtype_.max() < 2**20 and -1 <= did.min() and did.max() < 2**30:
+            key = (dtype_ == 0).astype(np.int64) << 52 | dtype_ << 31 | (did + 1)  # one sortable int64
+            uniq, inv = np.unique(key, return_inverse=True)
+            pairs = [(int(k >> 31 & (2**20 - 1)), int((k & (2**31 - 1)) - 1)) for k in uniq.tolist()]
+        else:  # odd values (negative types, huge ids): compare the triples themselves
+            uniq, inv = np.unique(np.stack((dtype_ == 0, dtype_, did), axis=1), axis=0, return_inverse=True)
+            pairs = [(int(t), int(d)) for _, t, d in uniq.tolist()]
+        dev = inv.reshape(-1).astype(np.int32)
+        del inv
+    order = None if _in_order(dev, ts, tie) else np.lexsort((tie, ts, dev))
+    if order is not None:  # rows given in order (a snapshot's history) are kept as they are, not copied
         ev, ts, dev, addr, nbytes, lanes = ev[order], ts[order], dev[order], addr[order], nbytes[order], lanes[order]
         tot_a, ok_ta, tot_r, ok_tr = tot_a[order], ok_ta[order], tot_r[order], ok_tr[order]
         entry = entry[order] if entry is not None else None
@@ -263,10 +294,11 @@ def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarra
 def _pair(m: MemoryModel) -> None:
     """Fill ``pair``, ``before_trace`` and the irregularity counts (rules in the module docstring)."""
     # rows by (device, address, time order), 0-byte rows left out: each block's events in a run
-    g = np.lexsort((np.arange(m.n_rows), m.addr, m.dev))
-    g = g[m.nbytes[g] != 0]
+    # (the sort is stable: rows of one block stay in time order)
+    g = np.flatnonzero(m.nbytes != 0)
     if not g.size:
         return
+    g = g[np.lexsort((m.addr[g], m.dev[g]))]
     starts = np.ones(g.size, dtype=bool)  # first event of its block in the trace
     starts[1:] = (m.dev[g[1:]] != m.dev[g[:-1]]) | (m.addr[g[1:]] != m.addr[g[:-1]])
     cur_alloc, cur_free = m.nbytes[g] > 0, m.nbytes[g] < 0
@@ -287,13 +319,24 @@ def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
     the lane of each row)."""
     if not m.n_rows:
         return
-    m.host[:] = host_event_at(trace, lanes, m.ts)
-    has = m.host >= 0
-    m.op[has] = trace.cpu_op_of[m.host[has]]
-    m.node[:] = np.where(has, m.host, np.where(lanes >= 0, trace.n_events + lanes, -1))
-    code = np.zeros(m.n_rows, dtype=bool)
-    code[has] = np.isin(trace.kind[m.host[has]], [int(Kind.PYTHON), int(Kind.ANNOTATION)])
-    m.owner[:] = np.where(m.op >= 0, m.op, np.where(code, m.host, -1))
+    m.host = host_event_at(trace, lanes, m.ts)
+    python_or_annotation = [int(Kind.PYTHON), int(Kind.ANNOTATION)]
+    for lo in range(0, m.n_rows, HOST_CHUNK):  # a chunk at a time: rows can be tens of millions
+        part = slice(lo, lo + HOST_CHUNK)
+        host, ln, op, node, owner = m.host[part], lanes[part], m.op[part], m.node[part], m.owner[part]
+        has = host >= 0
+        hosts = host[has]
+        op[has] = trace.cpu_op_of[hosts]
+        # node: the host, else its lane's node, else -1
+        np.add(ln, trace.n_events, out=node)
+        node[ln < 0] = -1
+        node[has] = hosts
+        # owner: the op, else a python function or annotation host, else -1
+        code = np.zeros(host.size, dtype=bool)
+        code[has] = np.isin(trace.kind[hosts], python_or_annotation)
+        owner[code] = host[code]
+        with_op = op >= 0
+        owner[with_op] = op[with_op]
     ann = np.flatnonzero(trace.kind == int(Kind.ANNOTATION))
     steps = [int(i) for i in ann.tolist() if trace.names[trace.name_id[i]].startswith(_STEP_PREFIX)]
     steps.sort(key=lambda i: (trace.ts[i], i))
@@ -301,9 +344,11 @@ def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
     if steps:
         st = np.asarray(steps, dtype=np.int64)
         start, end = trace.ts[st], trace.ts[st] + trace.dur[st]
-        k = np.searchsorted(start, m.ts, side="right") - 1
-        inside = (k >= 0) & (m.ts <= end[np.maximum(k, 0)])
-        m.step[:] = np.where(inside, k, -1)
+        for lo in range(0, m.n_rows, HOST_CHUNK):
+            t = m.ts[lo:lo + HOST_CHUNK]
+            k = np.searchsorted(start, t, side="right") - 1
+            inside = (k >= 0) & (t <= end[np.maximum(k, 0)])
+            m.step[lo:lo + HOST_CHUNK] = np.where(inside, k, -1)
 
 
 def allocated_at(m: MemoryModel, device: Device, t: float) -> int:

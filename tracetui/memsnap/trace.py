@@ -80,7 +80,7 @@ class SnapshotTrace(KinetoTrace):
             lane[snap.entries_of(d)] = k
         return {"entry": np.arange(h.n, dtype=np.int64), "lane": lane, "ts": self.entry_ts, "addr": h.addr,
                 "nbytes": sign[h.action] * np.maximum(h.size, 0),
-                "device_type": np.full(h.n, CUDA_DEVICE_TYPE, dtype=np.int64),
+                "device_type": np.broadcast_to(np.int64(CUDA_DEVICE_TYPE), (h.n,)),  # one value, no array
                 "device_id": h.device.astype(np.int64), "allocated": self.sums.allocated,
                 "reserved": self.sums.reserved}
 
