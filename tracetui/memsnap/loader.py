@@ -8,6 +8,7 @@ import os
 
 from ..io.files import trace_path
 from ..io.formats import Progress, no_progress
+from ..io.limits import return_free_heap
 from .reader import SnapshotReader
 from .trace import SnapshotTrace, snapshot_trace
 from .unpickle import load_plain
@@ -27,9 +28,12 @@ def load_memsnap(path: str | os.PathLike[str], progress: Progress | None = None)
         plain = load_plain(p, stream=reader)
         report("columns", 0.5)
         snap = reader.read(p, plain)
-        del plain
+        del plain, reader
     finally:
         if was_enabled:
             gc.enable()
+    return_free_heap()  # the history's batches leave the heap in holes: the arrays made next do not reuse them
     report("building", 0.9)
-    return snapshot_trace(snap, report)
+    trace = snapshot_trace(snap, report)
+    return_free_heap()
+    return trace

@@ -13,6 +13,7 @@ every stack by its frames.  Nothing here recurses into the data.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
@@ -41,6 +42,8 @@ from .unpickle import Plain
 GONE = object()
 #: values whose frames are interned together (bounds what is kept per frames list)
 CHUNK = 1 << 16
+#: streamed batches whose columns are joined into one part (1,000 entries a batch: ~12 MB of columns)
+MERGE_BATCHES = 256
 #: the top-level keys read
 KNOWN_KEYS = ("segments", "device_traces", "allocator_settings", "external_annotations")
 #: most characters of a setting's value or of a name kept (a longer one is cut, and counted)
@@ -356,15 +359,30 @@ class SnapshotReader:
         self.tally = _Tally()
         self.interner = Interner(self.tally)
         self.streamed: list[dict[str, np.ndarray]] = []
+        self.merge_streamed: Callable[[], None] = lambda: None
 
     def consumer(self, device: int):
         self.streamed.clear()
 
+        pending: list[dict[str, np.ndarray]] = []
+
         def consume(items: list[Any]) -> None:
             entries = _dicts(items, self.tally, "history entries")
             part = _entries(entries, device, self.interner, self.tally)
-            self.streamed.append(part)
+            pending.append(part)
             self.interner.release(entries, part["stack"])
+            if len(pending) >= MERGE_BATCHES:
+                merge()
+
+        def merge() -> None:
+            """The pending batches' columns as one part (a batch's are a few kB each: thousands of
+            them freed at the end would leave the heap in holes the process keeps)."""
+            if pending:
+                self.streamed.append({k: np.concatenate([g[k] for g in pending]) for k in _COLUMNS})
+                pending.clear()
+
+        self.merge_streamed = merge
+        return consume
 
         return consume
 
@@ -380,6 +398,7 @@ class SnapshotReader:
             raise TraceFormatError(path, "a pickle of plain data, but not a CUDA memory snapshot (no 'segments' or "
                                          "'device_traces' key)")
         tally, interner = self.tally, self.interner
+        self.merge_streamed()
         streamed = (plain.streamed_device, self.streamed) if plain.streamed_device is not None else None
         history = _history(top.get("device_traces"), interner, tally, streamed)
         segments, blocks = _segments(top.get("segments"), interner, tally)

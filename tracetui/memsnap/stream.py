@@ -6,7 +6,7 @@ a ``list`` gets its items from the unpickler through its own ``extend`` (PEP 307
 time as the standard pickler batches them.  So the history of the first device that has one is
 given to the unpickler as such a list (:class:`StreamList`), whose ``extend`` turns each batch into
 columns at once and empties the entries (the unpickler's memo keeps the emptied objects: 140
-bytes or so an entry, not the 600 of a full one).
+bytes or so an entry, not the 600 of a full one, until :mod:`.prune` drops them).
 
 The list gets there by one change to the byte stream, found without running anything:
 :func:`find_point` walks the pickle's frames (protocols 4-5: the standard pickler writes every
@@ -30,6 +30,8 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
+
+from .prune import MemoPruner
 
 #: the key's opcode as the standard pickler writes it (SHORT_BINUNICODE, 13 bytes)
 KEY = b"\x8c\x0ddevice_traces"
@@ -192,16 +194,23 @@ class Spliced:
 
 class StreamList(list):
     """The history list the unpickler fills: each batch goes to ``consume`` at once, nothing is
-    kept (so the list stays empty)."""
+    kept (so the list stays empty); ``pruner`` (:mod:`.prune`), when given, is told of each
+    batch before it is consumed and may then drop the spent objects from the unpickler's memo."""
 
-    def __init__(self, consume: Callable[[list[Any]], None]) -> None:
+    def __init__(self, consume: Callable[[list[Any]], None], pruner: MemoPruner | None = None) -> None:
         super().__init__()
         self.consume = consume
+        self.pruner = pruner
         self.batches = 0
 
     def extend(self, items: Any) -> None:  # noqa: D102 - the unpickler's APPENDS
         self.batches += 1
-        self.consume(list(items))
+        items = list(items)
+        if self.pruner is not None:
+            self.pruner.spent(items)
+        self.consume(items)
+        if self.pruner is not None:
+            self.pruner.maybe_prune()
 
     def append(self, item: Any) -> None:  # the unpickler's APPEND
         self.extend([item])

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copyreg
 import gc
+import io
 import os
 import pickle
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from ..errors import TraceError, TraceFormatError, TraceTooLargeError
 from ..io.files import open_regular, trace_path
 from ..io.limits import available_memory_bytes
 from ..units import bytes_rounded
+from .prune import MemoPruner, PruneMiss, pruning_works
 from .sniff import PROTOCOLS, pickle_protocol
 from .stream import Spliced, StreamList, find_point, injection, token
 
@@ -60,6 +62,8 @@ OBJECT_FACTOR = 8
 STREAMED_FACTOR = 5
 #: bytes read between two looks at the resident memory
 CHECK_EVERY = 1 << 20
+#: how the C unpickler says a ``BINGET`` found no object (3.11 to 3.14)
+_MEMO_MISS = "Memo value not found"
 
 
 class _Refused(Exception):
@@ -210,17 +214,22 @@ def load_plain(path: str | os.PathLike[str], stream: Any = None) -> Plain:
             raise TraceTooLargeError(p, f"needs about {bytes_rounded(need)} of memory to load "
                                         f"but only {bytes_rounded(avail)} is available")
         if point is not None:
-            pid = token()
-            lst = StreamList(stream.consumer(point.device))
-            try:
-                got = _unpickle(p, Spliced(fh, size, point, injection(pid)), size, avail, (pid, lst))
-            except TraceError:  # the plain read says what is wrong (never the change's doing)
-                got = None
-            traces = got[0].get("device_traces") if got is not None and isinstance(got[0], dict) else None
-            if got and got[2] and isinstance(traces, list) and point.device < len(traces) and \
-                    traces[point.device] is lst:
-                return Plain(got[0], proto, size, got[1], point.device)
-            del got, traces  # the change was not the list's (a key inside a string ...): read it whole
+            for prune in (True, False) if pruning_works(_probe_read) else (False,):
+                pid = token()
+                lst = StreamList(stream.consumer(point.device), MemoPruner() if prune else None)
+                try:
+                    got = _unpickle(p, Spliced(fh, size, point, injection(pid)), size, avail, (pid, lst))
+                except PruneMiss:  # an object dropped was named again: read again, nothing dropped
+                    stream.reset()
+                    continue
+                except TraceError:  # the plain read says what is wrong (never the change's doing)
+                    got = None
+                traces = got[0].get("device_traces") if got is not None and isinstance(got[0], dict) else None
+                if got and got[2] and isinstance(traces, list) and point.device < len(traces) and \
+                        traces[point.device] is lst:
+                    return Plain(got[0], proto, size, got[1], point.device)
+                del got, traces  # the change was not the list's (a key inside a string ...): read it whole
+                break
             stream.reset()
         fh.seek(0)
         value, trailing, _ = _unpickle(p, fh, size, avail, None)
@@ -232,10 +241,13 @@ def _unpickle(p: str, source: Any, size: int, avail: int | None, stream: tuple[s
     """(value, bytes after STOP, whether the stream's list was asked for) of ``source``."""
     reader = _Reader(source, getattr(source, "size", size), avail)
     physical = getattr(source, "physical", lambda pos: pos)
+    pruner = stream[1].pruner if stream is not None else None
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         unpickler = PlainUnpickler(reader, stream)
+        if pruner is not None:
+            pruner.unpickler = unpickler
         value = unpickler.load()
     except _Refused as exc:
         raise TraceFormatError(p, f"the pickle asks for {exc.args[0]}: {REFUSED}") from None
@@ -251,11 +263,40 @@ def _unpickle(p: str, source: Any, size: int, avail: int | None, stream: tuple[s
                                  ) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
             OverflowError, UnicodeDecodeError, RecursionError) as exc:
+        if pruner is not None and pruner.prunes and str(exc).startswith(_MEMO_MISS):
+            raise PruneMiss from None  # an object pruned was named again (not the file's fault)
         raise TraceFormatError(p, _damaged(exc, physical(reader.pos), size)) from None
     finally:
+        if pruner is not None:
+            pruner.release()
         if was_enabled:
             gc.enable()
     return value, size - physical(reader.pos), unpickler.streamed
+
+
+def _probe_read(data: bytes, pruner: MemoPruner) -> tuple[Any, list[tuple[Any, Any]]]:
+    """:func:`~.prune.pruning_works`'s read: ``data`` streamed as a snapshot is, the entries
+    emptied as :mod:`.reader` empties them, ``pruner`` pruning."""
+    fh = io.BytesIO(data)
+    point = find_point(fh, len(data))
+    if point is None:
+        raise ValueError("the probe's layout was not found")
+    seen: list[tuple[Any, Any]] = []
+
+    def consume(items: list[Any]) -> None:
+        for e in items:
+            seen.append((e.get("action"), e.get("addr")))
+            fl = e.get("frames")
+            if type(fl) is list:
+                fl[:] = ((None, 0),)
+            e.clear()
+
+    pid = token()
+    lst = StreamList(consume, pruner)
+    value, _, asked = _unpickle("(probe)", Spliced(fh, len(data), point, injection(pid)), len(data), None, (pid, lst))
+    if not asked or value["device_traces"][point.device] is not lst:
+        raise ValueError("the probe's list was not streamed")
+    return value, seen
 
 
 def _damaged(exc: BaseException, at: int, size: int) -> str:
