@@ -281,11 +281,13 @@ def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarra
             baseline, mism, src = 0, 0, "computed"
         devices.append(Device(i, device_label(t, d), t, d, lo, hi, baseline, src, mism))
     none = np.full(n, -1, dtype=np.int64)
+    # ``host`` is replaced by _attribute's answer (no copy of its own: rows can be tens of millions)
     m = MemoryModel(event=ev, ts=ts, dev=dev, addr=addr, nbytes=nbytes, allocated=allocated, reserved=reserved,
-                    pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none.copy(), op=none.copy(),
+                    pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none, op=none.copy(),
                     node=none.copy(), owner=none.copy(), step=np.full(n, -1, np.int32), devices=devices, steps=[],
                     unreadable=unreadable, reallocated_live=0, unmatched_frees=0, size_mismatches=0,
                     entry=entry)
+    del none
     _pair(m)
     _attribute(trace, m, lanes)
     return m
@@ -328,7 +330,7 @@ def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
         hosts = host[has]
         op[has] = trace.cpu_op_of[hosts]
         # node: the host, else its lane's node, else -1
-        np.add(ln, trace.n_events, out=node)
+        np.add(ln, trace.n_events, out=node, dtype=np.int64)
         node[ln < 0] = -1
         node[has] = hosts
         # owner: the op, else a python function or annotation host, else -1

@@ -17,7 +17,6 @@ so far is a decompression bomb: no trace expands that much (the shared traces: 7
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 from dataclasses import dataclass, field
 
@@ -187,10 +186,9 @@ _TRIM: list = []
 def _malloc_trim():
     if not _TRIM:
         fn = None
-        try:
-            name = ctypes.util.find_library("c")
-            fn = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-        except OSError:
+        try:  # the process's own symbols (libc among them): no ldconfig run to find it
+            fn = getattr(ctypes.CDLL(None), "malloc_trim", None)
+        except (OSError, TypeError):
             fn = None
         if fn is not None:
             fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int

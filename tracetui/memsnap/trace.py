@@ -75,13 +75,13 @@ class SnapshotTrace(KinetoTrace):
         snap, h = self.snapshot, self.snapshot.history
         sign = np.zeros(len(ACTIONS) + 1, dtype=np.int64)
         sign[[0, 2]] = (1, -1)  # alloc, free_completed
-        lane = np.full(h.n, -1, dtype=np.int64)
+        lane = np.full(h.n, -1, dtype=np.int32)  # int32 like the history's device column: inputs only
         for d, k in self.device_lane.items():
             lane[snap.entries_of(d)] = k
         return {"entry": np.arange(h.n, dtype=np.int64), "lane": lane, "ts": self.entry_ts, "addr": h.addr,
                 "nbytes": sign[h.action] * np.maximum(h.size, 0),
                 "device_type": np.broadcast_to(np.int64(CUDA_DEVICE_TYPE), (h.n,)),  # one value, no array
-                "device_id": h.device.astype(np.int64), "allocated": self.sums.allocated,
+                "device_id": h.device, "allocated": self.sums.allocated,
                 "reserved": self.sums.reserved}
 
 
