@@ -16,7 +16,6 @@ so far is a decompression bomb: no trace expands that much (the shared traces: 7
 
 from __future__ import annotations
 
-import ctypes
 import os
 from dataclasses import dataclass, field
 
@@ -165,35 +164,6 @@ def available_memory_bytes() -> int | None:
     if config.env("TRACETUI_MEMORY_LIMIT_MB"):
         found.append(config.env_megabytes("TRACETUI_MEMORY_LIMIT_MB", float("inf")))
     return min(found) if found else None
-
-
-def return_free_heap() -> bool:
-    """Give the C heap's free pages back to the system (glibc's ``malloc_trim(0)``; False where
-    there is none, as on macOS or musl).  Why: a load that makes and frees millions of small
-    buffers (a snapshot's history, a batch of a few kB per column at a time) leaves holes in the
-    heap that the process keeps resident; the large arrays made next do not reuse them (they are
-    mapped apart), so they would add to the peak (bench/README.md, "CUDA memory snapshots")."""
-    trim = _malloc_trim()
-    if trim is None:
-        return False
-    trim(0)
-    return True
-
-
-_TRIM: list = []
-
-
-def _malloc_trim():
-    if not _TRIM:
-        fn = None
-        try:  # the process's own symbols (libc among them): no ldconfig run to find it
-            fn = getattr(ctypes.CDLL(None), "malloc_trim", None)
-        except (OSError, TypeError):
-            fn = None
-        if fn is not None:
-            fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
-        _TRIM.append(fn)
-    return _TRIM[0]
 
 
 def max_trace_bytes() -> int:

@@ -8,7 +8,7 @@ import os
 
 from ..io.files import trace_path
 from ..io.formats import Progress, no_progress
-from ..io.limits import return_free_heap
+from ..io.heap import release_freed_memory
 from .reader import SnapshotReader
 from .trace import SnapshotTrace, snapshot_trace
 from .unpickle import load_plain
@@ -32,8 +32,8 @@ def load_memsnap(path: str | os.PathLike[str], progress: Progress | None = None)
     finally:
         if was_enabled:
             gc.enable()
-    return_free_heap()  # the history's batches leave the heap in holes: the arrays made next do not reuse them
+    release_freed_memory()  # the history's batches leave the heap in holes: the arrays made next do not reuse them
     report("building", 0.9)
     trace = snapshot_trace(snap, report)
-    return_free_heap()
+    release_freed_memory()
     return trace
