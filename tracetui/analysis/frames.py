@@ -168,13 +168,14 @@ def nums_or_nan(values: list[Any]) -> np.ndarray:
 HOST_CHUNK = 1 << 20
 
 
-def host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Innermost host event on lane ``lanes[i]`` open at time ``t[i]`` (-1: none; -1 lanes too).
+def host_event_at(trace: KinetoTrace, lanes: np.ndarray, t: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+    """Innermost host event on lane ``lanes[i]`` open at time ``t[i]`` (-1: none; -1 lanes too),
+    as ``dtype``.
 
     An event open at ``t`` includes its start and end instants.  Per lane: the last event that
     started at or before ``t`` (the deepest of those starting together), then up its parents
     while they ended before ``t``.  Rows are looked up :data:`HOST_CHUNK` at a time."""
-    out = np.full(t.shape, -1, dtype=np.int64)
+    out = np.full(t.shape, -1, dtype=dtype)
     if not t.size:
         return out
     n = trace.n_events

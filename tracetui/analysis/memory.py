@@ -99,12 +99,13 @@ class MemoryModel:
     nbytes: np.ndarray  #: int64 signed: > 0 allocation, < 0 free, 0 ignored
     allocated: np.ndarray  #: int64 bytes allocated on the device after the row
     reserved: np.ndarray  #: int64 bytes reserved on the device after the row (-1: not in the trace)
-    pair: np.ndarray  #: int64 row of the free of an allocation / the allocation of a free; -1 none
+    pair: np.ndarray  #: row of the free of an allocation / the allocation of a free; -1 none (:func:`index_dtype`)
     before_trace: np.ndarray  #: bool: a free of a block allocated before the trace
-    host: np.ndarray  #: int64 innermost host event open at the row's time on its thread (-1)
-    op: np.ndarray  #: int64 innermost cpu_op at or above ``host`` (-1)
-    node: np.ndarray  #: int64 tree node counting the row: ``host``, else its lane node (-1)
-    owner: np.ndarray  #: int64 event the row is attributed to: ``op``, else a python/annotation ``host`` (-1)
+    host: np.ndarray  #: innermost host event open at the row's time on its thread (-1) (:func:`index_dtype`)
+    op: np.ndarray  #: innermost cpu_op at or above ``host`` (-1) (:func:`index_dtype`)
+    node: np.ndarray  #: tree node counting the row: ``host``, else its lane node (-1) (:func:`index_dtype`)
+    owner: np.ndarray  #: event the row is attributed to: ``op``, else a python/annotation ``host`` (-1)
+    #: (:func:`index_dtype`)
     step: np.ndarray  #: int32 index into ``steps`` (-1: outside every profiler step)
     devices: list[Device]
     steps: list[int]  #: ProfilerStep#N annotation events, by start time
@@ -147,6 +148,13 @@ class MemoryModel:
         a = np.flatnonzero(self.is_alloc & (self.pair >= 0))
         out[a] = self.ts[self.pair[a]] - self.ts[a]
         return out
+
+
+def index_dtype(trace: KinetoTrace, rows: int) -> type:
+    """The integer type of the model's row and node indices (``pair``, ``host``, ``op``,
+    ``node``, ``owner``): int32 when every row and tree node fits (any trace of fewer than 2**31
+    nodes: half the bytes, and a snapshot's history has tens of millions of rows), else int64."""
+    return np.int32 if max(rows, trace.n_nodes + len(trace.lanes)) < 2**31 - 1 else np.int64
 
 
 def memory_events(trace: KinetoTrace) -> np.ndarray:
@@ -280,7 +288,7 @@ def _model(trace: KinetoTrace, ev: np.ndarray, tie: np.ndarray, lanes: np.ndarra
             allocated[lo:hi] = run
             baseline, mism, src = 0, 0, "computed"
         devices.append(Device(i, device_label(t, d), t, d, lo, hi, baseline, src, mism))
-    none = np.full(n, -1, dtype=np.int64)
+    none = np.full(n, -1, dtype=index_dtype(trace, n))
     # ``host`` is replaced by _attribute's answer (no copy of its own: rows can be tens of millions)
     m = MemoryModel(event=ev, ts=ts, dev=dev, addr=addr, nbytes=nbytes, allocated=allocated, reserved=reserved,
                     pair=none.copy(), before_trace=np.zeros(n, dtype=bool), host=none, op=none.copy(),
@@ -321,7 +329,7 @@ def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
     the lane of each row)."""
     if not m.n_rows:
         return
-    m.host = host_event_at(trace, lanes, m.ts)
+    m.host = host_event_at(trace, lanes, m.ts, m.op.dtype)
     python_or_annotation = [int(Kind.PYTHON), int(Kind.ANNOTATION)]
     for lo in range(0, m.n_rows, HOST_CHUNK):  # a chunk at a time: rows can be tens of millions
         part = slice(lo, lo + HOST_CHUNK)
@@ -330,7 +338,7 @@ def _attribute(trace: KinetoTrace, m: MemoryModel, lanes: np.ndarray) -> None:
         hosts = host[has]
         op[has] = trace.cpu_op_of[hosts]
         # node: the host, else its lane's node, else -1
-        np.add(ln, trace.n_events, out=node, dtype=np.int64)
+        np.add(ln, trace.n_events, out=node, dtype=node.dtype)
         node[ln < 0] = -1
         node[has] = hosts
         # owner: the op, else a python function or annotation host, else -1
