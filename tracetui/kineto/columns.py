@@ -23,6 +23,7 @@ import msgspec
 import numpy as np
 
 from ..io.interning import Codes
+from .flow_ids import FlowIds
 from .schema import KEY_DEFAULTS, KEY_FIELDS, KEY_JSON, Event, KeyArgs
 
 #: called with the fraction (0..1) of the events decoded so far (fast path only)
@@ -289,7 +290,7 @@ class Columns:
         self.blobs: Any = [] if blobs is None else blobs
         #: the map holding every process's args (big traces): the blob is made of it in place
         self.args_map = args_map
-        self.flow_id: list[Any] = []
+        self.flow_id = FlowIds()  #: compact until :meth:`finish` makes it a list
         self.rows = 0
 
     def add(self, evs: list[Event]) -> None:
@@ -313,7 +314,7 @@ class Columns:
         self.blobs.append(b"".join(raws))
         for f, col in key_args_columns(raws, lo, self.file_index, self.repaired, cols["args_len"][lo:hi]).items():
             cols[f][lo:hi] = col
-        self.flow_id.extend(map(attrgetter("id"), evs))
+        self.flow_id.extend(list(map(attrgetter("id"), evs)))
         self.rows += n
 
     def _intern(self, evs: list[Event], lo: int, hi: int) -> None:
@@ -381,7 +382,7 @@ class Columns:
             self.args_map.written(part["blobs"][1], part["blobs"][2])
         else:
             self.blobs.extend(part["blobs"])
-        self.flow_id.extend(part["flow_id"])
+        self.flow_id.absorb(part["flow_id"])
         self.rows += part["rows"]
         counts, first = part["repaired"]
         for reason, count in counts.items():
@@ -400,7 +401,7 @@ class Columns:
         col = {f: Interned(c[f], list(self.index[f])) for f in INTERNED}
         return DecodedEvents(
             **col, ts_int=c["ts_int"], ts_frac=c["ts_frac"], dur=c["dur"],
-            flow_id=self.flow_id, args_blob=blob, args_offsets=offsets,
+            flow_id=self.flow_id.to_list(), args_blob=blob, args_offsets=offsets,
             key_args={f: c[f] for f in KEY_FIELDS}, file_index=self.file_index, n_elements=n)
 
 
