@@ -3,6 +3,11 @@
     python bench/bench_open.py --baseline ../cmpnow                  # the default traces
     python bench/bench_open.py --baseline DIR --trace FILE --rounds 3
 
+A baseline older than 1f32d97 starts its parse child with ``python -c``, which imports the
+tracetui of the working directory first: start the benchmark outside any checkout
+(``cd /tmp && python /path/to/bench/bench_open.py ...``), or that baseline's cold open runs
+the parse code of the checkout it was started from.
+
 For each trace, ``--rounds`` rounds; in each round, fresh child processes in this order:
 the floor, then for every checkout (the baseline first, then this one) a cold open and
 three cached reopens.  Alternating the checkouts inside a round puts both under the same

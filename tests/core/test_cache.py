@@ -279,6 +279,21 @@ def test_child_process_load_is_identical(monkeypatch, count_parses):
     assert_same_trace(cache.load_cached([p], use_cache=False).kineto, kt)
 
 
+def test_child_process_runs_this_code_whatever_the_working_directory(tmp_path, monkeypatch, count_parses):
+    """The child imports the tracetui of the process that starts it, not one in the working
+    directory (``python -c`` puts the working directory first on its path: a benchmark run
+    from one checkout's root timed another checkout's parse with its own code)."""
+    other = tmp_path / "tracetui"
+    other.mkdir()
+    (other / "__init__.py").write_text("raise ImportError('the tracetui of the working directory')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_LOAD_SUBPROCESS", "1")
+    p = str(kineto_path("mi250_minitoy_train.json.gz"))
+    kt = cache.load_cached([p]).kineto
+    assert count_parses == []  # parsed by the child (it falls back to a load here when it fails)
+    assert kt.n_events
+
+
 def test_child_process_bad_input_raises_the_same_error(tmp_path, monkeypatch, count_parses):
     from tracetui.errors import TraceFormatError
 

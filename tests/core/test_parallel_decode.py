@@ -168,14 +168,15 @@ def test_spans_cover_every_event_once(n, chunk):
 
 
 def test_load_reports_decode_progress_chunk_by_chunk():
-    """The longest step of a load reports how far it is (one report per 64k-event chunk)."""
+    """The longest step of a load reports how far it is (one report per ``COL_CHUNK``-event chunk)."""
     from tracetui.kineto import load_kineto
+    from tracetui.kineto.columns import COL_CHUNK
 
     seen: list[tuple[str, float]] = []
     load_kineto(kineto_path("v100x2_nccl_216k.json.gz"), progress=lambda m, f: seen.append((m, f)))
     decoding = [f for m, f in seen if m == "decoding"]
     assert decoding == sorted(decoding) and decoding[0] == pytest.approx(0.1) and decoding[-1] == pytest.approx(0.5)
-    assert len(decoding) == 1 + 4  # 216,092 events: 4 chunks of 65,536
+    assert len(decoding) == 1 + -(-216_092 // COL_CHUNK)  # 216,092 events: 14 chunks of 16,384
 
 
 _FUZZ = textwrap.dedent('''

@@ -416,7 +416,10 @@ def _load_in_child(path: str, kind: FileKind, key: dict[str, object], progress: 
         target = Path(temp)
     pkg_root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    cmd = [sys.executable, "-c", "from tracetui.store.traces import _child_main; _child_main()"]
+    # -P: ``-c`` would put the working directory first on sys.path, so a child started from
+    # another checkout's root imported that checkout's tracetui, not this one (bench_open.py,
+    # run from the repository root, timed the baseline's parse with this checkout's code)
+    cmd = [sys.executable, "-P", "-c", "from tracetui.store.traces import _child_main; _child_main()"]
     proc = None
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
