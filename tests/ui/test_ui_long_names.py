@@ -67,12 +67,17 @@ async def _walk(path: str, check: bool) -> list[tuple[str, str, float]]:
 async def test_every_key_on_10_mb_names_takes_under_150_ms(tmp_path):
     await _walk(str(kineto_path(BASE)), check=False)  # what keys load on first use
     path = str(write_long_names(tmp_path))
-    first, second = await _walk(path, check=True), await _walk(path, check=False)
-    assert len(first) == len(second) == len(KEY_WALK)
-    # each key's cost is the smaller of two walks: other processes on a busy machine only add
-    # CPU time (caches shared, a core's time sliced), never take it away
-    spent = [(key, what, min(a, b)) for (key, what, a), (_, _, b) in zip(first, second)]
-    slow = [f"{key} ({what}): {s * 1e3:.0f} ms" for key, what, s in spent if s > KEY_CPU_S]
+    walks = [await _walk(path, check=True), await _walk(path, check=False)]
+    # each key's cost is the smallest of the walks: other processes on a busy machine only add
+    # CPU time (caches shared, a core's time sliced), never take it away; a third walk only
+    # when a key was over in both (a full suite beside another one measured 151 ms once)
+    for extra in range(2):
+        assert all(len(w) == len(KEY_WALK) for w in walks)
+        spent = [(walk[0][0], walk[0][1], min(x[2] for x in walk)) for walk in zip(*walks)]
+        slow = [f"{key} ({what}): {s * 1e3:.0f} ms" for key, what, s in spent if s > KEY_CPU_S]
+        if not slow or extra:
+            break
+        walks.append(await _walk(path, check=False))
     assert not slow, slow
 
 
