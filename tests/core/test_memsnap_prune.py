@@ -116,3 +116,34 @@ def test_rows_in_order_are_found_without_sorting():
             assert expect, (dev, ts, tie)
         elif not np.isnan(ts).any():
             assert not expect, (dev, ts, tie)
+
+
+def test_odd_items_in_a_pruned_history_are_counted_as_in_the_whole_read(tmp_path, pruners):
+    """Items that are no dict (ints, lists, strings), entries without frames or with a frames
+    value that is no list, and a shared ``compile_context``: dropped with the batch, counted in
+    the warnings exactly as the whole read counts them."""
+    frame = {"filename": "a.py", "line": 1, "name": "f"}
+    shared = "N/A"
+    history = []
+    for i in range(6000):
+        kind = i % 7
+        if kind == 0:
+            history.append(i)
+        elif kind == 1:
+            history.append([i, "x"])
+        elif kind == 2:
+            history.append({"action": "alloc", "addr": i, "size": 8, "stream": 0, "time_us": T0 + i})
+        elif kind == 3:
+            history.append({"action": "alloc", "addr": i, "size": 8, "stream": 0, "time_us": T0 + i, "frames": "no"})
+        else:
+            history.append({"action": "alloc", "addr": i, "size": 8, "stream": 0, "time_us": T0 + i,
+                            "frames": [frame], "compile_context": shared if kind == 4 else f"c{i}"})
+    path = tmp_path / "odd.pickle"
+    path.write_bytes(pickle.dumps({"segments": [], "device_traces": [history]}, protocol=4))
+    reader = SnapshotReader()
+    plain = load_plain(path, stream=reader)
+    assert plain.streamed_device == 0 and pruners[0].prunes >= 1
+    got, whole = reader.read(str(path), plain), read_snapshot(str(path), load_plain(path))
+    assert _columns(got) == _columns(whole)
+    assert [w.message for w in got.warnings] == [w.message for w in whole.warnings]
+    assert any("not dicts" in w.message for w in got.warnings)

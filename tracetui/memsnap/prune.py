@@ -100,11 +100,11 @@ class MemoPruner:
         self.dropped = 0  #: memo slots emptied, over all prunes
 
     def spent(self, items: list[Any]) -> None:
-        """Note a batch's entries (before they are emptied) as objects to drop.  Whatever else a
-        batch holds (an item that is no dict, a frames value that is no list) is dropped too:
-        dropping is never wrong, at worst the file is read again (:class:`PruneMiss`)."""
+        """Note a batch's entries (before they are emptied) as objects to drop.  An item that is
+        no dict is dropped too: dropping is never wrong, at worst the file is read again
+        (:class:`PruneMiss`)."""
         dicts = items if all(type(x) is dict for x in items) else [x for x in items if type(x) is dict]
-        later = list(map(dict.get, dicts, repeat("frames")))
+        later = [f for f in map(dict.get, dicts, repeat("frames")) if type(f) is list]  # a shared "?" stays
         for key in FRESH_STRINGS:
             strs = [s for s in map(dict.get, dicts, repeat(key)) if s is not None]
             if strs and len(set(map(id, strs))) == len(strs):  # each its own object: not shared

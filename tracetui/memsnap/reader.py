@@ -142,9 +142,7 @@ class Interner:
     def stack(self, frames: Any) -> int:
         """The stack id of a ``frames`` value (-1: absent; a value that is not a list counts)."""
         if type(frames) is not list:
-            if frames is not None:
-                self.tally.add("frames values that are not lists")
-            return -1
+            return -1  # counted by stacks_of, per value (this is called once per object)
         if len(frames) == 1 and type(frames[0]) is tuple and frames[0][:1] == (GONE,):
             return frames[0][1]  # emptied by release(), named again (by a block, a free's second entry)
         ids = tuple(map(id, frames))  # the frame dicts' identities (alive: ``alive`` holds them)
@@ -162,9 +160,12 @@ class Interner:
             part = values[lo:lo + CHUNK]
             seen: dict[int, int] = {}  # id(list) -> stack id, valid while ``part`` holds the lists
             get = seen.get
-            out[lo:lo + len(part)] = np.fromiter(
+            got = out[lo:lo + len(part)]
+            got[:] = np.fromiter(
                 (s if (s := get(id(v))) is not None else seen.setdefault(id(v), self.stack(v)) for v in part),
                 dtype=np.int32, count=len(part))
+            # -1: a value that is no list (a list, even empty or emptied, has a stack id); None is "absent"
+            self.tally.add("frames values that are not lists", int((got < 0).sum()) - part.count(None))
         return out
 
     def release(self, entries: list[dict], stacks: np.ndarray) -> None:
