@@ -147,3 +147,4 @@ def test_odd_items_in_a_pruned_history_are_counted_as_in_the_whole_read(tmp_path
     assert _columns(got) == _columns(whole)
     assert [w.message for w in got.warnings] == [w.message for w in whole.warnings]
     assert any("not dicts" in w.message for w in got.warnings)
+    assert "857 frames values that are not lists" in [w.message for w in got.warnings]  # i % 7 == 3: 857 of 6,000
