@@ -21,7 +21,8 @@ Caps (each a one-line :class:`~tracetui.errors.TraceError`, exit 2):
 - the bytes a read may ask for: never past the end of the file (a string or frame that
   claims more says where the file ends: a truncated snapshot);
 - the memory the objects take: checked before reading (:data:`OBJECT_FACTOR` times the file,
-  :data:`STREAMED_FACTOR` when the history is streamed, against the memory available) and
+  :data:`STREAMED_FACTOR` when the history is streamed, :data:`PRUNED_FACTOR` when its spent
+  objects are dropped as well, against the memory available) and
   while reading (the process's resident memory every :data:`CHECK_EVERY` bytes read: a pickle
   that builds more objects than memory allows is stopped at the byte it reached);
 - nesting: the C unpickler builds nested lists without recursion, and nothing here walks the
@@ -60,6 +61,9 @@ REFUSED = "refused: a snapshot holds plain data only"
 OBJECT_FACTOR = 8
 #: the same when the history is read while unpickling (:mod:`.stream`: measured ~4x with Python stacks)
 STREAMED_FACTOR = 5
+#: the same when its spent objects are also dropped from the memo (:mod:`.prune`: the load measured
+#: 1.8x, with the memory model 2.3x, on 1 GB with Python stacks; bench/README.md)
+PRUNED_FACTOR = 3
 #: bytes read between two looks at the resident memory
 CHECK_EVERY = 1 << 20
 #: how the C unpickler says a ``BINGET`` found no object (3.11 to 3.14)
@@ -209,12 +213,13 @@ def load_plain(path: str | os.PathLike[str], stream: Any = None) -> Plain:
             raise TraceFormatError(p, f"pickle protocol {proto}: a snapshot is written with protocol 2 to 5")
         point = find_point(fh, size) if stream is not None else None
         avail = available_memory_bytes()
-        need = size * (STREAMED_FACTOR if point is not None else OBJECT_FACTOR)
+        prunes = point is not None and pruning_works(_probe_read)
+        need = size * (PRUNED_FACTOR if prunes else STREAMED_FACTOR if point is not None else OBJECT_FACTOR)
         if avail is not None and need > avail:
             raise TraceTooLargeError(p, f"needs about {bytes_rounded(need)} of memory to load "
                                         f"but only {bytes_rounded(avail)} is available")
         if point is not None:
-            for prune in (True, False) if pruning_works(_probe_read) else (False,):
+            for prune in (True, False) if prunes else (False,):
                 pid = token()
                 lst = StreamList(stream.consumer(point.device), MemoPruner() if prune else None)
                 try:
