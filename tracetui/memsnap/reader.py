@@ -13,7 +13,6 @@ every stack by its frames.  Nothing here recurses into the data.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
@@ -359,33 +358,29 @@ class SnapshotReader:
         """Forget what a streamed read made (the file is read again whole)."""
         self.tally = _Tally()
         self.interner = Interner(self.tally)
-        self.streamed: list[dict[str, np.ndarray]] = []
-        self.merge_streamed: Callable[[], None] = lambda: None
+        self.streamed: list[dict[str, np.ndarray]] = []  #: parts of :data:`MERGE_BATCHES` batches each
+        self.pending: list[dict[str, np.ndarray]] = []  #: batches not merged into a part yet
 
     def consumer(self, device: int):
         self.streamed.clear()
-
-        pending: list[dict[str, np.ndarray]] = []
+        self.pending.clear()
 
         def consume(items: list[Any]) -> None:
             entries = _dicts(items, self.tally, "history entries")
             part = _entries(entries, device, self.interner, self.tally)
-            pending.append(part)
+            self.pending.append(part)
             self.interner.release(entries, part["stack"])
-            if len(pending) >= MERGE_BATCHES:
-                merge()
-
-        def merge() -> None:
-            """The pending batches' columns as one part (a batch's are a few kB each: thousands of
-            them freed at the end would leave the heap in holes the process keeps)."""
-            if pending:
-                self.streamed.append({k: np.concatenate([g[k] for g in pending]) for k in _COLUMNS})
-                pending.clear()
-
-        self.merge_streamed = merge
-        return consume
+            if len(self.pending) >= MERGE_BATCHES:
+                self._merge_pending()
 
         return consume
+
+    def _merge_pending(self) -> None:
+        """The pending batches' columns as one part (a batch's are a few kB each: thousands of
+        them freed at the end would leave the heap in holes the process keeps)."""
+        if self.pending:
+            self.streamed.append({k: np.concatenate([g[k] for g in self.pending]) for k in _COLUMNS})
+            self.pending.clear()
 
     def read(self, path: str, plain: Plain) -> MemorySnapshot:
         """The :class:`MemorySnapshot` of a pickle's plain data (consumed: its lists are emptied
@@ -399,7 +394,7 @@ class SnapshotReader:
             raise TraceFormatError(path, "a pickle of plain data, but not a CUDA memory snapshot (no 'segments' or "
                                          "'device_traces' key)")
         tally, interner = self.tally, self.interner
-        self.merge_streamed()
+        self._merge_pending()
         streamed = (plain.streamed_device, self.streamed) if plain.streamed_device is not None else None
         history = _history(top.get("device_traces"), interner, tally, streamed)
         segments, blocks = _segments(top.get("segments"), interner, tally)
