@@ -335,3 +335,19 @@ def test_piped_lines_are_never_folded_inside_a_path(tmp_path):
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     lines = proc.stdout.decode().splitlines()
     assert any(str(deep).replace("\u200b", "\\u200b") in line for line in lines)
+
+
+@pytest.mark.parametrize("command", [["info"], ["summary"], ["memory"], ["tree", "--depth", "2"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(command, tmp_path):
+    """``| head`` reads what it wants and closes the pipe: the command ends with status 0 and
+    says nothing (rich's consoles exited with 1, which ``set -o pipefail`` reads as a failure).
+    Here nobody reads at all, so the first write already meets the closed pipe."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "tracetui", *command, str(SHARED / "kineto" /
+                               "h100_bert_inference.json.gz")], stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=_env(tmp_path), timeout=300)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr.decode()) == (0, "")

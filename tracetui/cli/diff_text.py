@@ -303,11 +303,9 @@ def print_jobs(doc: dict[str, Any], console: Any = None) -> None:
 
 def print_failure(doc: dict[str, Any], failed: dict[Any, list[str]], threshold: float, to: Any) -> None:
     """The ``--fail-above`` verdict: every reason, then the largest regressions of the tree."""
-    from rich.console import Console
+    from .fit_table import UNLIMITED, StdoutConsole
 
-    from .fit_table import UNLIMITED
-
-    con = Console(file=to, width=UNLIMITED if not to.isatty() else None, highlight=False)
+    con = StdoutConsole(file=to, width=UNLIMITED if not to.isatty() else None, highlight=False)
     con.print(Text(f"FAIL: regressed by more than {fmt.threshold(threshold)}", style="bold red"))
     for rank, why in failed.items():
         for w in why:

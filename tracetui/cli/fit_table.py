@@ -222,6 +222,19 @@ def fitted_table(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]]
 UNLIMITED = 1_000_000
 
 
+class StdoutConsole(Console):
+    """A console on the command's output whose reader went away (``| head`` read what it wanted)
+    ends the command quietly, with the error boundary's status for it (0, ``cli/entry.py``):
+    rich's own answer sends the rest to /dev/null and exits with 1, which ``set -o pipefail``
+    reads as the command failing."""
+
+    def on_broken_pipe(self) -> None:
+        try:
+            super().on_broken_pipe()  # stdout to /dev/null: nothing more is written, no error at exit
+        except SystemExit:
+            raise BrokenPipeError from None
+
+
 def stdout_console() -> tuple[Console, int | None]:
     """A console on stdout and the width tables must fit: ``None`` when piped or redirected (as
     wide as the content, no line folded); a set ``$COLUMNS`` counts as a terminal of that width."""
@@ -229,7 +242,7 @@ def stdout_console() -> tuple[Console, int | None]:
     import sys
 
     if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
-        return Console(width=UNLIMITED), None
-    con = Console()
+        return StdoutConsole(width=UNLIMITED), None
+    con = StdoutConsole()
     return con, con.width
 
