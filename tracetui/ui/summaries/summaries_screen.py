@@ -101,8 +101,17 @@ class SummariesScreen(Screen[tuple[np.ndarray, str, Any] | None]):
         if first is None:
             return
         self._show(first)
-        self.query_one(Tabs).active = f"p-{first.key}"
+        self._select_tab(f"p-{first.key}")
         self.table_widget.focus()
+
+    def _select_tab(self, tab_id: str) -> None:
+        """Mark ``tab_id`` active.  Its Tab is looked up first: while the screen's widgets are
+        being removed (the app ending just after ``s``) the lookup raises ``NoMatches``, which
+        :func:`~tracetui.ui.shown.only_while_shown` handles, where setting ``Tabs.active``
+        raised ``ValueError('No Tab with id ...')``."""
+        tabs = self.query_one(Tabs)
+        tabs.query_one(f"#tabs-list > #{tab_id}", Tab)
+        tabs.active = tab_id
 
     @property
     def table_widget(self) -> RowTable:
