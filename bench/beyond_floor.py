@@ -13,7 +13,11 @@ produced; their sum is close to a cold open's CPU, the first rows are the floor'
   (ph, cat, name, pid, tid), exact timestamps, dur, the args blob, key args, flow ids;
 - build (``build_trace``) split at its progress reports; the cache write (``save_trace``);
 - summary: ``build_summary`` on the loaded trace; imports: the import of what a cold
-  ``tracetui summary`` needs, each in a fresh interpreter (wall, median of 3).
+  ``tracetui summary`` needs, each in a fresh interpreter (wall, median of 3);
+- with ``--engines``: other decoders of the same events text in place of the typed decode,
+  to see whether one lowers the floor: orjson (a dict per event), and DuckDB's ``read_json``
+  (C++, yyjson) turning ``traceEvents`` into the loader's columns (ph, cat, name, pid, tid,
+  ts, dur, id, args as JSON text) fetched as numpy arrays, on one thread and on all cores.
 """
 
 from __future__ import annotations
@@ -50,10 +54,44 @@ def import_wall(stmt: str) -> float:
     return statistics.median(runs)
 
 
+def engine_rows(data: bytes, n_events: int, reps: int) -> list[tuple[str, float]]:
+    """Other decoders of the same text (``data``: the decompressed file), each giving one
+    row per event (asserted): CPU of this process, DuckDB's threads included."""
+    import os
+
+    import duckdb
+    import orjson
+
+    rows: list[tuple[str, float]] = []
+    t, obj = cpu_min(lambda: orjson.loads(data), reps)
+    assert len(obj["traceEvents"]) == n_events
+    del obj
+    rows.append(("engine: orjson.loads (a dict per event), instead of the typed decode", t))
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "events.json"
+        path.write_bytes(data)
+        spec = ("STRUCT(ph VARCHAR, cat VARCHAR, name VARCHAR, pid JSON, tid JSON, ts JSON, dur DOUBLE, "
+                "id JSON, args JSON)[]")
+        sql = ("SELECT e.ph, e.cat, e.name, e.pid, e.tid, e.ts, e.dur, e.id, e.args FROM (SELECT "
+               "unnest(traceEvents) AS e FROM read_json(?, format='auto', maximum_object_size=2147483647, "
+               "columns={traceEvents: '" + spec + "'}))")
+        for threads in (1, os.cpu_count() or 1):
+            con = duckdb.connect()
+            con.execute(f"SET threads={threads}")
+            t, cols = cpu_min(lambda con=con: con.execute(sql, [str(path)]).fetchnumpy(), reps)
+            assert len(cols["ph"]) == n_events
+            del cols
+            con.close()
+            rows.append((f"engine: DuckDB read_json into the columns, {threads} thread(s), instead of split + typed "
+                         f"decode + columns", t))
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("trace", nargs="?", default=str(DEFAULT))
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--engines", action="store_true", help="also time orjson and DuckDB read_json on the events")
     args = ap.parse_args()
     import msgspec
     import numpy as np
@@ -75,6 +113,8 @@ def main() -> int:
     rows.append(("floor: top-level split", t))
     t, evs = cpu_min(lambda: msgspec.json.decode(raw, type=list[Event]), reps)
     rows.append(("floor: typed decode", t))
+    if args.engines:
+        rows.extend(engine_rows(data, len(evs), reps))
     chunks = [evs[s:s + CHUNK] for s in range(0, len(evs), CHUNK)]
 
     def per_chunk(fn):
