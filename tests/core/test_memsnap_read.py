@@ -199,6 +199,33 @@ def test_odd_content_is_counted_not_guessed(tmp_path):
     assert kt.snapshot.history.n == len(tr) - 1
 
 
+def test_long_names_are_kept_cut_with_the_mark_and_counted(tmp_path):
+    """A frame name, a file name, an annotation and a setting past 4,096 characters are kept as
+    their head and the cut mark every screen draws (tracetui.names.shown), not read whole;
+    each distinct one is counted once, however many frames or entries repeat it."""
+    from memsnap_gen import STEP, SnapshotBuilder
+
+    long_name = "fwd_" + "x" * 9_996  # 10,000 characters: 5,904 bytes left out
+    huge_file = "/h/" + "é" * 1_500_000  # 3,000,003 bytes of UTF-8
+    b = basic(SnapshotBuilder())
+    odd = b.stack((huge_file, 7, long_name), STEP)
+    b.alloc(0, 1 << 40, 512, odd)
+    b.alloc(0, (1 << 40) + 512, 512, b.stack((huge_file, 7, long_name), STEP))  # the same texts again
+    b.annotate(0, "a" * 5_000, "START")
+    snap = b.snapshot()
+    snap["allocator_settings"]["PYTORCH_CUDA_ALLOC_CONF"] = "v" * 4_097
+    kt = load_trace(write(snap, tmp_path / "long.pickle"))
+    frames = kt.snapshot.frames
+    texts = [frames.text(f) for f in range(frames.n)]
+    # (file, line, name); the file's head is 8,189 bytes of UTF-8: 2,991,814 bytes left out
+    assert (huge_file[:4096] + "… (+2.99 MB)", 7, long_name[:4096] + "… (+5.9 kB)") in texts
+    assert all(len(file) < 4_200 and len(name) < 4_200 for file, _, name in texts)  # nothing kept whole
+    assert kt.snapshot.allocator_settings["PYTORCH_CUDA_ALLOC_CONF"] == "v" * 4096 + "… (+1 B)"
+    warned = " ".join(w.message for w in kt.warnings)
+    # the frame name, the file name, the annotation, the setting: 4 (the second stack repeats two)
+    assert "4 names and setting values longer than 4,096 characters (kept cut, the rest not read)" in warned
+
+
 def test_bytes_after_the_pickle_are_counted(tmp_path):
     path = write(basic().snapshot(), tmp_path / "t.pickle")
     path.write_bytes(path.read_bytes() + b"junk" * 10)

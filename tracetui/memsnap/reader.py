@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import names as name_rules
 from ..errors import LoadWarning, TraceFormatError
 from .model import (
     ACTION_CODE,
@@ -45,8 +46,11 @@ CHUNK = 1 << 16
 MERGE_BATCHES = 256
 #: the top-level keys read
 KNOWN_KEYS = ("segments", "device_traces", "allocator_settings", "external_annotations")
-#: most characters of a setting's value or of a name kept (a longer one is cut, and counted)
-MAX_TEXT = 4096
+#: most characters of a setting's value or of a name kept: a longer one is kept as its head and
+#: the cut mark every screen draws (``… (+10 MB)``, :func:`tracetui.names.shown`), and counted
+MAX_TEXT = name_rules.NAME_WORK_CHARS
+#: the warning's words for those
+CUT_TEXTS = f"names and setting values longer than {MAX_TEXT:,} characters (kept cut, the rest not read)"
 _I64 = (-(2**63), 2**63)
 
 
@@ -88,8 +92,23 @@ def _ints(values: list[Any], tally: _Tally, what: str, expected: np.ndarray | No
     return arr
 
 
-def _text(v: Any) -> str:
-    return v if len(v) <= MAX_TEXT else v[:MAX_TEXT] + "..."
+def _text(v: str, tally: _Tally) -> str:
+    """``v``, or when it is longer than :data:`MAX_TEXT` its head and cut mark (counted)."""
+    if len(v) <= MAX_TEXT:
+        return v
+    tally.add(CUT_TEXTS)
+    return name_rules.shown(v, MAX_TEXT)
+
+
+def _text_id(table: dict[str, int], v: str, tally: _Tally) -> int:
+    """The id of ``v`` in ``table`` (new ids in order); a text longer than :data:`MAX_TEXT` is
+    kept cut, and counted once per distinct cut text (a frame's name is read once per frame
+    dict, and a dict read again after the identity cache was dropped is the same name)."""
+    if len(v) > MAX_TEXT:
+        v = name_rules.shown(v, MAX_TEXT)
+        if v not in table:
+            tally.add(CUT_TEXTS)
+    return table.setdefault(v, len(table))
 
 
 class Interner:
@@ -117,7 +136,7 @@ class Interner:
         if type(v) is not str:
             self.tally.add(what)
             v = "?"
-        return table.setdefault(_text(v), len(table))
+        return _text_id(table, v, self.tally)
 
     def frame(self, f: Any) -> int:
         got = self.by_id.get(id(f))
@@ -320,7 +339,7 @@ def _annotations(items: Any, tally: _Tally) -> SnapshotAnnotations:
         np.fromiter((m.get("device") if _is_int(m.get("device")) else 0 for m in ok), dtype=np.int32, count=n),
         np.fromiter((m["time_us"] for m in ok), dtype=np.int64, count=n),
         np.fromiter((m["stage"] == "START" for m in ok), dtype=bool, count=n),
-        np.fromiter((names.setdefault(_text(m["name"]), len(names)) for m in ok), dtype=np.int32, count=n),
+        np.fromiter((_text_id(names, m["name"], tally) for m in ok), dtype=np.int32, count=n),
         list(names))
 
 
@@ -336,11 +355,11 @@ def _settings(value: Any, tally: _Tally) -> dict[str, Any]:
         if type(k) is not str:
             tally.add("allocator settings that are not named by a string")
         elif v is None or type(v) in (bool, int, float):
-            out[_text(k)] = v
+            out[_text(k, tally)] = v
         elif type(v) is str:
-            out[_text(k)] = _text(v)
+            out[_text(k, tally)] = _text(v, tally)
         elif type(v) is dict and all(type(a) is str and type(b) in (bool, int, float) for a, b in v.items()):
-            out[_text(k)] = {_text(a): b for a, b in list(v.items())[:256]}
+            out[_text(k, tally)] = {_text(a, tally): b for a, b in list(v.items())[:256]}
         else:
             tally.add("allocator settings of another shape")
     return out
