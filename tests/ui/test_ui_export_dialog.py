@@ -111,6 +111,13 @@ def _check_content(fmt: str, body: str) -> None:
         assert len(rows) > 1 and any("aten::addmm" in cell for row in rows for cell in row)
     elif fmt == "json":
         assert "aten::addmm" in json.dumps(json.loads(body))
+    elif fmt in ("folded", "folded-gpu"):  # frame;frame value lines, in integer ns
+        lines = [line.rsplit(" ", 1) for line in body.splitlines()]
+        assert all(stack.startswith("aten::addmm") and value.isdigit() for stack, value in lines), lines
+        if fmt == "folded":  # self times add up to the op's duration in the file: 39.42 us
+            assert sum(int(v) for _, v in lines) == 39_420
+        else:  # its one kernel, 5.824 us in the file
+            assert [(stack.split(";")[-1][:22], int(v)) for stack, v in lines] == [("void cutlass::Kernel2<", 5_824)]
     else:  # chrome: a loadable trace holding the op and its kernel
         events = json.loads(body)["traceEvents"]
         names = {e.get("name") for e in events}
@@ -125,7 +132,7 @@ async def test_every_format_by_keys_writes_the_file_and_shows_its_path(tmp_path,
         screen = await open_app(app, pilot)
         await search(pilot, "aten::addmm")
         formats = [value for _label, value in EXPORT_FORMATS]
-        assert formats == ["md", "html", "csv", "json", "chrome"]
+        assert formats == ["md", "html", "csv", "json", "chrome", "folded", "folded-gpu"]
         for i, fmt in enumerate(formats):
             await press(pilot, "e")
             dialog = app.screen

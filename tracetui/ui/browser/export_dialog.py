@@ -1,5 +1,6 @@
-"""The export dialog (``e``): a format, an output path and whether the report lists python
-function frames, for the selected subtree.
+"""The export dialog (``e``): a format (a report, a Chrome trace, or folded stacks of CPU or
+GPU time for flame-graph tools), an output path and whether python function frames are
+listed, for the selected subtree.
 
 Focus starts on the format; Tab goes format -> file path -> python frames -> Export -> Cancel;
 Enter exports from any of them (Space ticks the box).  The default file name says what is
@@ -29,10 +30,20 @@ from ...errors import one_line
 from ...names import head
 
 EXPORT_FORMATS = (("Markdown report (md)", "md"), ("HTML report (html)", "html"), ("CSV tables (csv)", "csv"),
-                  ("JSON (json)", "json"), ("Chrome trace (chrome)", "chrome"))
+                  ("JSON (json)", "json"), ("Chrome trace (chrome)", "chrome"),
+                  ("Folded stacks, CPU time (folded)", "folded"), ("Folded stacks, GPU time (folded)", "folded-gpu"))
 #: File extension per format; a Chrome trace is ``.trace.json`` so that it never takes the
-#: default name of the JSON export of the same op.
-EXPORT_EXTENSIONS = {"md": "md", "html": "html", "csv": "csv", "json": "json", "chrome": "trace.json"}
+#: default name of the JSON export of the same op, GPU folded stacks ``.gpu.folded`` likewise.
+EXPORT_EXTENSIONS = {"md": "md", "html": "html", "csv": "csv", "json": "json", "chrome": "trace.json",
+                     "folded": "folded", "folded-gpu": "gpu.folded"}
+#: a choice of the dialog that is not an export format of its own: (format, what the folded stacks count)
+_FOLDED_BY = {"folded": ("folded", "cpu"), "folded-gpu": ("folded", "gpu")}
+
+
+def export_format(choice: str) -> tuple[str, str]:
+    """(export format, ``by``) of the dialog's choice, as ``tracetui export --format F --by B``
+    takes them (``folded-gpu``: folded stacks of GPU time; ``by`` matters for folded only)."""
+    return _FOLDED_BY.get(choice, (choice, "cpu"))
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -140,7 +151,7 @@ class ExportDialog(ModalScreen[tuple[str, str, bool] | None]):
             yield FormatSelect(EXPORT_FORMATS, value="md", allow_blank=False, id="export-format")
             yield Input(default_export_path(self.stem, "md"), id="export-path")
             yield Label(self._target_text(default_export_path(self.stem, "md")), id="export-target")
-            yield FramesCheckbox("python function frames in the report (md, html, csv, json)",
+            yield FramesCheckbox("python function frames (md, html, csv, json; folded CPU stacks)",
                                  value=self.python_frames, id="export-python")
             yield Label(Text(""), id="export-exists")
             with Horizontal():

@@ -45,7 +45,7 @@ from ..view.raw_args import event_sections
 from ..view.status_parts import rank_part, state_parts, trace_parts
 from ..view.trace_detail import TraceDetail
 from ..view.trace_row_source import TraceRowSource
-from .export_dialog import ExportDialog, op_file_stem, trace_file_stem
+from .export_dialog import ExportDialog, export_format, op_file_stem, trace_file_stem
 from .panes_screen import PanesScreen
 from .search_bar import SearchBar
 from .status_line import StatusLine
@@ -534,8 +534,10 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
     def _run_export(self, root: int | None, fmt: str, path: str, python_frames: bool = False) -> None:
         from ...export import write_export
 
+        export_fmt, by = export_format(fmt)
         try:
-            write_export(self.linked, root, fmt, path, self.detail_model.categorizer, python_frames=python_frames)
+            write_export(self.linked, root, export_fmt, path, self.detail_model.categorizer,
+                         python_frames=python_frames, by=by)
         except (TraceError, OSError, ValueError) as exc:
             self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return
