@@ -81,6 +81,23 @@ def test_folded_gpu_lines_add_up_to_the_subtree_gpu_time():
 
 
 @pytest.mark.slow
+def test_folded_stacks_of_no_time_are_an_empty_file_and_say_so(tmp_path, capsys):
+    """cpu_only_small has no GPU event (0 of its events is a kernel, memcpy or memset): by GPU
+    time the folded file is written empty, the command says why on stderr and exits 0 (a loop
+    over ranks goes on); by CPU time it is not empty and says nothing."""
+    from tracetui.cli.entry import main
+
+    path = str(kineto_path("cpu_only_small.json.gz"))
+    assert not [e for e in complete_events(path) if e.get("cat") in GPU_CATS]
+    out = tmp_path / "gpu.folded"
+    assert main(["export", path, "--format", "folded", "--by", "gpu", "-o", str(out)]) == 0
+    assert out.exists() and out.stat().st_size == 0
+    assert capsys.readouterr().err == ("tracetui export: no GPU time under the selection: "
+                                       "the folded stacks are empty\n")
+    assert main(["export", path, "--format", "folded", "-o", str(tmp_path / "cpu.folded")]) == 0
+    assert (tmp_path / "cpu.folded").stat().st_size > 0 and capsys.readouterr().err == ""
+
+
 def test_folded_each_step_of_a_216k_trace_adds_up():
     """Every ProfilerStep of the 2-GPU NCCL trace: CPU lines = the step's raw dur, GPU lines =
     the raw GPU events its launches started."""

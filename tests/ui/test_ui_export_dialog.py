@@ -199,3 +199,29 @@ async def test_python_frames_box_and_the_last_folder_offered_next_time(tmp_path,
         await press(pilot, "e")
         assert app.screen.query_one(Checkbox).value  # the choice is kept
         await press(pilot, "escape")
+
+
+async def test_folded_stacks_of_no_gpu_time_are_written_empty_and_the_toast_says_so(tmp_path, monkeypatch):
+    """A CPU-only trace (no kernel, memcpy or memset in the file) by GPU time: the folded file
+    is empty, and the toast, a warning, and the detail pane say why."""
+    from shared_traces import kineto_path
+
+    monkeypatch.chdir(tmp_path)
+    app = TraceApp(use_cache=False, paths=[str(kineto_path("cpu_only_small.json.gz"))])
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        screen = await open_app(app, pilot)
+        await press(pilot, "e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        dialog.query_one(Select).value = "folded-gpu"
+        await pilot.pause()
+        out = tmp_path / dialog.query_one("#export-path", Input).value
+        assert out.name.endswith(".gpu.folded")
+        await press(pilot, "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is screen and out.exists() and out.stat().st_size == 0
+        said = f"exported folded-gpu to {out} (no GPU time under the selection: the folded stacks are empty)"
+        assert any(said in t for t in toasts(app)), toasts(app)
+        assert [n.severity for n in app._notifications if n.message == said] == ["warning"]
+        assert "the folded stacks are empty" in screen.query_one(DetailPane).text().replace("\n", "")

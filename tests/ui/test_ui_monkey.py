@@ -158,7 +158,9 @@ async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch)
                 await pilot.pause(0.01)
         if isinstance(app.screen, MainScreen) and app.screen.linked.kineto is not None and not list(exports.iterdir()):
             for path in await _export_every_format(app, pilot, exports):
-                assert path.exists() and path.stat().st_size > 0, path
+                # folded stacks of a row without such time (a GPU lane by CPU time, a CPU-only
+                # trace by GPU time) are an empty file, and the toast says so
+                assert path.exists() and (path.stat().st_size > 0 or path.name.endswith(".folded")), path
         if "memory screen" in label:
             await pilot.press("M")
             await app.workers.wait_for_complete()

@@ -35,7 +35,8 @@ from .selectors import SelectorError, resolve_selector
 
 FORMATS = ("md", "html", "csv", "json", "chrome", "folded")
 
-__all__ = ["FORMATS", "SelectorError", "export_bytes", "export_command", "resolve_selector", "write_export"]
+__all__ = ["FORMATS", "SelectorError", "empty_note", "export_bytes", "export_command", "resolve_selector",
+           "write_export"]
 
 
 def export_bytes(linked: LinkedTrace, root_node: int | None, fmt: str,
@@ -120,6 +121,14 @@ def write_export(linked: LinkedTrace, root_node: int | None, fmt: str, path_or_s
     return len(data)
 
 
+def empty_note(fmt: str, by: str = "cpu") -> str:
+    """Why an export of ``fmt`` came out empty: only folded stacks can (a row with no host time
+    under it, as a GPU lane; no GPU time, as a CPU-only trace).  The file is still written (an
+    empty list of stacks, which the flame-graph tools reject themselves) and the user told."""
+    what = "GPU time" if fmt == "folded" and by == "gpu" else "host (CPU) time"
+    return f"no {what} under the selection: the folded stacks are empty"
+
+
 def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: str, rules: str | None,
                    python_frames: bool = False, by: str = "cpu") -> int:
     """``tracetui export``: resolve the selector, write the file (``-``: stdout); returns 0."""
@@ -135,8 +144,11 @@ def export_command(linked: LinkedTrace, selector: str | None, fmt: str, output: 
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-        return 0
-    if os.path.isdir(output):
-        raise TraceFileError(output, "is a directory; give a file name to write the export to")
-    write_export(linked, root, fmt, output, categorizer, python_frames=python_frames, by=by)
+        written = len(data)
+    else:
+        if os.path.isdir(output):
+            raise TraceFileError(output, "is a directory; give a file name to write the export to")
+        written = write_export(linked, root, fmt, output, categorizer, python_frames=python_frames, by=by)
+    if not written:
+        sys.stderr.write(f"tracetui export: {empty_note(fmt, by)}\n")
     return 0

@@ -532,25 +532,29 @@ class MainScreen(FindingsActions, PathActions, JobActions, MemoryActions, QueryA
 
     @work(thread=True, group="export")
     def _run_export(self, root: int | None, fmt: str, path: str, python_frames: bool = False) -> None:
-        from ...export import write_export
+        from ...export import empty_note, write_export
 
         export_fmt, by = export_format(fmt)
         try:
-            write_export(self.linked, root, export_fmt, path, self.detail_model.categorizer,
-                         python_frames=python_frames, by=by)
+            written = write_export(self.linked, root, export_fmt, path, self.detail_model.categorizer,
+                                   python_frames=python_frames, by=by)
         except (TraceError, OSError, ValueError) as exc:
             self.app.call_from_thread(show_note, self, f"export failed: {exc}", severity="error")
             return
-        self.app.call_from_thread(self._exported, fmt, os.path.abspath(path))
+        note = "" if written else empty_note(export_fmt, by)
+        self.app.call_from_thread(self._exported, fmt, os.path.abspath(path), note)
 
-    def _exported(self, fmt: str, path: str) -> None:
+    def _exported(self, fmt: str, path: str, empty: str = "") -> None:
         """Say where the export went: a toast, and (lasting past the toast) the status line
-        and a note in the detail pane, both with the absolute ``path``."""
+        and a note in the detail pane, both with the absolute ``path``; ``empty``: why the file
+        holds nothing (folded stacks of a row without such time), said in both and the toast a warning."""
         self.last_export = path
         self.update_status()
+        said = f" ({empty})" if empty else ""
         if self.current is not None:
-            self.detail.show(self.current, Text.assemble(("exported ", "bold"), fmt, " to ", (path, "green")))
-        show_note(self, f"exported {fmt} to {path}", title="export")
+            self.detail.show(self.current, Text.assemble(("exported ", "bold"), fmt, " to ", (path, "green"), said))
+        show_note(self, f"exported {fmt} to {path}{said}", title="export",
+                  severity="warning" if empty else "information")
 
 
 def preload_palette(_screen: Any, _app: Any) -> None:
