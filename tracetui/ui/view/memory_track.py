@@ -31,8 +31,12 @@ class MemoryTrack(Track):
     ``values`` after each event, ``before`` held before ``ts[0]``."""
 
     ts: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: bytes (the model's int64 column, a view: a snapshot's history has tens of millions of rows)
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     before: float = 0.0
+    #: the row's lowest value (``before`` included) and highest: the glyph scale, found once
+    low: float = 0.0
+    high: float = 0.0
     device: str = ""
     what: str = "allocated"  #: "allocated" or "reserved"
     #: a level lasts across idle time: no gap is marked
@@ -46,8 +50,7 @@ class MemoryTrack(Track):
         if cells <= 0 or not self.ts.size:
             return out
         top = cell_max(self.ts, self.values, self.before, edges)
-        lo = min(float(self.before), float(self.values.min()))
-        hi = float(self.values.max())
+        lo, hi = self.low, self.high
         scaled = np.full(cells, 8.0) if hi <= lo else 1.0 + 7.0 * (top - lo) / (hi - lo)
         inside = (edges[1:] > self.starts[0]) & (edges[:-1] < self.ends[-1])
         out[inside] = np.clip(np.rint(scaled[inside]), 1, 8).astype(np.int8)
@@ -69,10 +72,15 @@ def memory_tracks(kt: KinetoTrace) -> list[MemoryTrack]:
         starts = np.concatenate(([begin], ts))
         ends = np.concatenate((ts, [end]))
         rows = [(ALLOCATED_LABEL, "allocated", allocated, float(d.baseline))]
-        if (reserved > 0).any():
-            # before the first event the reserve is not known: its first value stands in
-            rows.append((RESERVED_LABEL, "reserved", np.maximum(reserved, 0), float(max(reserved[0], 0))))
+        top = int(reserved.max())
+        if top > 0:
+            # -1 (no Total Reserved recorded) shows as 0; before the first event the reserve
+            # is not known: its first value stands in.  A copy only where a -1 is.
+            low = int(reserved.min())
+            shown = reserved if low >= 0 else np.maximum(reserved, 0)
+            rows.append((RESERVED_LABEL, "reserved", shown, float(max(int(reserved[0]), 0))))
         for short, what, values, before in rows:
-            out.append(MemoryTrack(f"{d.name} {short}", starts, ends, ts=ts, values=values.astype(np.float64),
-                                   before=before, device=d.name, what=what))
+            low, high = min(before, float(values.min())), float(values.max())
+            out.append(MemoryTrack(f"{d.name} {short}", starts, ends, ts=ts, values=values, before=before,
+                                   device=d.name, what=what, low=low, high=high))
     return out
