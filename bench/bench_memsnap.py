@@ -16,7 +16,11 @@ peak RSS is the child's ``ru_maxrss``; wall time, as the user waits it):
 * ``tracetui open``: ``load_memsnap`` (the restricted unpickler, columns, the trace) and the
   memory model (every history entry a row): what ``tracetui memory`` and the browser need
   before their first answer;
-* ``tracetui memory``: the whole command (``--json``, to /dev/null).
+* ``tracetui memory``: the whole command (``--json``, to /dev/null);
+* ``browser``: the app, headless at 80x24, until the snapshot's memory screen is shown and
+  its workers are done (what ``tracetui SNAPSHOT`` holds once the user can read it); it also
+  prints the longest stall of the UI's event loop meanwhile (a 20 ms timer's lateness: what
+  froze the screen).
 
 Prints one row each: file MB, history entries, seconds, peak RSS MB, RSS / file.
 """
@@ -36,12 +40,33 @@ sys.path.insert(0, str(REPO / "tests"))
 
 _COMMAND = ("from tracetui.cli import main\nsys.stdout = open(os.devnull, 'w')\n"
             "rc = main(['memory', P, '--json', '--no-cache'])\nsys.stdout = sys.__stdout__")
+_BROWSER = """import asyncio
+from tracetui.ui.app import TraceApp
+
+async def _browse():
+    app = TraceApp([P], use_cache=False)
+    stall = [0.0]
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def watch():
+            while True:
+                t = time.perf_counter()
+                await asyncio.sleep(0.02)
+                stall[0] = max(stall[0], time.perf_counter() - t - 0.02)
+        asyncio.get_running_loop().create_task(watch())
+        while type(app.screen).__name__ != "MemorySnapshotScreen":
+            await asyncio.sleep(0.1)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    print(f"longest UI-loop stall {stall[0]:.2f} s", file=sys.stderr)
+
+asyncio.run(_browse())"""
 _CHILD = {
     "pickle.load": "import pickle\nwith open(P, 'rb') as fh:\n    x = pickle.load(fh)",
     "pickle.load, gc off": "import gc, pickle\ngc.disable()\nwith open(P, 'rb') as fh:\n    x = pickle.load(fh)",
     "tracetui open": "from tracetui.memsnap.loader import load_memsnap\nfrom tracetui.analysis.memory import "
                      "memory_model\nkt = load_memsnap(P)\nm = memory_model(kt)",
     "tracetui memory": _COMMAND,
+    "browser": _BROWSER,
 }
 _TAIL = ("\nimport resource, time\nu = resource.getrusage(resource.RUSAGE_SELF)\n"
          "print(time.perf_counter() - T0, u.ru_maxrss, u.ru_utime + u.ru_stime)")
@@ -50,8 +75,11 @@ _TAIL = ("\nimport resource, time\nu = resource.getrusage(resource.RUSAGE_SELF)\
 def _child(code: str, path: Path) -> tuple[float, float, float]:
     """(wall s, peak RSS bytes, CPU s) of ``code`` in a fresh interpreter (imports included)."""
     src = f"import os, sys, time\nT0 = time.perf_counter()\nP = {str(path)!r}\n{code}{_TAIL}"
-    out = subprocess.run([sys.executable, "-c", src], check=True, capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(REPO))).stdout.split()
+    done = subprocess.run([sys.executable, "-c", src], check=True, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    if "stall" in done.stderr:
+        print(done.stderr.strip())
+    out = done.stdout.split()
     return float(out[0]), float(out[1]) * 1024, float(out[2])
 
 
