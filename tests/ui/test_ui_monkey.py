@@ -9,13 +9,15 @@ once from the memory screen), then
 two driver-call traces (one alone, one linked to its Kineto trace), a file that is not a trace,
 the diff browser (a shared trace against a modified copy: its sides' browsers and summary
 deltas too), and walks that start on the critical path screen, on a query's result table and on
-the findings screen.
+the findings screen.  The run on the oldest Textual declared walks the first half of each
+parametrized walk (3,500 keys; the suite's time on 2 cores).
 ``bench/monkey_long.py`` runs longer walks with fresh seeds.
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from driver_ui_files import write_bpftrace, write_linked
 from monkey import walk
 from pilot import open_app, open_diff
 from shared_traces import ET_DIR, SHARED, kineto_path
+from textual_floor import FLOOR_ENV
 
 from tracetui.diff.runs import DiffRequest
 from tracetui.ui.app import MainScreen, TraceApp
@@ -140,6 +143,10 @@ async def _query_rows(app, pilot) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("label, spec, n_keys, size", WALKS, ids=[w[0] for w in WALKS])
 async def test_random_key_walk(label, spec, n_keys, size, tmp_path, monkeypatch):
+    if os.environ.get(FLOOR_ENV) == "1":
+        # the run on the oldest Textual walks the first half of each walk (the same seed, so the
+        # same keys while the screens agree): the whole suite stays under 12 minutes on 2 cores
+        n_keys //= 2
     monkeypatch.chdir(tmp_path)  # default export paths and anything else written land here
     paths = _paths(spec, tmp_path)
     seed = sum(map(ord, label))  # fixed per walk: a failure replays with the same keys
