@@ -22,10 +22,11 @@ from pilot import BERT, SIZES, loaded, open_app, open_by_key, pane_lines, press,
 from shared_traces import kineto_path
 
 from tracetui import units
+from tracetui.analysis.intervals import union_intervals
 from tracetui.kineto import schema
 from tracetui.ui.app import MainScreen, TraceApp
 from tracetui.ui.memory.memory_screen import MemoryScreen
-from tracetui.ui.view.memory_track import MemoryTrack
+from tracetui.ui.view.memory_track import MemoryTrack, memory_tracks
 
 NO_MEMORY_TRACE = str(kineto_path("a100_event_sync_multistream.json.gz"))  # no [memory] events (grep)
 
@@ -141,6 +142,14 @@ async def test_memory_tracks_in_the_timeline():
         levels = alc.cell_levels(np.array([alc.starts[0], alc.starts[0] + 1.0, t - 0.5, t + 0.5]))
         assert levels[0] == 1 and levels[2] == 8
         assert "cuda:0 alc" in screen_text(app) and "cuda:0 rsv" in screen_text(app)
+        # a memory row gives its busy run without merging its steps (tens of millions in a
+        # snapshot): the same run the merge of its intervals gives
+        for track in tracks:
+            merged = union_intervals(np.asarray(track.starts, np.float64), np.asarray(track.ends, np.float64))
+            assert [r.tolist() for r in track.busy_runs()] == [r.tolist() for r in merged]
+            assert merged[0].size == 1
+        # built once per trace (the load worker builds them, off the UI thread)
+        assert [id(t) for t in memory_tracks(main.source.kt)] == [id(t) for t in tracks]
 
 
 async def test_a_trace_without_memory_events_says_how_to_record_them():

@@ -249,13 +249,16 @@ class TraceApp(FollowHooks, App[int]):
             if linked.kineto is not None:
                 # the timeline's memory tracks and the detail pane's memory rows read the memory
                 # model and its node index as the browser mounts: built here, not on the UI
-                # thread (a 1 GB snapshot's 13.6M history entries: ~8 s of CPU for both)
+                # thread (a 1 GB snapshot's 13.6M history entries: ~8 s of CPU for both, the
+                # tracks ~0.15 s more)
                 from ..analysis.memory import memory_model
                 from ..analysis.memory_peak import node_index
+                from .view.memory_track import memory_tracks
 
                 relay("the memory model", 0.997)
                 if memory_model(linked.kineto).n_rows:
                     node_index(linked.kineto)
+                    memory_tracks(linked.kineto)
             categorizer = self.categorizer
             if categorizer is None:
                 categorizer = _default_categorizer()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...analysis.frames import per_trace
 from ...analysis.memory import cell_max, memory_model, timeline
 from ...kineto.trace import KinetoTrace
 from .track import Track
@@ -56,11 +57,24 @@ class MemoryTrack(Track):
         out[inside] = np.clip(np.rint(scaled[inside]), 1, 8).astype(np.int8)
         return out
 
+    def busy_runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """One run from the first step to the last: each step ends where the next begins (a
+        snapshot's history has tens of millions of steps; merging them froze the browser's
+        first screen for 1.4 s on a 1 GB snapshot)."""
+        if not self.starts.size:
+            return np.empty(0), np.empty(0)
+        return np.array([self.starts[0]], dtype=np.float64), np.array([self.ends[-1]], dtype=np.float64)
+
 
 def memory_tracks(kt: KinetoTrace) -> list[MemoryTrack]:
     """Per device with ``[memory]`` events (GPUs first, the CPU last): its allocated row, then
     its reserved row when the trace records reserved bytes above 0 (the CPU has none).
-    Rows span the trace, from its first event to its last end."""
+    Rows span the trace, from its first event to its last end.  Built once per trace (the
+    browser's load worker builds them, off the UI thread: ~0.15 s on a 1 GB snapshot)."""
+    return list(per_trace(kt, "memory_tracks", _build_memory_tracks))
+
+
+def _build_memory_tracks(kt: KinetoTrace) -> list[MemoryTrack]:
     m = memory_model(kt)
     if not m.n_rows:
         return []

@@ -63,7 +63,9 @@ class Series:
             idx[0::2], idx[1::2] = k0[inside], k1[inside]
             if idx[-1] >= self.y.size:
                 idx = idx[:-1]
-            held[inside] = np.maximum(held[inside], np.maximum.reduceat(self.y.astype(np.float64), idx)[0::2])
+            # reduced in y's own dtype, only the per-cell maxima converted (a snapshot's history
+            # has tens of millions of steps: converting y first copied it on every draw)
+            held[inside] = np.maximum(held[inside], np.maximum.reduceat(self.y, idx)[0::2].astype(np.float64))
         return held
 
     @property
