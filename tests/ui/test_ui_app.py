@@ -352,6 +352,9 @@ async def test_et_pair_shows_et_ids_and_et_only_ops():
         assert node >= src.et_base and src.et.name(node - src.et_base) == "side_thread_forward"
         detail = screen.query_one(DetailPane).text()
         assert "none (ET-only op)" in detail and "Execution Trace node" in detail
+        # its op_schema, kernel_backend and kernel_file are "" in the file: no empty rows
+        lines = [line.strip() for line in detail.splitlines()]
+        assert not {"Schema", "kernel_backend", "kernel_file"} & set(lines), lines
         # a linked op shows its ET node and schema (search from the top: Kineto rows first)
         await press(pilot, "home")
         await search(pilot, "aten::addmm")

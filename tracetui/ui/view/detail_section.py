@@ -100,12 +100,12 @@ def cell(value: Any, style: str = "") -> Text:
 
 
 def grid(rows: Iterable[tuple[str, Any]]) -> Table:
-    """Bold keys left, values right; rows whose value is None or "" are left out."""
+    """Bold keys left, values right; rows whose value is None or "" (a ``Text`` too) are left out."""
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for key, value in rows:
-        if value is None or value == "":
+        if value is None or value == "" or (isinstance(value, Text) and not value.plain):
             continue
         table.add_row(KeepText(key), value if isinstance(value, Text) else cell(value))
     return table
