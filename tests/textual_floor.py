@@ -55,8 +55,17 @@ FLOOR_UI_FILES = ("test_ui_monkey.py", "test_ui_screen_closed_at_once.py", "test
                   "test_ui_crash_paths.py", "test_error_boundary.py")
 
 
+#: set to 1 to have the floor run repeat every UI test file (what to run before raising the
+#: floor, or after a change to how the UI uses Textual)
+FLOOR_ALL_ENV = "TRACETUI_FLOOR_ALL"
+
+
 def ui_test_files() -> list[str]:
-    """The test files of the floor run (:data:`FLOOR_UI_FILES`), each checked to exist."""
+    """The test files of the floor run (:data:`FLOOR_UI_FILES`, each checked to exist; every
+    UI test file with ``TRACETUI_FLOOR_ALL=1``)."""
+    if os.environ.get(FLOOR_ALL_ENV) == "1":
+        names = sorted(p.name for p in (REPO / "tests" / "ui").glob("test_ui_*.py")) + ["test_error_boundary.py"]
+        return [f"tests/ui/{name}" for name in names]
     files = [REPO / "tests" / "ui" / name for name in FLOOR_UI_FILES]
     missing = [p.name for p in files if not p.exists()]
     assert not missing, f"floor run: no such test file {missing}"

@@ -72,6 +72,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                   "replaces the code fingerprint of cache entries (tests pin it)"),
     "TRACETUI_FUZZ_EXAMPLES": ("the test's own", "examples per hypothesis test (tests, bench/fuzz_long.py)"),
     "TRACETUI_TEXTUAL_FLOOR": ("", "1 inside the test run on the oldest declared Textual (tests/textual_floor.py)"),
+    "TRACETUI_FLOOR_ALL": ("", "1: the test run on the oldest declared Textual repeats every UI test file, "
+                           "not only the monkey walks and the app's life-cycle tests (tests/textual_floor.py)"),
     "TRACETUI_BACKGROUND": ("1", "0: the browser computes what its screens show (summaries, a job's cross-rank "
                                  "tables) when a screen is first opened, not in the background once the tree is "
                                  "shown (tests set it)"),
