@@ -27,6 +27,7 @@ from tracetui.kineto import schema
 from tracetui.ui.app import MainScreen, TraceApp
 from tracetui.ui.memory.memory_screen import MemoryScreen
 from tracetui.ui.view.memory_track import MemoryTrack, memory_tracks
+from tracetui.ui.view.track import BusyRuns
 
 NO_MEMORY_TRACE = str(kineto_path("a100_event_sync_multistream.json.gz"))  # no [memory] events (grep)
 
@@ -48,7 +49,8 @@ def raw_bert() -> dict:
     owner = innermost_op(largest)
     inside = [e for e in mem if e["tid"] == owner["tid"] and owner["ts"] <= e["ts"] <= owner["ts"] + owner["dur"]]
     origin = int(min(e["ts"] for e in ev if e.get("ph") != "M" and "ts" in e))
-    return {"peak": peak["args"]["Total Allocated"], "peak_ms": (peak["ts"] - origin) / 1e3,
+    return {"first_ts": min(float(e["ts"]) for e in ev if e.get("ph") != "M" and "ts" in e),
+            "peak": peak["args"]["Total Allocated"], "peak_ms": (peak["ts"] - origin) / 1e3,
             "reserved": max(e["args"]["Total Reserved"] for e in gpu),
             "peak_op": innermost_op(peak), "largest": largest["args"]["Bytes"], "owner": owner,
             "owner_allocs": [e["args"]["Bytes"] for e in inside if e["args"]["Bytes"] > 0],
@@ -142,12 +144,19 @@ async def test_memory_tracks_in_the_timeline():
         levels = alc.cell_levels(np.array([alc.starts[0], alc.starts[0] + 1.0, t - 0.5, t + 0.5]))
         assert levels[0] == 1 and levels[2] == 8
         assert "cuda:0 alc" in screen_text(app) and "cuda:0 rsv" in screen_text(app)
-        # a memory row gives its busy run without merging its steps (tens of millions in a
-        # snapshot): the same run the merge of its intervals gives
+        # a memory row is one interval, its span: the strip's busy run is the one run the
+        # merge of its steps (each from its event to the next) gives, from the trace's first
+        # event (the raw file's earliest ts) to its last end
+        first = raw["first_ts"]
         for track in tracks:
-            merged = union_intervals(np.asarray(track.starts, np.float64), np.asarray(track.ends, np.float64))
-            assert [r.tolist() for r in track.busy_runs()] == [r.tolist() for r in merged]
-            assert merged[0].size == 1
+            steps = union_intervals(np.concatenate(([track.starts[0]], track.ts)),
+                                    np.concatenate((track.ts, [track.ends[-1]])))
+            runs = BusyRuns(track, 0.0)
+            assert [runs.starts.tolist(), runs.ends.tolist()] == [r.tolist() for r in steps]
+            # the trace's clock counts from the integer µs of its first event (json's float of
+            # 1419247332500.684 holds the fraction to 2e-4 µs)
+            assert track.starts.size == 1 and track.starts[0] == pytest.approx(first - int(first), abs=1e-3)
+            assert track.ends[-1] >= track.ts[-1]
         # built once per trace (the load worker builds them, off the UI thread)
         assert [id(t) for t in memory_tracks(main.source.kt)] == [id(t) for t in tracks]
 

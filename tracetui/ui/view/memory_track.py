@@ -1,10 +1,13 @@
 """Memory tracks: per device of a trace recorded with ``profile_memory=True``, one timeline
 row of the bytes allocated and one of the bytes reserved (:mod:`tracetui.analysis.memory`).
 
-A :class:`MemoryTrack` is a :class:`~.track.Track` whose intervals are the steps of the
-device's running total (each value holds from its ``[memory]`` event to the next; before the
-first event the bytes allocated before the trace, see docs/memory.md), so the strip's extent
-and cursor work as for any lane.  Each cell shows the **highest** total reached inside it
+A :class:`MemoryTrack` is a :class:`~.track.Track` of one interval, the span of the row (a
+level lasts from the trace's first event, or the device's first ``[memory]`` event, to the
+last end): the strip's extent and busy run come from it as for any lane, while the levels are
+the steps of the device's running total, ``ts``/``values`` (each value holds from its
+``[memory]`` event to the next; before the first event the bytes allocated before the trace,
+see docs/memory.md).  Its steps are not intervals: a snapshot has tens of millions, and as
+intervals they cost two float copies and their merge.  Each cell shows the **highest** total reached inside it
 (:func:`~tracetui.analysis.memory.cell_max`), so the peak is never lost when zoomed out.
 The glyph scale of a row runs from its lowest value in the trace (``▁``) to its highest
 (``█``), whatever the window, so a level means the same bytes at every zoom; the values are
@@ -57,14 +60,6 @@ class MemoryTrack(Track):
         out[inside] = np.clip(np.rint(scaled[inside]), 1, 8).astype(np.int8)
         return out
 
-    def busy_runs(self) -> tuple[np.ndarray, np.ndarray]:
-        """One run from the first step to the last: each step ends where the next begins (a
-        snapshot's history has tens of millions of steps; merging them froze the browser's
-        first screen for 1.4 s on a 1 GB snapshot)."""
-        if not self.starts.size:
-            return np.empty(0), np.empty(0)
-        return np.array([self.starts[0]], dtype=np.float64), np.array([self.ends[-1]], dtype=np.float64)
-
 
 def memory_tracks(kt: KinetoTrace) -> list[MemoryTrack]:
     """Per device with ``[memory]`` events (GPUs first, the CPU last): its allocated row, then
@@ -83,8 +78,7 @@ def _build_memory_tracks(kt: KinetoTrace) -> list[MemoryTrack]:
     for d in m.devices:
         ts, allocated, reserved = timeline(m, d)
         begin, end = min(first, float(ts[0])), max(last, float(ts[-1]))
-        starts = np.concatenate(([begin], ts))
-        ends = np.concatenate((ts, [end]))
+        starts, ends = np.array([begin]), np.array([end])  # the row's span: one interval
         rows = [(ALLOCATED_LABEL, "allocated", allocated, float(d.baseline))]
         top = int(reserved.max())
         if top > 0:

@@ -9,9 +9,7 @@ labelled with their length.  A track can draw itself differently by overriding t
   counter series, :class:`~.counter_track.CounterTrack`, shows its values);
 * :meth:`Track.cell_text`: one character per cell drawn over the glyphs (the names of a
   driver-call trace's phases, :class:`~.driver_tracks.PhaseTrack`), and :attr:`Track.marks_gaps`
-  False to leave its idle gaps unmarked;
-* :meth:`Track.busy_runs`: its busy runs when it knows them without merging its intervals (a
-  memory row's steps, :class:`~.memory_track.MemoryTrack`, follow one another: one run).
+  False to leave its idle gaps unmarked.
 
 A trace's lanes (GPU streams, CPU threads) become tracks in
 :class:`~tracetui.ui.timeline.trace_timeline.TraceTimeline`; a diff or a critical path can hand
@@ -52,12 +50,6 @@ class Track:
         """One character per cell drawn over the glyphs ("" where none), or None (the default)."""
         return None
 
-    def busy_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The union of the intervals as disjoint sorted runs (run starts, run ends; the
-        track's clock) when the track knows it without merging, else None (the default:
-        :class:`BusyRuns` merges ``starts``/``ends``)."""
-        return None
-
 
 def short_lane_label(lane) -> str:
     """The lane's own timeline label (the start of its tree label: ``Stream 108``), else
@@ -87,19 +79,14 @@ class BusyRuns:
     """A track's intervals merged into disjoint busy runs, times relative to ``origin``."""
 
     def __init__(self, track: Track, origin: float) -> None:
-        given = track.busy_runs()
-        if given is not None:  # e.g. a memory row: tens of millions of steps, one run
-            self.starts = np.asarray(given[0], dtype=np.float64) - origin
-            self.ends = np.asarray(given[1], dtype=np.float64) - origin
-        else:
-            starts = np.asarray(track.starts, dtype=np.float64) - origin
-            ends = np.asarray(track.ends, dtype=np.float64) - origin
-            if starts.shape != ends.shape:
-                raise ValueError(f"track {track.label!r}: {starts.size} starts but {ends.size} ends")
-            if starts.size and np.any(starts[1:] < starts[:-1]):
-                order = np.argsort(starts, kind="stable")
-                starts, ends = starts[order], ends[order]
-            self.starts, self.ends = union_intervals(starts, ends, presorted=True)
+        starts = np.asarray(track.starts, dtype=np.float64) - origin
+        ends = np.asarray(track.ends, dtype=np.float64) - origin
+        if starts.shape != ends.shape:
+            raise ValueError(f"track {track.label!r}: {starts.size} starts but {ends.size} ends")
+        if starts.size and np.any(starts[1:] < starts[:-1]):
+            order = np.argsort(starts, kind="stable")
+            starts, ends = starts[order], ends[order]
+        self.starts, self.ends = union_intervals(starts, ends, presorted=True)
         self.prefix = np.concatenate(([0.0], np.cumsum(self.ends - self.starts)))
         self.gaps = self.starts[1:] - self.ends[:-1]
 
